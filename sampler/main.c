@@ -1,0 +1,481 @@
+/* rtgate-sampler: wiring. Parse, prepare, start the threads, watch, stop, write every output. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "measure.h"
+#include "options.h"
+#include "out_histtext.h"
+#include "out_json.h"
+#include "out_text.h"
+#include "result.h"
+#include "sysprep.h"
+
+#define BLOCK_CAP 4096        /* block-maxima entries per thread before coarsening */
+#define RING_SIZE 16384       /* -v: samples buffered per thread between prints */
+#define STACK_SIZE (256 * 1024)
+#define TICK_NS 10000000LL    /* main loop period, as cyclictest's screen refresh */
+
+static volatile sig_atomic_t sig_stop;
+static volatile sig_atomic_t sig_status;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		sig_status = 1;
+	else if (!sig_stop)
+		sig_stop = sig;
+}
+
+static void on_wake(int sig)
+{
+	(void)sig; /* only interrupts clock_nanosleep */
+}
+
+struct sampler {
+	struct params p;
+	struct sys_facts sys;
+	struct run_control ctl;
+	struct thread_state *ts;
+	struct thread_arg *args;
+	struct thread_result *tr;
+	uint64_t **hist_bufs;
+	uint64_t **block_bufs;
+	uint64_t *verbose_read;
+	uint64_t *oscope_n, *oscope_max, *oscope_cycle;
+	int latency_fd;
+	int64_t start_rt_ns, start_mono_ns;
+};
+
+static void die_oom(void)
+{
+	fprintf(stderr, "rtgate-sampler: out of memory while preparing the run\n");
+	exit(1);
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *ptr = calloc(n ? n : 1, size);
+
+	if (!ptr)
+		die_oom();
+	return ptr;
+}
+
+/* Everything a thread will touch is allocated and written here, before the first sample. */
+static void prepare_threads(struct sampler *s)
+{
+	const struct params *p = &s->p;
+	const size_t nb = s->ctl.layout.nbuckets;
+	const int n = p->num_threads;
+
+	s->ts = xcalloc((size_t)n, sizeof(*s->ts));
+	s->args = xcalloc((size_t)n, sizeof(*s->args));
+	s->tr = xcalloc((size_t)n, sizeof(*s->tr));
+	s->hist_bufs = xcalloc((size_t)n, sizeof(*s->hist_bufs));
+	s->block_bufs = xcalloc((size_t)n, sizeof(*s->block_bufs));
+	s->verbose_read = xcalloc((size_t)n, sizeof(uint64_t));
+	s->oscope_n = xcalloc((size_t)n, sizeof(uint64_t));
+	s->oscope_max = xcalloc((size_t)n, sizeof(uint64_t));
+	s->oscope_cycle = xcalloc((size_t)n, sizeof(uint64_t));
+	for (int i = 0; i < n; i++) {
+		struct thread_state *ts = &s->ts[i];
+		uint64_t interval_ns = (p->interval_us + p->distance_us * (uint64_t)i) * 1000;
+		uint64_t block_cycles = (uint64_t)(p->block_s * 1e9 / (double)interval_ns + 0.5);
+
+		ts->index = i;
+		ts->cpu = p->thread_cpu[i];
+		ts->node = sys_cpu_node(ts->cpu);
+		ts->policy = p->policy;
+		ts->priority = p->priority - (p->priospread ? i : 0);
+		ts->interval_ns = interval_ns;
+		ts->hist = xcalloc(nb, sizeof(*ts->hist));
+		memset((void *)ts->hist, 0, nb * sizeof(*ts->hist));
+		if (p->hist_limit) {
+			ts->overflow_cap = p->hist_limit;
+			ts->overflow_cycles = xcalloc(p->hist_limit, sizeof(uint64_t));
+			memset(ts->overflow_cycles, 0, p->hist_limit * sizeof(uint64_t));
+		}
+		bm_init(&ts->maxima, xcalloc(BLOCK_CAP, sizeof(_Atomic uint64_t)), BLOCK_CAP,
+			block_cycles ? block_cycles : 1);
+		if (p->verbose) {
+			ts->ring = xcalloc(RING_SIZE, sizeof(*ts->ring));
+			memset((void *)ts->ring, 0, RING_SIZE * sizeof(*ts->ring));
+			ts->ring_mask = RING_SIZE - 1;
+		}
+		if (p->spike) {
+			ts->spike_cap = p->spike_nodes;
+			ts->spikes = xcalloc(p->spike_nodes, sizeof(*ts->spikes));
+			memset(ts->spikes, 0, p->spike_nodes * sizeof(*ts->spikes));
+		}
+		s->hist_bufs[i] = xcalloc(nb, sizeof(uint64_t));
+		s->block_bufs[i] = xcalloc(BLOCK_CAP, sizeof(uint64_t));
+		s->args[i].ctl = &s->ctl;
+		s->args[i].ts = ts;
+	}
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = on_wake;
+	sigaction(WAKE_SIGNAL, &sa, NULL);
+}
+
+static const char *step_name(int step)
+{
+	switch (step) {
+	case STEP_AFFINITY: return "pin to its CPU";
+	case STEP_SCHEDULER: return "set its scheduling policy";
+	case STEP_TIMER: return "create its POSIX timer";
+	default: return "start";
+	}
+}
+
+/* Start all threads; they set themselves up and wait. Returns 0, or 1 after a clear message. */
+static int start_threads(struct sampler *s)
+{
+	const int n = s->p.num_threads;
+	sigset_t all, old;
+	pthread_attr_t attr;
+	int failed = 0;
+
+	pthread_barrier_init(&s->ctl.ready, NULL, (unsigned)n + 1);
+	pthread_barrier_init(&s->ctl.go, NULL, (unsigned)n + 1);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, STACK_SIZE);
+	/* Measurement threads inherit a mask that blocks everything; signals are the main thread's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (int i = 0; i < n; i++) {
+		int err = pthread_create(&s->ts[i].thread, &attr, measure_thread, &s->args[i]);
+		if (err) {
+			fprintf(stderr, "rtgate-sampler: cannot create thread %d: %s\n", i, strerror(err));
+			exit(1); /* nothing measured yet */
+		}
+		s->ts[i].started = 1;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+
+	pthread_barrier_wait(&s->ctl.ready);
+	for (int i = 0; i < n; i++) {
+		int err = atomic_load(&s->ts[i].setup_errno);
+		char why[256];
+
+		if (!err)
+			continue;
+		if (atomic_load(&s->ts[i].setup_step) == STEP_SCHEDULER)
+			sys_explain_sched_failure(why, sizeof(why), s->ts[i].policy, s->ts[i].priority, err);
+		else
+			snprintf(why, sizeof(why), "%s", strerror(err));
+		fprintf(stderr, "rtgate-sampler: thread %d cannot %s: %s\n", i,
+			step_name(atomic_load(&s->ts[i].setup_step)), why);
+		failed = 1;
+	}
+	if (failed)
+		atomic_store(&s->ctl.abort_start, 1);
+	if (s->p.aligned || s->p.secaligned) {
+		int64_t t = now_ns(s->p.clock_id) + 1000000; /* 1 ms for all threads to get there */
+		if (s->p.secaligned)
+			t = (t / 1000000000LL + 1) * 1000000000LL;
+		s->ctl.common_start_ns = t;
+	}
+	s->start_rt_ns = now_ns(CLOCK_REALTIME);
+	s->start_mono_ns = now_ns(CLOCK_MONOTONIC);
+	pthread_barrier_wait(&s->ctl.go);
+	if (failed) {
+		for (int i = 0; i < n; i++)
+			pthread_join(s->ts[i].thread, NULL);
+		return 1;
+	}
+	return 0;
+}
+
+static void snapshot(struct sampler *s, struct run_result *r, int complete)
+{
+	int break_idx = atomic_load(&s->ctl.break_claimed) - 1;
+
+	memset(r, 0, sizeof(*r));
+	r->p = &s->p;
+	r->layout = &s->ctl.layout;
+	r->sys = &s->sys;
+	r->nthreads = s->p.num_threads;
+	r->t = s->tr;
+	for (int i = 0; i < r->nthreads; i++)
+		result_snapshot(&s->tr[i], &s->ts[i], &s->ctl.layout, &s->p, s->hist_bufs[i],
+				s->block_bufs[i], BLOCK_CAP);
+	r->complete = complete;
+	r->start_rt_ns = s->start_rt_ns;
+	r->end_rt_ns = now_ns(CLOCK_REALTIME);
+	r->elapsed_s = (double)(now_ns(CLOCK_MONOTONIC) - s->start_mono_ns) / 1e9;
+	r->latency_target = s->latency_fd >= 0 ? s->p.latency_target : -1;
+	r->break_thread = break_idx;
+	r->reason = STOP_NONE;
+	if (!complete)
+		return;
+	if (sig_stop) {
+		r->reason = STOP_SIGNAL;
+		r->signal = sig_stop;
+	} else if (break_idx >= 0) {
+		r->reason = STOP_BREAKTRACE;
+	} else {
+		r->reason = s->tr[0].reason;
+		for (int i = 0; i < r->nthreads; i++)
+			if (s->tr[i].reason == STOP_ERROR)
+				r->reason = STOP_ERROR;
+	}
+	r->return_code = r->reason == STOP_ERROR ? 1 : 0;
+}
+
+static void write_checkpoint(struct sampler *s)
+{
+	struct run_result r;
+
+	snapshot(s, &r, 0);
+	if (json_write_file(s->p.json_path, &r))
+		fprintf(stderr, "rtgate-sampler: cannot write checkpoint %s: %s\n", s->p.json_path,
+			strerror(errno));
+}
+
+/* -v: print the samples the threads buffered since the last tick (with -o, the max of each group). */
+static void drain_verbose(struct sampler *s)
+{
+	for (int i = 0; i < s->p.num_threads; i++) {
+		struct thread_state *ts = &s->ts[i];
+		uint64_t end = atomic_load_explicit(&ts->cycles, memory_order_acquire);
+		uint64_t c = s->verbose_read[i];
+
+		if (end - c > RING_SIZE)
+			c = end - RING_SIZE; /* the thread lapped us: those samples are only in the histogram */
+		for (; c < end; c++) {
+			uint64_t v = atomic_load_explicit(&ts->ring[c & ts->ring_mask], memory_order_relaxed);
+
+			if (s->oscope_n[i] == 0 || v > s->oscope_max[i]) {
+				s->oscope_max[i] = v;
+				s->oscope_cycle[i] = c;
+			}
+			if (++s->oscope_n[i] == s->p.oscope) {
+				printf("%8d:%8llu:%8llu\n", i, (unsigned long long)s->oscope_cycle[i],
+				       (unsigned long long)s->oscope_max[i]);
+				s->oscope_n[i] = 0;
+			}
+		}
+		s->verbose_read[i] = end;
+	}
+}
+
+static void print_status(FILE *f, struct sampler *s)
+{
+	struct run_result r;
+
+	snapshot(s, &r, 0);
+	for (int i = 0; i < r.nthreads; i++)
+		text_status_line(f, &r, &r.t[i]);
+}
+
+static int all_done(struct sampler *s)
+{
+	for (int i = 0; i < s->p.num_threads; i++)
+		if (!atomic_load(&s->ts[i].done))
+			return 0;
+	return 1;
+}
+
+static void watch(struct sampler *s)
+{
+	const int live = !s->p.quiet && !s->p.verbose;
+	int64_t next_checkpoint = s->start_mono_ns + (int64_t)s->p.checkpoint_s * 1000000000LL;
+	uint64_t last_max_sum = UINT64_MAX;
+
+	for (;;) {
+		struct timespec tick = { 0, TICK_NS };
+		int done = all_done(s) || atomic_load(&s->ctl.stop) || sig_stop;
+
+		if (sig_status) {
+			sig_status = 0;
+			fprintf(stderr, "#---------------------------\n# rtgate-sampler current status:\n");
+			print_status(stderr, s);
+			fprintf(stderr, "#---------------------------\n");
+		}
+		if (s->p.verbose)
+			drain_verbose(s);
+		if (live) {
+			uint64_t max_sum = 0;
+
+			for (int i = 0; i < s->p.num_threads; i++)
+				max_sum += atomic_load_explicit(&s->ts[i].max, memory_order_relaxed);
+			if (!s->p.refresh_on_max || max_sum != last_max_sum || done) {
+				text_live_header(stdout, &s->p);
+				print_status(stdout, s);
+				if (!done)
+					printf("\033[%dA", s->p.num_threads + 2);
+				fflush(stdout);
+				last_max_sum = max_sum;
+			}
+		}
+		if (done)
+			break;
+		if (s->p.checkpoint_s && now_ns(CLOCK_MONOTONIC) >= next_checkpoint) {
+			write_checkpoint(s);
+			next_checkpoint += (int64_t)s->p.checkpoint_s * 1000000000LL;
+		}
+		nanosleep(&tick, NULL);
+	}
+}
+
+static void stop_threads(struct sampler *s)
+{
+	atomic_store(&s->ctl.stop, 1);
+	for (int i = 0; i < s->p.num_threads; i++)
+		pthread_kill(s->ts[i].thread, WAKE_SIGNAL);
+	for (int i = 0; i < s->p.num_threads; i++)
+		pthread_join(s->ts[i].thread, NULL);
+	if (s->p.verbose)
+		drain_verbose(s);
+}
+
+static int write_outputs(struct sampler *s)
+{
+	struct run_result r;
+	int rc = 0;
+
+	snapshot(s, &r, 1);
+	if (s->p.quiet && !s->p.hist_limit && !s->p.verbose)
+		for (int i = 0; i < r.nthreads; i++)
+			text_status_line(stdout, &r, &r.t[i]);
+	if (s->p.spike)
+		text_spikes(stdout, &r);
+	if (s->p.hist_limit) {
+		FILE *f = stdout;
+
+		if (s->p.histfile[0]) {
+			f = fopen(s->p.histfile, "w");
+			if (!f) {
+				fprintf(stderr, "rtgate-sampler: cannot write histogram file %s: %s\n",
+					s->p.histfile, strerror(errno));
+				rc = 1;
+			}
+		}
+		if (f) {
+			histtext_write(f, &r);
+			if (f != stdout && fclose(f)) {
+				fprintf(stderr, "rtgate-sampler: error writing %s: %s\n", s->p.histfile,
+					strerror(errno));
+				rc = 1;
+			}
+		}
+	}
+	text_break(stdout, &r);
+	fflush(stdout);
+	if (s->p.json_path[0] && json_write_file(s->p.json_path, &r)) {
+		fprintf(stderr, "rtgate-sampler: cannot write %s: %s\n", s->p.json_path, strerror(errno));
+		rc = 1;
+	}
+	for (int i = 0; i < r.nthreads; i++) {
+		int err = atomic_load(&s->ts[i].run_errno);
+		if (r.t[i].reason == STOP_ERROR)
+			fprintf(stderr, "rtgate-sampler: thread %d stopped on an error: %s\n", i, strerror(err));
+	}
+	return rc || r.return_code;
+}
+
+static void check_resolution(const struct params *p)
+{
+	struct timespec res;
+	int64_t prev, best = INT64_MAX;
+
+	if (clock_getres(p->clock_id, &res) == 0)
+		fprintf(stderr, "# reported clock resolution: %ld nsec\n", res.tv_nsec);
+	prev = now_ns(p->clock_id);
+	for (int i = 0; i < 100000; i++) {
+		int64_t t = now_ns(p->clock_id);
+		if (t != prev && t - prev < best)
+			best = t - prev;
+		prev = t;
+	}
+	fprintf(stderr, "# measured clock resolution approximately: %lld nsec\n", (long long)best);
+}
+
+int main(int argc, char **argv)
+{
+	static struct sampler s;
+	struct cpu_info cpus;
+	char err[512];
+	int rc;
+
+	sys_cpu_info(&cpus);
+	switch (options_parse(argc, argv, &cpus, &s.p, err, sizeof(err))) {
+	case OPTIONS_EXIT_OK:
+		return 0;
+	case OPTIONS_ERROR:
+		fprintf(stderr, "rtgate-sampler: %s (see --help)\n", err);
+		return 2;
+	default:
+		break;
+	}
+	if (s.p.unbuffered)
+		setvbuf(stdout, NULL, _IONBF, 0);
+	sys_facts(&s.sys);
+	if (s.p.main_affinity) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		for (int i = 0; i < MAX_CPUS && i < CPU_SETSIZE; i++)
+			if (s.p.main_cpus[i])
+				CPU_SET(i, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			fprintf(stderr, "rtgate-sampler: --mainaffinity: %s\n", strerror(errno));
+	}
+	if (s.p.mlockall && mlockall(MCL_CURRENT | MCL_FUTURE)) {
+		char why[256];
+		sys_explain_mlock_failure(why, sizeof(why), errno);
+		fprintf(stderr, "rtgate-sampler: cannot lock memory: %s\n", why);
+		return 1;
+	}
+	s.latency_fd = -1;
+	if (s.p.latency_target >= 0) {
+		s.latency_fd = sys_set_dma_latency(s.p.latency_target);
+		if (s.latency_fd >= 0)
+			printf("# /dev/cpu_dma_latency set to %dus\n", s.p.latency_target);
+		else if (s.p.latency_given)
+			fprintf(stderr, "rtgate-sampler: --latency: cannot set /dev/cpu_dma_latency: %s\n",
+				strerror(errno));
+	}
+	s.ctl.p = &s.p;
+	s.ctl.trace_fd = s.p.breaktrace ? sys_open_trace_marker() : -1;
+	hist_layout_init(&s.ctl.layout, s.p.nsecs, s.p.hist_limit);
+	if (s.p.resolution_check)
+		check_resolution(&s.p);
+	prepare_threads(&s);
+	if (s.p.verbose) {
+		printf("Max CPUs = %ld\nOnline CPUs = %ld\n", sysconf(_SC_NPROCESSORS_CONF),
+		       sysconf(_SC_NPROCESSORS_ONLN));
+		for (int i = 0; i < s.p.num_threads; i++)
+			printf("Thread %d Interval: %llu\n", i, (unsigned long long)(s.ts[i].interval_ns / 1000));
+	}
+	install_signals();
+	if (start_threads(&s))
+		return 1;
+	if (s.p.json_path[0])
+		write_checkpoint(&s); /* a run killed before the first period still leaves valid JSON */
+	watch(&s);
+	stop_threads(&s);
+	rc = write_outputs(&s);
+	if (s.latency_fd >= 0)
+		close(s.latency_fd);
+	return rc;
+}

@@ -1,0 +1,66 @@
+#include "maxima.h"
+
+void bm_init(struct block_maxima *b, _Atomic uint64_t *storage, uint64_t cap, uint64_t block_cycles)
+{
+	b->values = storage;
+	b->cap = cap & ~(uint64_t)1;
+	atomic_init(&b->count, 0);
+	atomic_init(&b->block_cycles, block_cycles ? block_cycles : 1);
+	atomic_init(&b->cur_max, 0);
+	atomic_init(&b->cur_n, 0);
+	atomic_init(&b->seq, 0);
+	for (uint64_t i = 0; i < cap; i++)
+		atomic_init(&b->values[i], 0);
+}
+
+#define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+#define STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
+
+void bm_close_block(struct block_maxima *b)
+{
+	uint64_t count = LOAD(b->count);
+
+	atomic_store_explicit(&b->seq, LOAD(b->seq) + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	if (count == b->cap) {
+		/* Full: merge pairs; the block in progress becomes the first half of a doubled block. */
+		for (uint64_t i = 0; i < b->cap / 2; i++) {
+			uint64_t x = LOAD(b->values[2 * i]), y = LOAD(b->values[2 * i + 1]);
+			STORE(b->values[i], x > y ? x : y);
+		}
+		count = b->cap / 2;
+		STORE(b->block_cycles, LOAD(b->block_cycles) * 2);
+		STORE(b->count, count);
+		if (LOAD(b->cur_n) < LOAD(b->block_cycles))
+			goto out;
+	}
+	STORE(b->values[count], LOAD(b->cur_max));
+	STORE(b->count, count + 1);
+	STORE(b->cur_max, 0);
+	STORE(b->cur_n, 0);
+out:
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&b->seq, LOAD(b->seq) + 1, memory_order_release);
+}
+
+int bm_snapshot(struct block_maxima *b, uint64_t *out, uint64_t out_cap, struct block_maxima_view *view)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		unsigned s1 = atomic_load_explicit(&b->seq, memory_order_acquire);
+
+		if (s1 & 1)
+			continue;
+		view->count = LOAD(b->count);
+		view->block_cycles = LOAD(b->block_cycles);
+		view->partial_max = LOAD(b->cur_max);
+		view->partial_n = LOAD(b->cur_n);
+		if (view->count > out_cap)
+			view->count = out_cap;
+		for (uint64_t i = 0; i < view->count; i++)
+			out[i] = LOAD(b->values[i]);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&b->seq, memory_order_relaxed) == s1)
+			return 0;
+	}
+	return -1;
+}

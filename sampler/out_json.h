@@ -1,0 +1,12 @@
+/* JSON results: the rt-tests layout (so existing consumers read it) plus an "rtgate" object. */
+#ifndef RTGATE_OUT_JSON_H
+#define RTGATE_OUT_JSON_H
+
+#include <stdio.h>
+#include "result.h"
+
+void json_write(FILE *f, const struct run_result *r);
+/* Write to PATH.tmp, fsync, rename: readers see the old file or the new one, never half. */
+int json_write_file(const char *path, const struct run_result *r);
+
+#endif

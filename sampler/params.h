@@ -1,0 +1,74 @@
+/* Run parameters: filled once by options.c, read by everything else. */
+#ifndef RTGATE_PARAMS_H
+#define RTGATE_PARAMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MAX_THREADS 1024
+#define MAX_CPUS 1024
+#define PATH_LEN 4096
+
+enum stop_reason {
+	STOP_NONE = 0,   /* still running (checkpoints) */
+	STOP_LOOPS,
+	STOP_DURATION,
+	STOP_SIGNAL,
+	STOP_BREAKTRACE,
+	STOP_ERROR,
+};
+
+struct params {
+	/* scheduling */
+	int priority;            /* of thread 0; -1 = not given */
+	int policy;              /* SCHED_* */
+	int policy_given;
+	int priospread;
+	/* timing */
+	uint64_t interval_us;
+	uint64_t distance_us;    /* -1 meaning "not given" is kept in distance_given */
+	int distance_given;
+	uint64_t loops;          /* 0 = endless */
+	uint64_t duration_s;     /* 0 = none */
+	int clock_id;            /* CLOCK_MONOTONIC or CLOCK_REALTIME */
+	int relative;            /* -r */
+	int posix_timers;        /* -x */
+	int aligned;             /* -A */
+	int secaligned;          /* --secaligned */
+	uint64_t align_offset_us;
+	/* threads and CPUs */
+	int num_threads;
+	int smp;                 /* -S */
+	int affinity;            /* -a given */
+	int thread_cpu[MAX_THREADS]; /* -1 = not pinned */
+	int main_affinity;
+	unsigned char main_cpus[MAX_CPUS];
+	/* memory and power */
+	int mlockall;
+	int latency_given;
+	int latency_target;      /* /dev/cpu_dma_latency value; -1 = leave alone */
+	/* outputs */
+	uint64_t hist_limit;     /* -h/-H N: 0 = no rt-tests histogram view */
+	int histofall;
+	char histfile[PATH_LEN];
+	char json_path[PATH_LEN];
+	uint64_t checkpoint_s;   /* JSON rewrite period; 0 = only at end */
+	double block_s;          /* block-maxima block length */
+	int quiet;
+	int nsecs;
+	int verbose;
+	uint64_t oscope;         /* -o RED, 1 = no reduction */
+	int unbuffered;
+	int refresh_on_max;
+	int resolution_check;    /* -R */
+	/* break and spikes */
+	uint64_t breaktrace;     /* 0 = off, else limit in the run's unit */
+	int tracemark;
+	uint64_t spike;          /* 0 = off */
+	uint64_t spike_nodes;
+	/* command line, for the JSON */
+	int argc;
+	char **argv;
+};
+
+#endif

@@ -1,0 +1,53 @@
+/* A consistent, plain-value copy of a run for the writers; built from live state or by tests. */
+#ifndef RTGATE_RESULT_H
+#define RTGATE_RESULT_H
+
+#include <stdint.h>
+
+#include "histogram.h"
+#include "maxima.h"
+#include "params.h"
+#include "sysprep.h"
+#include "thread_state.h"
+
+struct thread_result {
+	int index, cpu, node, priority, policy, tid;
+	uint64_t interval_us;
+	uint64_t cycles;          /* == sum of hist, by construction */
+	uint64_t min, max, act, sum, missed;
+	uint64_t overflow;        /* samples >= hist_limit, derived from hist */
+	const uint64_t *hist;     /* layout->nbuckets */
+	const uint64_t *overflow_cycles;
+	uint64_t n_overflow_cycles;
+	const uint64_t *blocks;
+	struct block_maxima_view bview;
+	const struct spike *spikes;
+	uint64_t n_spikes, spikes_total;
+	uint64_t break_value;
+	int reason;
+	int64_t first_wake_ns, last_wake_ns;
+};
+
+struct run_result {
+	const struct params *p;
+	const struct hist_layout *layout;
+	const struct sys_facts *sys;
+	int nthreads;
+	struct thread_result *t;
+	int complete;             /* 0 in checkpoints */
+	int reason;               /* enum stop_reason */
+	int signal;               /* with STOP_SIGNAL */
+	int return_code;
+	int64_t start_rt_ns, end_rt_ns;
+	double elapsed_s;
+	int latency_target;       /* value held in /dev/cpu_dma_latency, or -1 */
+	int break_thread;         /* index, or -1 */
+};
+
+/* Copy one thread's live state; hist_buf and block_buf are caller-owned. */
+void result_snapshot(struct thread_result *tr, struct thread_state *ts, const struct hist_layout *l,
+		     const struct params *p, uint64_t *hist_buf, uint64_t *block_buf, uint64_t block_cap);
+const char *stop_reason_name(int reason);
+const char *unit_name(const struct params *p);
+
+#endif
