@@ -93,7 +93,7 @@ static void prepare_threads(struct sampler *s)
 		ts->cpu = p->thread_cpu[i];
 		ts->node = sys_cpu_node(ts->cpu);
 		ts->policy = p->policy;
-		ts->priority = p->priority - (p->priospread ? i : 0);
+		ts->priority = p->thread_prio[i] >= 0 ? p->thread_prio[i] : p->priority - (p->priospread ? i : 0);
 		ts->interval_ns = interval_ns;
 		ts->hist = xcalloc(nb, sizeof(*ts->hist));
 		memset((void *)ts->hist, 0, nb * sizeof(*ts->hist));

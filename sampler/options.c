@@ -22,7 +22,7 @@ enum {
 	OPT_PRIOSPREAD, OPT_QUIET, OPT_RELATIVE, OPT_RESOLUTION, OPT_SECALIGNED, OPT_SYSTEM,
 	OPT_SMP, OPT_SPIKE, OPT_SPIKE_NODES, OPT_SMI, OPT_THREADS, OPT_TRACEMARK,
 	OPT_UNBUFFERED, OPT_VERBOSE, OPT_DBGCYCLIC, OPT_POSIX_TIMERS, OPT_NANOSLEEP,
-	OPT_HELP, OPT_VERSION, OPT_CHECKPOINT, OPT_BLOCK,
+	OPT_HELP, OPT_VERSION, OPT_CHECKPOINT, OPT_BLOCK, OPT_THREAD_CPUS, OPT_THREAD_PRIOS,
 };
 
 static const struct option long_options[] = {
@@ -70,6 +70,8 @@ static const struct option long_options[] = {
 	{"version", no_argument, NULL, OPT_VERSION},
 	{"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
 	{"block", required_argument, NULL, OPT_BLOCK},
+	{"thread-cpus", required_argument, NULL, OPT_THREAD_CPUS},
+	{"thread-priorities", required_argument, NULL, OPT_THREAD_PRIOS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -230,6 +232,42 @@ int parse_cpuset(const char *s, const struct cpu_info *cpus, unsigned char *set,
 	return -1;
 }
 
+/* "0,1,*": one entry per thread; '*' (CPUs only) means not pinned. Returns the count or -1. */
+static int parse_thread_list(const char *s, int is_cpus, const struct cpu_info *cpus, int *out,
+			     char *err, size_t errlen)
+{
+	char buf[8192];
+	char *tok, *save = NULL;
+	int n = 0;
+	uint64_t v;
+
+	if (strlen(s) >= sizeof(buf) || !s[0]) {
+		set_err(err, errlen, "empty or too long list");
+		return -1;
+	}
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == MAX_THREADS) {
+			set_err(err, errlen, "more than %d entries", MAX_THREADS);
+			return -1;
+		}
+		if (is_cpus && strcmp(tok, "*") == 0) {
+			out[n++] = -1;
+			continue;
+		}
+		if (parse_u64(tok, 0, is_cpus ? MAX_CPUS - 1 : 99, &v)) {
+			set_err(err, errlen, "'%s' is not a %s", tok, is_cpus ? "CPU number or '*'" : "priority (0..99)");
+			return -1;
+		}
+		if (is_cpus && ((int)v >= cpus->ncpus || !cpus->allowed[v])) {
+			set_err(err, errlen, "CPU %llu is not available", (unsigned long long)v);
+			return -1;
+		}
+		out[n++] = (int)v;
+	}
+	return n;
+}
+
 static int parse_policy(const char *s, int *policy)
 {
 	static const struct { const char *name; int policy; } names[] = {
@@ -281,8 +319,10 @@ static void defaults(struct params *p, int argc, char **argv)
 	p->block_s = 1.0;
 	p->oscope = 1;
 	p->spike_nodes = 1024;
-	for (int i = 0; i < MAX_THREADS; i++)
+	for (int i = 0; i < MAX_THREADS; i++) {
 		p->thread_cpu[i] = -1;
+		p->thread_prio[i] = -1;
+	}
 	p->argc = argc;
 	p->argv = argv;
 }
@@ -329,6 +369,8 @@ void options_usage(void)
 	       "-u          --unbuffered        unbuffered output\n"
 	       "-v          --verbose           print every sample as thread:cycle:value\n"
 	       "-x          --posix_timers      POSIX interval timers instead of clock_nanosleep\n"
+	       "            --thread-cpus=LIST  rtgate: CPU of each thread, e.g. 0,1 ('*' = not pinned)\n"
+	       "            --thread-priorities=LIST  rtgate: priority of each thread, e.g. 51,48\n"
 	       "            --version           print the version\n"
 	       "\nExit status: 0 measured, 1 runtime error (privileges, memory), 2 usage error.\n",
 	       RTGATE_VERSION);
@@ -367,7 +409,8 @@ enum options_result options_parse(int argc, char **argv, const struct cpu_info *
 {
 	unsigned char aff_set[MAX_CPUS];
 	int aff_set_given = 0, threads_all = 0, c, idx;
-	int histogram_given = 0;
+	int histogram_given = 0, threads_given = 0, n_list_cpus = 0, n_list_prios = 0;
+	int list_cpus[MAX_THREADS], list_prios[MAX_THREADS];
 	uint64_t v;
 	const char *val;
 
@@ -578,10 +621,27 @@ enum options_result options_parse(int argc, char **argv, const struct cpu_info *
 				}
 				p->num_threads = (int)v;
 				threads_all = 0;
+				threads_given = 1;
 			} else {
 				threads_all = 1;
 			}
 			break;
+		case OPT_THREAD_CPUS:
+		case OPT_THREAD_PRIOS: {
+			int is_cpus = short_to_long(c) == OPT_THREAD_CPUS;
+			char lerr[160];
+			int n = parse_thread_list(optarg, is_cpus, cpus, is_cpus ? list_cpus : list_prios,
+						  lerr, sizeof(lerr));
+			if (n < 0) {
+				set_err(err, errlen, "%s=%s: %s", name, optarg, lerr);
+				return OPTIONS_ERROR;
+			}
+			if (is_cpus)
+				n_list_cpus = n;
+			else
+				n_list_prios = n;
+			break;
+		}
 		case OPT_TRACEMARK: p->tracemark = 1; break;
 		case OPT_UNBUFFERED: p->unbuffered = 1; break;
 		case OPT_VERBOSE: p->verbose = 1; break;
@@ -627,6 +687,26 @@ enum options_result options_parse(int argc, char **argv, const struct cpu_info *
 		p->distance_us = 0; /* cyclictest: same interval on every thread with a histogram */
 	if (resolve_threads(p, cpus, threads_all, aff_set, aff_set_given, err, errlen))
 		return OPTIONS_ERROR;
+	if (n_list_cpus || n_list_prios) {
+		/* rtgate extension: per-thread CPUs and priorities, as threshold files describe them */
+		int n = n_list_cpus ? n_list_cpus : n_list_prios;
+
+		if ((n_list_cpus && n_list_prios && n_list_cpus != n_list_prios) ||
+		    ((threads_given || threads_all || p->smp) && n != p->num_threads)) {
+			set_err(err, errlen, "--thread-cpus/--thread-priorities need one entry per thread (%d)",
+				threads_given || threads_all || p->smp ? p->num_threads : n);
+			return OPTIONS_ERROR;
+		}
+		p->num_threads = n;
+		for (int i = 0; i < n; i++) {
+			if (n_list_cpus)
+				p->thread_cpu[i] = list_cpus[i];
+			if (n_list_prios)
+				p->thread_prio[i] = list_prios[i];
+		}
+		if (n_list_prios && p->priority < 0)
+			p->priority = list_prios[0];
+	}
 
 	/* Priority and policy, with cyclictest's defaults. */
 	if (p->priospread && p->priority <= 0)
@@ -644,6 +724,14 @@ enum options_result options_parse(int argc, char **argv, const struct cpu_info *
 		p->priority = 0;
 	if ((p->policy == SCHED_FIFO || p->policy == SCHED_RR) && p->priority == 0)
 		p->priority = p->num_threads + 1 > 99 ? 99 : p->num_threads + 1;
+	for (int i = 0; i < p->num_threads; i++) {
+		int rt = p->policy == SCHED_FIFO || p->policy == SCHED_RR;
+		if (p->thread_prio[i] >= 0 && (rt ? p->thread_prio[i] < 1 : p->thread_prio[i] != 0)) {
+			set_err(err, errlen, "--thread-priorities: priority %d does not fit policy %s",
+				p->thread_prio[i], policy_name(p->policy));
+			return OPTIONS_ERROR;
+		}
+	}
 	if (p->priospread && (p->policy == SCHED_FIFO || p->policy == SCHED_RR) &&
 	    p->priority - (p->num_threads - 1) < 1) {
 		set_err(err, errlen, "--priospread: %d threads from priority %d would go below 1",

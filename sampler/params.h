@@ -41,6 +41,7 @@ struct params {
 	int smp;                 /* -S */
 	int affinity;            /* -a given */
 	int thread_cpu[MAX_THREADS]; /* -1 = not pinned */
+	int thread_prio[MAX_THREADS]; /* --thread-priorities; -1 = use priority */
 	int main_affinity;
 	unsigned char main_cpus[MAX_CPUS];
 	/* memory and power */

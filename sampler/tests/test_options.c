@@ -137,6 +137,23 @@ int main(void)
 	CHECK(p.block_s == 0.5);
 	CHECK(parse("ct --help", &p, err) == OPTIONS_EXIT_OK);
 
+	/* rtgate extension: one CPU and priority per thread */
+	CHECK(parse("ct --thread-cpus=1,0 --thread-priorities=51,48", &p, err) == OPTIONS_OK);
+	CHECK_EQ(p.num_threads, 2);
+	CHECK_EQ(p.thread_cpu[0], 1);
+	CHECK_EQ(p.thread_cpu[1], 0);
+	CHECK_EQ(p.thread_prio[0], 51);
+	CHECK_EQ(p.thread_prio[1], 48);
+	CHECK_EQ(p.policy, SCHED_FIFO);
+	CHECK(parse("ct -t 2 --thread-cpus=*,1", &p, err) == OPTIONS_OK);
+	CHECK_EQ(p.thread_cpu[0], (unsigned long long)-1);
+	expect_error("ct -t 3 --thread-cpus=0,1", "one entry per thread");
+	expect_error("ct --thread-cpus=0,1 --thread-priorities=5", "one entry per thread");
+	expect_error("ct --thread-cpus=0,7", "CPU 7");
+	expect_error("ct --thread-priorities=51,x", "'x'");
+	expect_error("ct --policy other --thread-priorities=5", "--policy other");
+	expect_error("ct --policy fifo --thread-priorities=0,5", "does not fit");
+
 	/* strict errors, each naming what is wrong */
 	expect_error("ct --bogus-option", "--bogus-option");
 	expect_error("ct -Z", "-Z");

@@ -1,0 +1,3 @@
+"""rtgate: real-time latency gates for kernel CI."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,43 @@
+"""What several subcommands share: report options and writing the reports."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from ..errors import RtgateError
+from ..gates import Verdict, exit_code
+from ..report_json import verdicts_document, write_json
+from ..report_junit import build_junit, write_junit
+from ..report_text import summary_table
+from ..thresholds import ThresholdFile
+
+
+def add_report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--junit", metavar="FILE", help="write JUnit XML (one testcase per gate and thread)")
+    p.add_argument("--json", metavar="FILE", help="write the verdicts as JSON")
+    p.add_argument("--allow-inconclusive", action="store_true",
+                   help="do not fail on INCONCLUSIVE gates (too few samples, stopped early)")
+
+
+def parse_seconds(text: str) -> int:
+    m = re.fullmatch(r"\s*(\d+)\s*([smhd]?)\s*", text)
+    if not m or int(m.group(1)) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration such as 10s, 5m or 2h")
+    return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+
+
+def report(tf: ThresholdFile, verdicts: list[Verdict], args: argparse.Namespace,
+           durations: dict[str, float] | None = None, extra: dict[str, object] | None = None) -> int:
+    allow = bool(args.allow_inconclusive or tf.allow_inconclusive)
+    summary = summary_table(tf.platform, verdicts, allow)
+    sys.stdout.write(summary)
+    try:
+        if args.junit:
+            write_junit(args.junit, build_junit(tf.platform, verdicts, summary, allow, durations))
+        if args.json:
+            write_json(args.json, verdicts_document(tf.platform, tf.files, verdicts, allow, extra))
+    except OSError as e:
+        raise RtgateError(f"cannot write report: {e.strerror}", path=e.filename) from e
+    return exit_code(verdicts, allow)

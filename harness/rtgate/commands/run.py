@@ -1,0 +1,55 @@
+"""rtgate run [THRESHOLDS]: measure with rtgate-sampler, then evaluate every gate."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import RtgateError
+from ..gates import Verdict, evaluate
+from ..runner import find_sampler, run_measurement
+from ..thresholds import default_thresholds_path, load_thresholds
+from .common import add_report_options, parse_seconds, report
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("run", help="run the measurements of a threshold file and evaluate its gates")
+    p.add_argument("thresholds", nargs="?", metavar="THRESHOLDS",
+                   help="threshold file (default: the built-in default platform)")
+    p.add_argument("--measurement", action="append", metavar="NAME", help="run only this measurement (repeatable)")
+    p.add_argument("--duration", type=parse_seconds, metavar="TIME",
+                   help="override every measurement's duration (e.g. 10s, 5m)")
+    p.add_argument("--sampler", metavar="PATH", help="rtgate-sampler to use")
+    p.add_argument("--output-dir", default="rtgate-results", metavar="DIR",
+                   help="where results, histograms and logs go (default: rtgate-results)")
+    add_report_options(p)
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    path = args.thresholds
+    if path is None:
+        path = str(default_thresholds_path())
+        print(f"rtgate: no threshold file given: using the built-in default platform ({path}).\n"
+              "rtgate: its limits are what a healthy general-purpose Linux meets, derived from "
+              "measurements; a board file holds a real budget.", flush=True)
+    tf = load_thresholds(path)
+    names = args.measurement or list(tf.measurements)
+    for name in names:
+        if name not in tf.measurements:
+            raise RtgateError(f"no measurement {name!r} in {path} (measurements: {', '.join(tf.measurements)})")
+    sampler = find_sampler(args.sampler)
+    outdir = Path(args.output_dir)
+    verdicts: list[Verdict] = []
+    durations: dict[str, float] = {}
+    for name in names:
+        m = tf.measurements[name]
+        print(f"rtgate: measuring {name} ...", flush=True)
+        run, interrupted = run_measurement(sampler, m, outdir, args.duration)
+        durations[name] = run.elapsed_s or 0.0
+        verdicts.extend(evaluate(m, run))
+        if interrupted:
+            print("rtgate: interrupted: evaluating what was measured", file=sys.stderr)
+            break
+    return report(tf, verdicts, args, durations, {"results_dir": str(outdir)})

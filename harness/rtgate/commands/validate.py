@@ -1,0 +1,21 @@
+"""rtgate validate THRESHOLDS...: check threshold files without running anything."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..thresholds import load_thresholds
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("validate", help="check threshold files")
+    p.add_argument("thresholds", nargs="+", metavar="THRESHOLDS")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    for path in args.thresholds:
+        tf = load_thresholds(path)
+        gates = sum(len(m.gates) for m in tf.measurements.values())
+        print(f"OK: {path}: platform {tf.platform}, {len(tf.measurements)} measurement(s), {gates} gate(s)")
+    return 0

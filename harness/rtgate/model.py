@@ -1,0 +1,130 @@
+"""The one results model every parser produces and every gate and reporter reads."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+UNIT_SCALE = {"us": 1, "ns": 1000}  # units per microsecond
+
+
+@dataclass
+class Histogram:
+    """Latency counts in buckets [lo, hi); hi None = open upwards.
+
+    `overflow` counts samples whose value is only known to be >= `range_end` (rt-tests
+    `-h N` overflow, or cycles missing from the histogram); rtgate's own full-range
+    histogram never has any.
+    """
+
+    unit: str
+    buckets: list[tuple[int, int | None, int]]
+    overflow: int = 0
+    range_end: int | None = None
+
+    @property
+    def total(self) -> int:
+        return sum(c for _, _, c in self.buckets) + self.overflow
+
+    def count_above(self, limit: float, known_max: float | None) -> int:
+        """Samples that may be above `limit` (value > limit), counted conservatively.
+
+        A bucket counts whole when any value in it could exceed the limit; overflow samples
+        count unless the exact maximum shows no sample exceeds the limit.
+        """
+        if known_max is not None and known_max <= limit:
+            return 0
+        above = sum(c for lo, hi, c in self.buckets if hi is None or hi - 1 > limit)
+        return above + self.overflow
+
+    def percentile(self, q: float, known_max: float | None) -> tuple[float | None, bool]:
+        """Conservative q-th percentile (0 < q < 100): the highest value the sample could have.
+
+        Returns (value, in_overflow). In the overflow, the value is only known to be >= range_end
+        (or is the exact max when that is the only thing known).
+        """
+        total = self.total
+        if total == 0:
+            return None, False
+        rank = math.ceil(q / 100.0 * total)
+        seen = 0
+        for lo, hi, c in sorted(self.buckets):
+            seen += c
+            if seen >= rank:
+                upper = known_max if hi is None else hi - 1
+                if known_max is not None and upper is not None:
+                    upper = min(upper, known_max)
+                return float(upper if upper is not None else lo), False
+        if known_max is not None:
+            return float(known_max), True
+        return (float(self.range_end) if self.range_end is not None else None), True
+
+
+@dataclass
+class BlockMaxima:
+    """The max latency of each block of `block_cycles` cycles, in order."""
+
+    block_cycles: int
+    block_seconds: float
+    values: list[int]
+    partial_cycles: int = 0
+    partial_max: int | None = None
+
+
+@dataclass
+class ThreadResult:
+    index: int
+    cycles: int
+    min: float | None
+    max: float | None
+    avg: float | None
+    cpu: int | None = None
+    priority: int | None = None
+    policy: str | None = None
+    interval_us: int | None = None
+    missed: int | None = None          # None: the format cannot tell
+    histogram: Histogram | None = None
+    block_maxima: BlockMaxima | None = None
+    label: str | None = None           # thread group name from the threshold file
+
+    def describe(self) -> str:
+        parts = [f"thread {self.index}"]
+        extra = []
+        if self.cpu is not None and self.cpu >= 0:
+            extra.append(f"cpu {self.cpu}")
+        if self.priority is not None:
+            extra.append(f"prio {self.priority}")
+        if extra:
+            parts.append("(" + ", ".join(extra) + ")")
+        return " ".join(parts)
+
+
+@dataclass
+class RunResult:
+    source: str
+    format: str
+    unit: str
+    threads: list[ThreadResult]
+    complete: bool = True
+    stop_reason: str | None = None
+    signal: str | None = None
+    cmdline: str | None = None
+    start_time: str | None = None
+    end_time: str | None = None
+    elapsed_s: float | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+
+    def thread(self, index: int) -> ThreadResult | None:
+        for t in self.threads:
+            if t.index == index:
+                return t
+        return None
+
+    def units_per_us(self) -> int:
+        return UNIT_SCALE[self.unit]
+
+
+def merge_counts(counts: Iterable[tuple[int, int]]) -> list[tuple[int, int | None, int]]:
+    """Exact value -> count pairs as 1-unit buckets."""
+    return [(v, v + 1, c) for v, c in sorted(counts) if c]

@@ -1,0 +1,182 @@
+"""rtgate-sampler JSON and rt-tests JSON (every version cyclictest has written)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+from ..errors import ResultsError
+from ..model import BlockMaxima, Histogram, RunResult, ThreadResult
+
+# cyclictest prints avg of a thread without samples as nan or -nan: not JSON.
+_NAN = re.compile(r'(?<=[:\[,\s])-?nan(?=\s*[,}\]\n])')
+_SENTINEL_MIN = 1000000
+
+
+def parse(path: Path) -> RunResult:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ResultsError(f"cannot read: {e}", path=str(path)) from e
+    try:
+        doc = json.loads(_NAN.sub("null", text))
+    except json.JSONDecodeError as e:
+        raise ResultsError(f"invalid or truncated JSON: {e.msg} (column {e.colno})",
+                           path=str(path), line=e.lineno) from e
+    if not isinstance(doc, dict):
+        raise ResultsError("JSON results must be an object", path=str(path))
+    if "rtgate" in doc:
+        return _parse_rtgate(path, doc)
+    return _parse_rt_tests(path, doc)
+
+
+def _need(obj: dict[str, Any], key: str, path: Path, where: str, kind: type | tuple[type, ...]) -> Any:
+    if key not in obj:
+        raise ResultsError(f"missing key {key!r}", path=str(path), key=where)
+    value = obj[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ResultsError(f"{key!r} has the wrong type ({type(value).__name__})",
+                           path=str(path), key=where)
+    return value
+
+
+def _cmdline_hist_limit(cmdline: str | None) -> int | None:
+    """The -h/-H N of a cyclictest command line, if it had one."""
+    if not cmdline:
+        return None
+    try:
+        words = shlex.split(cmdline)
+    except ValueError:
+        words = cmdline.split()
+    for i, w in enumerate(words):
+        for opt in ("--histogram=", "--histofall="):
+            if w.startswith(opt) and w[len(opt):].isdigit():
+                return int(w[len(opt):])
+        if w in ("-h", "-H", "--histogram", "--histofall") and i + 1 < len(words) and words[i + 1].isdigit():
+            return int(words[i + 1])
+        if re.fullmatch(r"-[hH]\d+", w):
+            return int(w[2:])
+    return None
+
+
+def _cmdline_int(cmdline: str | None, short: str, long: str) -> int | None:
+    if not cmdline:
+        return None
+    m = re.search(rf"(?:^|\s)(?:{short}\s*|{long}[=\s])(\d+)(?=\s|$)", cmdline)
+    return int(m.group(1)) if m else None
+
+
+def _environment(doc: dict[str, Any]) -> dict[str, Any]:
+    env: dict[str, Any] = {}
+    if isinstance(doc.get("sysinfo"), dict):
+        env["sysinfo"] = doc["sysinfo"]
+    for key in ("rt_test_version:", "rt_test_version"):
+        if key in doc:
+            env["rt_test_version"] = doc[key]
+    return env
+
+
+def _parse_rt_tests(path: Path, doc: dict[str, Any]) -> RunResult:
+    threads_obj = _need(doc, "thread", path, "thread", dict)
+    cmdline = doc.get("cmdline:", doc.get("cmdline"))
+    unit = "ns" if doc.get("resolution_in_ns") == 1 else "us"
+    limit = _cmdline_hist_limit(cmdline)
+    priority = _cmdline_int(cmdline, "-p", "--priority")
+    interval = _cmdline_int(cmdline, "-i", "--interval")
+    threads = []
+    for key in sorted(threads_obj, key=lambda k: int(k) if str(k).isdigit() else -1):
+        where = f"thread.{key}"
+        if not str(key).isdigit():
+            raise ResultsError("thread keys must be numbers", path=str(path), key=where)
+        t = threads_obj[key]
+        if not isinstance(t, dict):
+            raise ResultsError("must be an object", path=str(path), key=where)
+        cycles = _need(t, "cycles", path, where, int)
+        tmin = t.get("min")
+        tmax = t.get("max")
+        avg = t.get("avg")
+        if cycles == 0:
+            tmin = tmax = avg = None  # cyclictest's 1000000 sentinel and nan mean "no sample"
+        else:
+            tmin = _need(t, "min", path, where, (int, float))
+            tmax = _need(t, "max", path, where, (int, float))
+            avg = avg if isinstance(avg, (int, float)) and not isinstance(avg, bool) else None
+        hist = None
+        raw = t.get("histogram")
+        if raw is not None and not isinstance(raw, dict):
+            raise ResultsError("histogram must be an object", path=str(path), key=where)
+        if raw or limit is not None:
+            counts = []
+            for b, c in (raw or {}).items():
+                if not str(b).isdigit() or not isinstance(c, int) or c < 0:
+                    raise ResultsError(f"bad histogram entry {b!r}: {c!r}", path=str(path),
+                                       key=where + ".histogram")
+                counts.append((int(b), c))
+            in_range = sum(c for _, c in counts)
+            highest = max((b for b, _ in counts), default=-1)
+            hist = Histogram(unit=unit, buckets=[(b, b + 1, c) for b, c in sorted(counts) if c],
+                             overflow=max(0, cycles - in_range),
+                             range_end=limit if limit is not None else highest + 1)
+        threads.append(ThreadResult(
+            index=int(key), cycles=cycles, min=tmin, max=tmax, avg=avg,
+            cpu=t.get("cpu") if isinstance(t.get("cpu"), int) else None,
+            priority=priority, interval_us=interval, missed=None, histogram=hist))
+    if not threads:
+        raise ResultsError("no threads in results", path=str(path), key="thread")
+    return RunResult(source=str(path), format="rt-tests-json", unit=unit, threads=threads,
+                     complete=True, cmdline=cmdline, start_time=doc.get("start_time"),
+                     end_time=doc.get("end_time"), environment=_environment(doc))
+
+
+def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
+    rg = _need(doc, "rtgate", path, "rtgate", dict)
+    if rg.get("format") != 1:
+        raise ResultsError(f"unsupported rtgate format {rg.get('format')!r}", path=str(path),
+                           key="rtgate.format")
+    unit = rg.get("unit")
+    if unit not in ("us", "ns"):
+        raise ResultsError(f"unit must be us or ns, not {unit!r}", path=str(path), key="rtgate.unit")
+    threads = []
+    for i, t in enumerate(_need(rg, "threads", path, "rtgate", list)):
+        where = f"rtgate.threads[{i}]"
+        if not isinstance(t, dict):
+            raise ResultsError("must be an object", path=str(path), key=where)
+        cycles = _need(t, "cycles", path, where, int)
+        buckets = []
+        for b in _need(t, "histogram", path, where, list):
+            if (not isinstance(b, list) or len(b) != 3 or not isinstance(b[0], int)
+                    or not (b[1] is None or isinstance(b[1], int)) or not isinstance(b[2], int)):
+                raise ResultsError(f"bad histogram bucket {b!r}", path=str(path), key=where + ".histogram")
+            buckets.append((b[0], b[1], b[2]))
+        hist = Histogram(unit=unit, buckets=buckets, overflow=0, range_end=None)
+        if hist.total != cycles:
+            raise ResultsError(f"histogram holds {hist.total} samples but cycles is {cycles}",
+                               path=str(path), key=where)
+        bm = t.get("block_maxima")
+        blocks = None
+        if isinstance(bm, dict):
+            blocks = BlockMaxima(block_cycles=int(bm.get("block_cycles", 0)),
+                                 block_seconds=float(bm.get("block_seconds", 0.0)),
+                                 values=[int(v) for v in bm.get("values", [])],
+                                 partial_cycles=int(bm.get("partial_cycles", 0)),
+                                 partial_max=bm.get("partial_max"))
+        threads.append(ThreadResult(
+            index=_need(t, "index", path, where, int), cycles=cycles,
+            min=t.get("min"), max=t.get("max"), avg=t.get("avg"),
+            cpu=t.get("cpu"), priority=t.get("priority"), policy=t.get("policy"),
+            interval_us=t.get("interval_us"), missed=_need(t, "missed_periods", path, where, int),
+            histogram=hist, block_maxima=blocks))
+    if not threads:
+        raise ResultsError("no threads in results", path=str(path), key="rtgate.threads")
+    env = _environment(doc)
+    env["sampler"] = rg.get("sampler")
+    env["latency_target_us"] = rg.get("latency_target_us")
+    env["mlockall"] = rg.get("mlockall")
+    return RunResult(source=str(path), format="rtgate-json", unit=unit, threads=threads,
+                     complete=bool(rg.get("complete")), stop_reason=rg.get("stop_reason"),
+                     signal=rg.get("signal"), cmdline=doc.get("cmdline:"),
+                     start_time=doc.get("start_time"), end_time=doc.get("end_time"),
+                     elapsed_s=rg.get("elapsed_s"), environment=env)

@@ -1,0 +1,39 @@
+"""cyclictest's T: status lines: -q end summary or the live screen (ANSI cursor codes and all)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..errors import ResultsError
+from ..model import RunResult, ThreadResult
+from .common import ANSI, check_unit, numbered_lines
+
+_T = re.compile(r"^T:\s*(\d+)\s+\(\s*(\d+)\)\s+P:\s*(\d+)\s+I:\s*(\d+)\s+C:\s*(\d+)\s+"
+                r"Min:\s*(\d+)\s+Act:\s*(\d+)\s+Avg:\s*(\d+)\s+Max:\s*(\d+)(?:\s+SMI:\s*\d+)?\s*$")
+
+
+def looks_like(head: str) -> bool:
+    return any(ANSI.sub("", line).startswith("T:") for line in head.splitlines())
+
+
+def parse(path: Path, unit: str = "us") -> RunResult:
+    """The last line printed for each thread wins: live output repeats them."""
+    check_unit(unit, path)
+    latest: dict[int, ThreadResult] = {}
+    for number, raw in numbered_lines(path):
+        line = ANSI.sub("", raw).strip()
+        if not line.startswith("T:"):
+            continue
+        m = _T.match(line)
+        if not m:
+            raise ResultsError(f"malformed T: line {line[:80]!r}", path=str(path), line=number)
+        idx, _tid, prio, interval, cycles, tmin, _act, avg, tmax = (int(g) for g in m.groups())
+        latest[idx] = ThreadResult(
+            index=idx, cycles=cycles,
+            min=tmin if cycles else None, max=tmax if cycles else None, avg=avg if cycles else None,
+            priority=prio, interval_us=interval)
+    if not latest:
+        raise ResultsError("no T: lines", path=str(path))
+    return RunResult(source=str(path), format="summary-text", unit=unit,
+                     threads=[latest[i] for i in sorted(latest)])

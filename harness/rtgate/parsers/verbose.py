@@ -1,0 +1,65 @@
+"""cyclictest -v samples (thread:cycle:value), read as a stream in constant memory."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+from ..errors import ResultsError
+from ..model import Histogram, RunResult, ThreadResult, merge_counts
+from .common import check_unit, numbered_lines
+
+_SAMPLE = re.compile(r"^\s*(\d+):\s*(\d+):\s*(\d+)(?:\s+\d+)?\s*$")
+_HEADER = re.compile(r"^(Max CPUs = \d+|Online CPUs = \d+|Thread \d+ Interval: \d+|"
+                     r"Thread \d+ using cpu \d+\.|Using \d+ cpus\.|#.*|)$")
+
+
+def looks_like(head: str) -> bool:
+    lines = [ln for ln in head.splitlines() if ln.strip()]
+    return sum(1 for ln in lines[:50] if _SAMPLE.match(ln)) >= max(1, min(10, len(lines) // 2))
+
+
+class _Thread:
+    __slots__ = ("values", "next_cycle", "interval")
+
+    def __init__(self) -> None:
+        self.values: Counter[int] = Counter()
+        self.next_cycle = 0
+        self.interval: int | None = None
+
+
+def parse(path: Path, unit: str = "us") -> RunResult:
+    check_unit(unit, path)
+    threads: dict[int, _Thread] = {}
+    intervals: dict[int, int] = {}
+    for number, line in numbered_lines(path):
+        m = _SAMPLE.match(line)
+        if not m:
+            if _HEADER.match(line.strip()):
+                hm = re.match(r"Thread (\d+) Interval: (\d+)", line.strip())
+                if hm:
+                    intervals[int(hm.group(1))] = int(hm.group(2))
+                continue
+            raise ResultsError(f"not a verbose sample: {line[:80]!r}", path=str(path), line=number)
+        idx, cycle, value = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        t = threads.setdefault(idx, _Thread())
+        if cycle != t.next_cycle:
+            # Lost lines (or -o reduction) hide samples: never evaluate a partial picture.
+            raise ResultsError(f"thread {idx} jumps from cycle {t.next_cycle - 1} to {cycle}: "
+                               "samples are missing (lost output or -o reduction)",
+                               path=str(path), line=number)
+        t.next_cycle = cycle + 1
+        t.values[value] += 1
+    if not threads:
+        raise ResultsError("no samples", path=str(path))
+    result = []
+    for idx in sorted(threads):
+        t = threads[idx]
+        cycles = t.next_cycle
+        total = sum(v * c for v, c in t.values.items())
+        result.append(ThreadResult(
+            index=idx, cycles=cycles, min=min(t.values), max=max(t.values), avg=total / cycles,
+            interval_us=intervals.get(idx),
+            histogram=Histogram(unit=unit, buckets=merge_counts(t.values.items()))))
+    return RunResult(source=str(path), format="verbose-text", unit=unit, threads=result)
