@@ -118,7 +118,7 @@ class _Eval:
 
     def default_min_samples(self) -> int:
         if self.gate.kind == "percentile" and self.gate.percentile is not None:
-            return math.ceil(1.0 / (1.0 - self.gate.percentile / 100.0))
+            return math.ceil(100.0 / (100.0 - self.gate.percentile) - 1e-9)
         return 1
 
     def eval_max(self) -> tuple[Status, str, dict[str, Any]]:

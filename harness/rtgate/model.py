@@ -47,7 +47,7 @@ class Histogram:
         total = self.total
         if total == 0:
             return None, False
-        rank = math.ceil(q / 100.0 * total)
+        rank = max(1, math.ceil(q * total / 100.0 - 1e-9))  # 99.9 % of 10000 is 9990, not 9991
         seen = 0
         for lo, hi, c in sorted(self.buckets):
             seen += c

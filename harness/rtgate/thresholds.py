@@ -148,6 +148,8 @@ def _merge(base: Any, over: Any, over_lines: dict[Key, Where], key: Key, out_lin
     out_lines starts as the base file's locations and ends pointing at whichever file won.
     """
     if isinstance(base, dict) and isinstance(over, dict):
+        if key in over_lines:
+            out_lines[key] = over_lines[key]  # an overridden item is located where it was overridden
         merged = dict(base)
         for k, v in over.items():
             if k in base:
@@ -255,8 +257,8 @@ class _Checker:
     def number(self, value: Any, key: Key, lo: float, hi: float, lo_open: bool = False) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
                 (lo < value if lo_open else lo <= value) and value <= hi):
-            bound = f"above {lo}" if lo_open else f"from {lo}"
-            raise self.fail(key, f"must be a number {bound} to {hi}, not {value!r}")
+            bound = f"above {lo:g}" if lo_open else f"from {lo:g}"
+            raise self.fail(key, f"must be a number {bound} to {hi:g}, not {value!r}")
         return float(value)
 
     def boolean(self, value: Any, key: Key) -> bool:

@@ -1,0 +1,73 @@
+"""The sampler's other builds: sanitizers, a static aarch64 cross build run under qemu."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, RT_OPTS, run_tool
+
+
+def meson(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run(["meson", *args], capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return r
+
+
+@pytest.fixture(scope="module")
+def asan_build(tmp_path_factory: pytest.TempPathFactory, tool: object) -> Path:
+    tool("meson", "meson")  # type: ignore[operator]
+    build = tmp_path_factory.mktemp("asan") / "build"
+    meson("setup", str(build), str(ROOT), "-Db_sanitize=address,undefined", "-Db_lundef=false",
+          "-Dbuildtype=debug", "-Dharness=disabled")
+    meson("compile", "-C", str(build))
+    return build
+
+
+def test_unit_tests_under_sanitizers(asan_build: Path) -> None:
+    r = meson("test", "-C", str(asan_build), "--print-errorlogs")
+    assert re.search(r"^Ok:\s+4\s*$", r.stdout, re.M) and re.search(r"^Fail:\s+0\s*$", r.stdout, re.M), r.stdout
+
+
+def test_sampler_runs_clean_under_sanitizers(asan_build: Path, tmp_path: Path) -> None:
+    exe = asan_build / "sampler" / "rtgate-sampler"
+    env = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1", "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+           "PATH": "/usr/bin:/bin"}
+    out = tmp_path / "r.json"
+    r = run_tool([str(exe), *[o for o in RT_OPTS if o != "-m"], "-t", "2", "-i", "200", "-l", "2000", "-h", "50",
+                  "--spike=20", "-v", "-o", "10", f"--json={out}", "--checkpoint=1"], env=env)
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert "runtime error" not in r.stderr and "AddressSanitizer" not in r.stderr
+    assert json.loads(out.read_text())["thread"]["1"]["cycles"] == 2000
+    p = subprocess.Popen([str(exe), "-t", "2", "-i", "500", "-q", f"--json={out}"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 0 and "Sanitizer" not in err and "runtime error" not in err, err[-4000:]
+
+
+def test_aarch64_static_cross_build_runs_under_qemu(tmp_path: Path, tool: object) -> None:
+    tool("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu")  # type: ignore[operator]
+    qemu = tool("qemu-aarch64-static", "qemu-user-static")  # type: ignore[operator]
+    build = tmp_path / "build-aarch64"
+    meson("setup", str(build), str(ROOT), "--cross-file", str(ROOT / "sampler" / "cross" / "aarch64.txt"),
+          "-Dstatic=true")
+    meson("compile", "-C", str(build))
+    exe = build / "sampler" / "rtgate-sampler"
+    info = subprocess.run(["file", str(exe)], capture_output=True, text=True).stdout if shutil.which("file") else ""
+    if info:
+        assert "aarch64" in info and "statically linked" in info
+    out = tmp_path / "r.json"
+    r = run_tool([qemu, str(exe), "-t", "1", "-i", "1000", "-l", "200", "-q", f"--json={out}"])
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    assert doc["thread"]["0"]["cycles"] == 200 and doc["sysinfo"]["machine"] == "aarch64"
+    meson("test", "-C", str(build))  # the C unit tests, run through the cross file's qemu wrapper

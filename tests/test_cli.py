@@ -1,0 +1,133 @@
+"""The rtgate command on recorded results: exit codes, reports, and JUnit read back by junitparser."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from junitparser import Error, Failure, JUnitXml, Properties, Skipped
+
+from conftest import ROOT, RT_TESTS
+
+RTGATE = [sys.executable, "-m", "rtgate"]
+
+
+def rtgate(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*RTGATE, *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def write(tmp_path: Path, text: str, name: str = "t.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+SMP = """\
+platform: vm
+measurements:
+  smp:
+    sampler:
+      loops: 5000
+      threads: [{{name: all, cpus: all}}]
+    gates:
+      - {{name: max, kind: max, limit_us: {max}}}
+      - {{name: over-100, kind: miss_rate, above_us: 100, rate: {rate}}}
+"""
+
+
+def test_check_pass_and_fail_exit_codes(tmp_path: Path) -> None:
+    res = str(RT_TESTS / "ct-24-S-h300.json")  # maxima 894 and 155 us
+    ok = rtgate("check", str(write(tmp_path, SMP.format(max=1000, rate="1%"))), res)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    bad = rtgate("check", str(write(tmp_path, SMP.format(max=500, rate="1%"))), res)
+    assert bad.returncode == 1
+    assert "FAIL: smp::max[cpu0]: max 894 us > 500 us on thread 0 (cpu 0, prio 80)" in bad.stdout
+    assert "PASS    smp          max       cpu1" in bad.stdout
+
+
+def test_check_inconclusive_exit_3_and_allowed(tmp_path: Path) -> None:
+    res = str(RT_TESTS / "ct-24-S-h300.json")
+    t = str(write(tmp_path, SMP.format(max=1000, rate="0.01%")))
+    r = rtgate("check", t, res)
+    assert r.returncode in (1, 3)
+    t2 = str(write(tmp_path, SMP.format(max=1000, rate="0.05%").replace("above_us: 100", "above_us: 900"), "t2.yaml"))
+    r = rtgate("check", t2, res)
+    assert r.returncode == 3, r.stdout  # 0 of 5000 above 900 us, but 5000 samples cannot prove 0.05 %
+    assert "INCONCLUSIVE" in r.stdout
+    assert rtgate("check", "--allow-inconclusive", t2, res).returncode == 0
+
+
+def test_junit_read_back(tmp_path: Path) -> None:
+    res = str(RT_TESTS / "ct-new-t2-H200.json")  # thread 0 max 1547 us with 3 overflows, thread 1 max 145
+    t = write(tmp_path, SMP.format(max=1000, rate="1%").replace("cpus: all", "count: 2"))
+    junit = tmp_path / "out.xml"
+    verdicts = tmp_path / "v.json"
+    r = rtgate("check", "--junit", str(junit), "--json", str(verdicts), str(t), res)
+    assert r.returncode == 1
+    xml = JUnitXml.fromfile(str(junit))
+    cases = {c.name: c for suite in xml for c in suite}
+    assert set(cases) == {"max[t0]", "max[t1]", "over-100[t0]", "over-100[t1]"}
+    assert isinstance(cases["max[t0]"].result[0], Failure)
+    assert cases["max[t0]"].result[0].message == "max 1547 us > 1000 us on thread 0 (prio 80)"
+    assert cases["max[t1]"].is_passed
+    props = {p.name: p.value for p in cases["max[t0]"].child(Properties)}
+    assert props["value"] == "1547.0" and props["limit"] == "1000.0" and props["cycles"] == "3000"
+    assert props["overflows"] == "3" and props["status"] == "FAIL"
+    suite = next(iter(xml))
+    assert suite.name == "rtgate.vm.smp" and suite.tests == 4 and suite.failures == 1
+    doc = json.loads(verdicts.read_text())
+    assert doc["exit_code"] == 1
+    assert [v["status"] for v in doc["verdicts"]] == ["FAIL", "PASS", "PASS", "PASS"]
+
+
+def test_junit_inconclusive_is_failure_or_skipped(tmp_path: Path) -> None:
+    res = str(RT_TESTS / "ct-24-S-h300.json")
+    t = str(write(tmp_path, SMP.format(max=1000, rate="0.05%").replace("above_us: 100", "above_us: 900")))
+    for allow, kind in ((False, Failure), (True, Skipped)):
+        junit = tmp_path / f"j{allow}.xml"
+        rtgate("check", *(["--allow-inconclusive"] if allow else []), "--junit", str(junit), t, res)
+        case = next(c for s in JUnitXml.fromfile(str(junit)) for c in s if c.name == "over-100[cpu0]")
+        assert isinstance(case.result[0], kind)
+        assert case.result[0].message.startswith("INCONCLUSIVE: 0 of 5000 samples above 900 us")
+
+
+def test_errors_exit_2_naming_the_input(tmp_path: Path) -> None:
+    bad = write(tmp_path, "platform: p\nmeasurements: {}\n")
+    r = rtgate("validate", str(bad))
+    assert r.returncode == 2 and f"{bad}:2: measurements" in r.stderr
+    t = write(tmp_path, SMP.format(max=1000, rate="1%"), "ok.yaml")
+    trunc = tmp_path / "cut.json"
+    trunc.write_text((RT_TESTS / "ct-24-S-h300.json").read_text()[:500])
+    r = rtgate("check", str(t), str(trunc))
+    assert r.returncode == 2 and str(trunc) in r.stderr and "truncated" in r.stderr
+    r = rtgate("check", str(t), "other=" + str(trunc))
+    assert r.returncode == 2 and "no measurement 'other'" in r.stderr
+    r = rtgate("run", "--bogus")
+    assert r.returncode == 2 and "--bogus" in r.stderr
+    r = rtgate("check", str(t), str(tmp_path / "absent.json"))
+    assert r.returncode == 2 and "absent.json" in r.stderr
+
+
+def test_zero_cycles_is_an_error_verdict(tmp_path: Path) -> None:
+    src = json.loads((RT_TESTS / "ct-new-nohist.json").read_text())
+    src["thread"]["0"].update(cycles=0, min=1000000, max=0)
+    res = tmp_path / "zero.json"
+    res.write_text(json.dumps(src))
+    t = write(tmp_path, SMP.format(max=1000, rate="1%").replace("cpus: all", "count: 1"))
+    r = rtgate("check", str(t), str(res))
+    assert r.returncode == 1 and "ERROR: smp::max[t0]: no samples (0 cycles)" in r.stdout
+
+
+def test_show_every_format() -> None:
+    for name in ("ct-24-S-h300.json", "ct-24-S-h300.hist", "ct-new-live.stdout", "ct-24-verbose.stdout"):
+        r = rtgate("show", str(RT_TESTS / name))
+        assert r.returncode == 0, r.stderr
+        assert "THREAD" in r.stdout and name in r.stdout
+
+
+def test_validate_shipped() -> None:
+    r = rtgate("validate", *map(str, sorted((ROOT / "thresholds").rglob("*.yaml"))))
+    assert r.returncode == 0 and r.stdout.count("OK:") >= 4

@@ -1,0 +1,212 @@
+"""Parsers: recorded and freshly generated outputs of cyclictest and rtgate-sampler, one model."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import RT_OPTS, RT_TESTS, run_tool
+from rtgate.errors import ResultsError
+from rtgate.model import RunResult
+from rtgate.parsers import load_results
+
+
+def figures(run: RunResult) -> list[tuple[int, float | None, float | None]]:
+    return [(t.cycles, t.min, t.max) for t in run.threads]
+
+
+# ------------------------------------------------------------- recorded fixtures (two versions)
+
+@pytest.mark.parametrize("stem, threads, cycles", [
+    ("ct-24-S-h300", 2, 5000), ("ct-new-S-h300", 2, 5000), ("ct-new-t2-H200", 2, 3000)])
+def test_recorded_json_and_histogram_agree(stem: str, threads: int, cycles: int) -> None:
+    js = load_results(RT_TESTS / f"{stem}.json")
+    hist = load_results(RT_TESTS / f"{stem}.hist")
+    assert js.format == "rt-tests-json" and hist.format == "histogram-text"
+    assert len(js.threads) == len(hist.threads) == threads
+    assert figures(js) == figures(hist)
+    for a, b in zip(js.threads, hist.threads):
+        assert a.cycles == cycles
+        assert a.histogram is not None and b.histogram is not None
+        assert a.histogram.overflow == b.histogram.overflow
+        assert sorted(a.histogram.buckets) == sorted(b.histogram.buckets)
+        assert a.missed is None  # cyclictest does not count them
+
+
+def test_rt_tests_overflow_is_derived_from_cycles() -> None:
+    run = load_results(RT_TESTS / "ct-24-S-h300.json")
+    t0 = run.threads[0]
+    assert t0.histogram is not None
+    assert t0.histogram.overflow == 1 and t0.histogram.range_end == 300 and t0.max == 894
+
+
+def test_json_without_histogram() -> None:
+    run = load_results(RT_TESTS / "ct-new-nohist.json")
+    assert run.threads[0].histogram is None
+    assert figures(run) == [(2000, 12, 111)]
+    assert figures(run) == figures(load_results(RT_TESTS / "ct-new-nohist.stdout"))
+
+
+def test_live_output_with_ansi_codes_takes_the_last_state() -> None:
+    run = load_results(RT_TESTS / "ct-new-live.stdout")
+    assert run.format == "summary-text"
+    assert figures(run) == [(2000, 10, 136)]
+    assert run.threads[0].priority == 80 and run.threads[0].interval_us == 1000
+
+
+def test_verbose_samples() -> None:
+    run = load_results(RT_TESTS / "ct-24-verbose.stdout")
+    t = run.threads[0]
+    assert run.format == "verbose-text"
+    assert t.cycles == 2000 and t.histogram is not None and t.histogram.total == 2000
+    assert t.min == 11 and t.max == 448
+
+
+@pytest.mark.parametrize("name", ["ct-24-unknown.stdout", "ct-24-S-h300.stdout"])
+def test_help_text_and_banner_only_are_refused(name: str) -> None:
+    with pytest.raises(ResultsError, match=name):
+        load_results(RT_TESTS / name)
+
+
+def test_nan_and_sentinel_min_mean_no_samples(tmp_path: Path) -> None:
+    src = (RT_TESTS / "ct-new-nohist.json").read_text()
+    src = src.replace('"cycles": 2000', '"cycles": 0').replace('"min": 12', '"min": 1000000') \
+        .replace('"avg": 18.00', '"avg": -nan')
+    path = tmp_path / "empty.json"
+    path.write_text(src)
+    t = load_results(path).threads[0]
+    assert (t.cycles, t.min, t.max, t.avg) == (0, None, None, None)
+
+
+# ------------------------------------------------------------- garbage and truncation
+
+def _cut(src: Path, dst: Path, fraction: float) -> Path:
+    data = src.read_bytes()
+    dst.write_bytes(data[: int(len(data) * fraction)])
+    return dst
+
+
+@pytest.mark.parametrize("name, fraction", [
+    ("ct-24-S-h300.json", 0.5), ("ct-24-S-h300.hist", 0.5), ("ct-24-S-h300.hist", 0.97),
+    ("ct-24-verbose.stdout", 0.5), ("ct-new-live.stdout", 0.5)])
+def test_truncated_files_are_errors_naming_file_and_line(tmp_path: Path, name: str, fraction: float) -> None:
+    cut = _cut(RT_TESTS / name, tmp_path / name, fraction)
+    with pytest.raises(ResultsError) as e:
+        load_results(cut)
+    assert str(cut) in str(e.value)
+    assert e.value.line is not None or "truncated" in str(e.value)
+
+
+def test_garbage_line_in_histogram_names_the_line(tmp_path: Path) -> None:
+    lines = (RT_TESTS / "ct-24-S-h300.hist").read_text().splitlines(keepends=True)
+    lines[10] = "000009 garbage\n"
+    bad = tmp_path / "bad.hist"
+    bad.write_text("".join(lines))
+    with pytest.raises(ResultsError) as e:
+        load_results(bad)
+    assert e.value.line == 11
+
+
+def test_inconsistent_total_is_an_error(tmp_path: Path) -> None:
+    text = (RT_TESTS / "ct-24-S-h300.hist").read_text().replace("# Total: 000004999", "# Total: 000004000")
+    bad = tmp_path / "bad.hist"
+    bad.write_text(text)
+    with pytest.raises(ResultsError, match="Total"):
+        load_results(bad)
+
+
+def test_verbose_gap_is_an_error(tmp_path: Path) -> None:
+    lines = (RT_TESTS / "ct-24-verbose.stdout").read_text().splitlines(keepends=True)
+    del lines[100]
+    bad = tmp_path / "gap.txt"
+    bad.write_text("".join(lines))
+    with pytest.raises(ResultsError, match="missing"):
+        load_results(bad)
+
+
+def test_binary_garbage_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "x.bin"
+    bad.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(ResultsError):
+        load_results(bad)
+
+
+# ------------------------------------------------------------- one real run, every format
+
+def _same_numbers(runs: dict[str, RunResult], exact_avg: set[str]) -> None:
+    ref = runs["json"]
+    for name, run in runs.items():
+        assert len(run.threads) == len(ref.threads), name
+        for a, b in zip(ref.threads, run.threads):
+            assert (b.cycles, b.min, b.max) == (a.cycles, a.min, a.max), name
+            assert a.avg is not None and b.avg is not None
+            if name in exact_avg:
+                assert math.isclose(a.avg, b.avg, abs_tol=0.006), name
+            else:
+                assert int(b.avg) == int(a.avg), name  # text formats truncate
+
+
+def test_cyclictest_run_reads_the_same_in_every_format(cyclictest: str, tmp_path: Path) -> None:
+    js, hist = tmp_path / "r.json", tmp_path / "r.hist"
+    # Live T: lines, histogram file and JSON from one run; -h large enough for no overflow.
+    r = run_tool([cyclictest, *RT_OPTS, "-t", "2", "-i", "500", "-l", "2000", "-h", "20000",
+                  f"--histfile={hist}", f"--json={js}"])
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "live.txt").write_text(r.stdout)
+    runs = {"json": load_results(js), "hist": load_results(hist), "live": load_results(tmp_path / "live.txt")}
+    assert runs["live"].format == "summary-text"
+    _same_numbers(runs, exact_avg=set())
+    for a, b in zip(runs["json"].threads, runs["hist"].threads):
+        assert a.histogram is not None and b.histogram is not None
+        assert sorted(a.histogram.buckets) == sorted(b.histogram.buckets)
+    # -v from one run with its JSON: the samples rebuild the same histogram.
+    js2 = tmp_path / "v.json"
+    r = run_tool([cyclictest, *RT_OPTS, "-t", "1", "-i", "1000", "-l", "1000", "-v", "-h", "20000",
+                  f"--histfile={tmp_path / 'v.hist'}", f"--json={js2}"])
+    (tmp_path / "v.txt").write_text(r.stdout)
+    v, j = load_results(tmp_path / "v.txt"), load_results(js2)
+    assert v.format == "verbose-text"
+    assert figures(v) == figures(j)
+    assert j.threads[0].histogram is not None and v.threads[0].histogram is not None
+    assert sorted(v.threads[0].histogram.buckets) == sorted(j.threads[0].histogram.buckets)
+
+
+def test_sampler_run_reads_the_same_in_every_format(sampler: str, tmp_path: Path) -> None:
+    js, hist = tmp_path / "r.json", tmp_path / "r.hist"
+    r = run_tool([sampler, *RT_OPTS, "-t", "2", "-i", "500", "-l", "2000", "-h", "20000",
+                  f"--histfile={hist}", f"--json={js}"])
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "live.txt").write_text(r.stdout)
+    runs = {"json": load_results(js), "hist": load_results(hist), "live": load_results(tmp_path / "live.txt")}
+    assert runs["json"].format == "rtgate-json"
+    _same_numbers(runs, exact_avg=set())
+    js2 = tmp_path / "v.json"
+    r = run_tool([sampler, *RT_OPTS, "-t", "1", "-i", "1000", "-l", "1000", "-v", f"--json={js2}"])
+    (tmp_path / "v.txt").write_text(r.stdout)
+    v, j = load_results(tmp_path / "v.txt"), load_results(js2)
+    _same_numbers({"json": j, "verbose": v}, exact_avg={"verbose"})
+    assert sorted(v.threads[0].histogram.buckets) == sorted(
+        b for b in j.threads[0].histogram.buckets)  # type: ignore[union-attr]
+
+
+def test_verbose_parser_streams_in_constant_memory(tmp_path: Path) -> None:
+    big = tmp_path / "big.txt"
+    with big.open("w") as f:
+        f.write("Max CPUs = 2\nOnline CPUs = 2\nThread 0 Interval: 1000\n")
+        for c in range(300_000):
+            f.write(f"{0:8d}:{c:8d}:{c % 97:8d}\n")
+    code = ("import resource, sys; from rtgate.parsers import load_results; "
+            "r = load_results(sys.argv[1]); assert r.threads[0].cycles == 300000; "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    small = tmp_path / "small.txt"
+    small.write_text("".join(big.read_text().splitlines(keepends=True)[:3003]))
+    rss_big = int(subprocess.run(["python3" if False else __import__("sys").executable, "-c", code, str(big)],
+                                 capture_output=True, text=True, check=True).stdout)
+    code_small = code.replace("300000", "3000")
+    rss_small = int(subprocess.run([__import__("sys").executable, "-c", code_small, str(small)],
+                                   capture_output=True, text=True, check=True).stdout)
+    # 100x the samples may not cost more than a few MiB more: the samples are never held.
+    assert rss_big - rss_small < 8 * 1024, (rss_small, rss_big)

@@ -1,0 +1,164 @@
+"""Threshold files: the shipped ones load, and every mistake is named by file, line and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from rtgate.errors import ThresholdsError
+from rtgate.sampler_args import sampler_args
+from rtgate.thresholds import load_thresholds
+
+SHIPPED = sorted((ROOT / "thresholds").rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_shipped_files_load_and_say_where_numbers_come_from(path: Path) -> None:
+    tf = load_thresholds(path)
+    assert tf.measurements
+    assert "come from" in path.read_text(), f"{path} must say where its numbers come from"
+
+
+def test_two_thread_example_is_expressed_directly() -> None:
+    tf = load_thresholds(ROOT / "thresholds" / "two-thread-example.yaml")
+    m = tf.measurements["app"]
+    a, b = m.sampler.threads
+    assert (a.name, a.priority, a.cpus) == ("A", 51, [0])
+    assert (b.name, b.priority, b.cpus) == ("B", 48, [1])
+    ga, gb = m.gates
+    assert (ga.kind, ga.threads, ga.limit_us, ga.critical) == ("max", ["A"], 80.0, True)
+    assert (gb.kind, gb.threads, gb.above_us, gb.rate) == ("miss_rate", ["B"], 100.0, 0.001)
+    args = sampler_args(m, "/tmp/r.json", duration_s=5)
+    assert "--thread-cpus=0,1" in args and "--thread-priorities=51,48" in args
+    assert args[args.index("-D") + 1] == "5s"
+
+
+def test_board_extends_family() -> None:
+    board = load_thresholds(ROOT / "thresholds" / "boards" / "imx8mp-evk.yaml")
+    family = load_thresholds(ROOT / "thresholds" / "families" / "arm64-cortex-a53-rt.yaml")
+    bg = {g.name: g for g in board.measurements["idle"].gates}
+    fg = {g.name: g for g in family.measurements["idle"].gates}
+    assert bg["max"].limit_us == 100 and fg["max"].limit_us == 150
+    assert bg["max"].kind == "max" and bg["max"].critical  # inherited fields stay
+    assert bg["p99.99"].limit_us == fg["p99.99"].limit_us
+    assert board.measurements["idle"].sampler.interval_us == 200
+    assert board.platform == "imx8mp-evk" and len(board.files) == 2
+    assert bg["max"].where[0].endswith("imx8mp-evk.yaml")  # the override is located in the board file
+
+
+GOOD = """\
+platform: p
+measurements:
+  m:
+    sampler:
+      duration: 10s
+    gates:
+      - name: g
+        kind: max
+        limit_us: 80
+"""
+
+
+def expect(tmp_path: Path, text: str, line: int | None, *needles: str, name: str = "t.yaml") -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ThresholdsError) as e:
+        load_thresholds(path)
+    msg = str(e.value)
+    assert str(path) in msg, msg
+    if line is not None:
+        assert e.value.line == line, msg
+    for n in needles:
+        assert n in msg, msg
+
+
+def test_good_file_loads(tmp_path: Path) -> None:
+    (tmp_path / "t.yaml").write_text(GOOD)
+    assert load_thresholds(tmp_path / "t.yaml").measurements["m"].gates[0].limit_us == 80
+
+
+def test_unknown_key(tmp_path: Path) -> None:
+    expect(tmp_path, GOOD.replace("limit_us: 80", "limit_us: 80\n        limt: 3"), 10,
+           "measurements.m.gates[0].limt", "unknown key")
+
+
+def test_bad_number(tmp_path: Path) -> None:
+    expect(tmp_path, GOOD.replace("limit_us: 80", "limit_us: eighty"), 9, "limit_us", "'eighty'")
+
+
+def test_bad_duration(tmp_path: Path) -> None:
+    expect(tmp_path, GOOD.replace("duration: 10s", "duration: 1.5h"), 5, "sampler.duration", "1.5h")
+
+
+def test_no_duration_nor_loops(tmp_path: Path) -> None:
+    expect(tmp_path, GOOD.replace("      duration: 10s\n", "      interval_us: 100\n"), 4, "duration or loops")
+
+
+def test_missing_gates(tmp_path: Path) -> None:
+    expect(tmp_path, GOOD.split("    gates:")[0], 3, "gates")
+
+
+def test_yaml_syntax_error(tmp_path: Path) -> None:
+    expect(tmp_path, GOOD.replace("kind: max", "kind: [max"), None, "invalid YAML")
+
+
+def test_bad_rate(tmp_path: Path) -> None:
+    expect(tmp_path, GOOD.replace("kind: max\n        limit_us: 80",
+                                  "kind: miss_rate\n        above_us: 100\n        rate: 5"), 10, "rate")
+
+
+def test_gate_kind_needs_its_keys(tmp_path: Path) -> None:
+    expect(tmp_path, GOOD.replace("kind: max", "kind: percentile"), 7, "needs 'percentile'")
+    expect(tmp_path, GOOD.replace("kind: max", "kind: fastest"), 8, "unknown gate kind")
+
+
+def test_gate_names_unknown_group(tmp_path: Path) -> None:
+    expect(tmp_path, GOOD.replace("limit_us: 80", "limit_us: 80\n        threads: [Z]"), 10, "no thread group 'Z'")
+
+
+def test_duplicate_gate(tmp_path: Path) -> None:
+    expect(tmp_path, GOOD + "      - {name: g, kind: avg, limit_us: 5}\n", 10, "defined twice")
+
+
+def test_priority_out_of_range(tmp_path: Path) -> None:
+    expect(tmp_path, GOOD.replace("duration: 10s", "duration: 10s\n      priority: 120"), 6, "priority")
+
+
+def test_extends_missing_file(tmp_path: Path) -> None:
+    expect(tmp_path, "extends: nowhere.yaml\n" + GOOD, 1, "extends", "nowhere.yaml")
+
+
+def test_extends_cycle(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("extends: b.yaml\n" + GOOD)
+    (tmp_path / "b.yaml").write_text("extends: a.yaml\n" + GOOD)
+    with pytest.raises(ThresholdsError, match="cycle"):
+        load_thresholds(tmp_path / "a.yaml")
+
+
+def test_error_in_parent_names_the_parent(tmp_path: Path) -> None:
+    (tmp_path / "family.yaml").write_text(GOOD.replace("limit_us: 80", "limit_us: -1"))
+    (tmp_path / "board.yaml").write_text("extends: family.yaml\nplatform: board\n")
+    with pytest.raises(ThresholdsError) as e:
+        load_thresholds(tmp_path / "board.yaml")
+    assert str(e.value).startswith(f"{tmp_path / 'family.yaml'}:9: measurements.m.gates[0].limit_us")
+
+
+def test_error_in_override_names_the_board(tmp_path: Path) -> None:
+    (tmp_path / "family.yaml").write_text(GOOD)
+    (tmp_path / "board.yaml").write_text("extends: family.yaml\nmeasurements:\n  m:\n    gates:\n"
+                                         "      - {name: g, limit_us: fast}\n")
+    with pytest.raises(ThresholdsError) as e:
+        load_thresholds(tmp_path / "board.yaml")
+    assert str(e.value).startswith(f"{tmp_path / 'board.yaml'}:5: measurements.m.gates[0].limit_us")
+
+
+def test_empty_and_non_mapping(tmp_path: Path) -> None:
+    expect(tmp_path, "", None, "empty")
+    expect(tmp_path, "- a\n- b\n", 1, "mapping")
+
+
+def test_unsafe_yaml_tags_are_refused(tmp_path: Path) -> None:
+    expect(tmp_path, "platform: !!python/object/apply:os.system ['true']\n" + GOOD.split("\n", 1)[1],
+           None, "invalid YAML")
