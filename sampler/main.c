@@ -20,7 +20,8 @@
 #define BLOCK_CAP 4096        /* block-maxima entries per thread before coarsening */
 #define RING_SIZE 16384       /* -v: samples buffered per thread between prints */
 #define STACK_SIZE (256 * 1024)
-#define TICK_NS 10000000LL    /* main loop period, as cyclictest's screen refresh */
+#define TICK_NS 10000000LL    /* main loop period on screen, as cyclictest's refresh */
+#define QUIET_TICK_NS 100000000LL /* -q: signals cut the sleep short; nothing else is urgent */
 
 static volatile sig_atomic_t sig_stop;
 static volatile sig_atomic_t sig_status;
@@ -303,7 +304,7 @@ static void watch(struct sampler *s)
 	uint64_t last_max_sum = UINT64_MAX;
 
 	for (;;) {
-		struct timespec tick = { 0, TICK_NS };
+		struct timespec tick = { 0, live || s->p.verbose ? TICK_NS : QUIET_TICK_NS };
 		int done = all_done(s) || atomic_load(&s->ctl.stop) || sig_stop;
 
 		if (sig_status) {

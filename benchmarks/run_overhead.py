@@ -1,0 +1,59 @@
+"""The harness's overhead on `rtgate run -D 10s`: rtgate run against the bare sampler, alternating.
+
+    sudo .venv/bin/python benchmarks/run_overhead.py [--pairs 3] [--seconds 10]
+
+Overhead = (wall of rtgate run - wall of the same sampler command alone) / wall of the sampler.
+Goal: <= 5 %.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from common import median, run_measured
+
+SPEC = """\
+platform: bench
+measurements:
+  smp:
+    sampler: {{duration: {s}s, interval_us: 1000, priority: 80, threads: [{{name: all, cpus: all}}]}}
+    gates:
+      - {{name: max, kind: max, limit_us: 100000}}
+      - {{name: over-1ms, kind: miss_rate, above_us: 1000, rate: 5%}}
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=10)
+    args = ap.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
+    from rtgate.runner import find_sampler
+    from rtgate.sampler_args import sampler_args
+    from rtgate.thresholds import load_thresholds
+    sampler = find_sampler()
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "t.yaml"
+        spec.write_text(SPEC.format(s=args.seconds))
+        m = load_thresholds(spec).measurements["smp"]
+        bare = [sampler] + sampler_args(m, os.path.join(tmp, "bare.json"))
+        full = [sys.executable, "-m", "rtgate", "run", str(spec), "--sampler", sampler,
+                "--output-dir", tmp, "--junit", os.path.join(tmp, "j.xml")]
+        walls: dict[str, list[float]] = {"sampler": [], "rtgate run": []}
+        for i in range(args.pairs):
+            order = [("sampler", bare), ("rtgate run", full)]
+            for name, argv in (order if i % 2 == 0 else order[::-1]):
+                wall, _, _ = run_measured(argv)
+                walls[name].append(wall)
+    s, r = median(walls["sampler"]), median(walls["rtgate run"])
+    print(f"{args.pairs} alternating pairs of {args.seconds} s: sampler alone {s:.3f} s, "
+          f"rtgate run {r:.3f} s, overhead {100 * (r - s) / s:.2f} %")
+
+
+if __name__ == "__main__":
+    main()
