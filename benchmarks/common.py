@@ -11,16 +11,37 @@ import time
 from typing import Sequence
 
 
+def _vm_hwm_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def run_measured(argv: Sequence[str]) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds (user + system) and peak RSS in KiB of one child run."""
+    """Wall seconds, CPU seconds (user + system) and peak RSS in KiB of one child run.
+
+    Peak RSS is the child's own VmHWM, polled: getrusage's ru_maxrss would carry over the
+    high-water mark of the forking Python from before exec.
+    """
     start = time.monotonic()
     proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
+    peak = 0
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        peak = max(peak, _vm_hwm_kib(proc.pid))
+        time.sleep(0.02)
     wall = time.monotonic() - start
     if os.waitstatus_to_exitcode(status) != 0:
         err = proc.stderr.read().decode() if proc.stderr else ""
         sys.exit(f"{argv[0]} failed: {err}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+    return wall, usage.ru_utime + usage.ru_stime, peak
 
 
 def need(tool: str, hint: str) -> str:

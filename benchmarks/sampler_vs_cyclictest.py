@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
+from pathlib import Path
 
 from common import median, need, run_measured
 
@@ -31,10 +33,12 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=6)
     ap.add_argument("--loops", type=int, default=20000)
     ap.add_argument("--interval", type=int, default=200)
-    ap.add_argument("--sampler", default=os.environ.get("RTGATE_SAMPLER") or need(
-        "rtgate-sampler", "run from the venv (pip install .) or set RTGATE_SAMPLER"))
+    ap.add_argument("--sampler", help="rtgate-sampler (default: the one installed beside this Python)")
     args = ap.parse_args()
     cyclictest = need("cyclictest", "apt-get install rt-tests")
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
+    from rtgate.runner import find_sampler
+    args.sampler = find_sampler(args.sampler)
     hist = 2000
     opts = ["-m", "-S", "-p", "80", "-i", str(args.interval), "-d", "0", "-l", str(args.loops), "-q",
             "-h", str(hist)]

@@ -120,7 +120,7 @@ def test_percentile_needs_enough_samples(tmp_path: Path) -> None:
 def test_percentile_in_a_wide_bucket_takes_its_top(tmp_path: Path) -> None:
     m = thresholds(tmp_path, "      - {name: p, kind: percentile, percentile: 50, limit_us: 20000}")
     t = thread({10: 4})
-    t.histogram.buckets.append((19968, 20096, 6))  # type: ignore[union-attr]
+    t.histogram = Histogram("us", [(10, 11, 4), (19968, 20096, 6)])
     t.cycles = 10
     t.max = 20100
     v = one(evaluate(m, run(t)))

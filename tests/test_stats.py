@@ -21,8 +21,17 @@ def test_zero_events_closed_form() -> None:
 @pytest.mark.parametrize("k, n, conf", [(1, 10, 0.95), (5, 1000, 0.95), (3, 3000, 0.99), (40, 500, 0.9)])
 def test_bound_leaves_alpha_below(k: int, n: int, conf: float) -> None:
     p = clopper_pearson_upper(k, n, conf)
-    assert binom_cdf(k, n, p) == pytest.approx(1 - conf, abs=1e-9)
+    alpha = 1 - conf
+    assert binom_cdf(k, n, p) <= alpha  # rounded up, never down
+    assert binom_cdf(k, n, p * (1 - 1e-6)) > alpha  # and tight
     assert p > k / n
+
+
+def test_large_counts_stay_exact() -> None:
+    from rtgate.stats import binom_cdf as exact_cdf
+    k, n = 216_000, 86_400_000
+    p = clopper_pearson_upper(k, n, 0.95)
+    assert exact_cdf(k, n, p) <= 0.05 < exact_cdf(k, n, p * (1 - 1e-6))
 
 
 def test_all_events_and_no_trials() -> None:

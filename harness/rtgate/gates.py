@@ -259,6 +259,7 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
         problem = (Status.ERROR, f"the measurement has {expected} threads but the results have {len(run.threads)}")
     early = run.stop_reason == "signal"
     verdicts: list[Verdict] = []
+    props: dict[int, dict[str, Any]] = {}  # per thread, shared by its gates
     for gate in measurement.gates:
         chosen, missing = _select(run, gate, labels)
         if problem or missing:
@@ -273,8 +274,10 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
             if early and status == Status.PASS:
                 status = Status.INCONCLUSIVE
                 reason += f"; but the run was stopped early by {run.signal or 'a signal'}"
+            if t.index not in props:
+                props[t.index] = _properties(run, t)
             per_thread.append(Verdict(measurement.name, gate.name, gate.kind, ids[t.index], status, reason,
-                                      critical=gate.critical, properties=_properties(run, t), **kw))
+                                      critical=gate.critical, properties=dict(props[t.index]), **kw))
         if gate.scope == "worst":
             worst = max(per_thread, key=lambda v: (_SEVERITY[v.status], v.value if v.value is not None else -1.0))
             worst.properties["worst_of"] = [v.thread for v in per_thread]

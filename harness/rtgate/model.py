@@ -11,7 +11,7 @@ UNIT_SCALE = {"us": 1, "ns": 1000}  # units per microsecond
 
 @dataclass
 class Histogram:
-    """Latency counts in buckets [lo, hi); hi None = open upwards.
+    """Latency counts in buckets [lo, hi), sorted by lo; hi None = open upwards.
 
     `overflow` counts samples whose value is only known to be >= `range_end` (rt-tests
     `-h N` overflow, or cycles missing from the histogram); rtgate's own full-range
@@ -23,9 +23,9 @@ class Histogram:
     overflow: int = 0
     range_end: int | None = None
 
-    @property
-    def total(self) -> int:
-        return sum(c for _, _, c in self.buckets) + self.overflow
+    def __post_init__(self) -> None:
+        self.buckets.sort()  # linear when already sorted, as every parser produces them
+        self.total = sum(c for _, _, c in self.buckets) + self.overflow
 
     def count_above(self, limit: float, known_max: float | None) -> int:
         """Samples that may be above `limit` (value > limit), counted conservatively.
@@ -49,7 +49,7 @@ class Histogram:
             return None, False
         rank = max(1, math.ceil(q * total / 100.0 - 1e-9))  # 99.9 % of 10000 is 9990, not 9991
         seen = 0
-        for lo, hi, c in sorted(self.buckets):
+        for lo, hi, c in self.buckets:
             seen += c
             if seen >= rank:
                 upper = known_max if hi is None else hi - 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 from junitparser import Error, Failure, JUnitXml, Properties, Property, Skipped, SystemOut, TestCase, TestSuite
 
 from .gates import Status, Verdict
@@ -37,7 +39,7 @@ def build_junit(platform: str, verdicts: list[Verdict], summary: str, allow_inco
             case.result = [Skipped(f"INCONCLUSIVE: {v.reason}")] if allow_inconclusive \
                 else [Failure(f"INCONCLUSIVE: {v.reason}", "inconclusive")]
         case.system_out = v.reason
-        suite.add_testcase(case)
+        suite.append(case)  # add_testcase recounts the suite each time: quadratic
     for name, suite in suites.items():
         if durations and name in durations:
             suite.time = durations[name]
@@ -50,4 +52,8 @@ def build_junit(platform: str, verdicts: list[Verdict], summary: str, allow_inco
 
 
 def write_junit(path: str, xml: JUnitXml) -> None:
-    xml.write(path, pretty=True)
+    # Indent the tree in place: junitparser's pretty printer goes through minidom, slowly.
+    elem = getattr(xml, "_elem", None)
+    if isinstance(elem, ET.Element):
+        ET.indent(elem)
+    xml.write(path)

@@ -9,7 +9,6 @@ import sys
 from ..errors import RtgateError
 from ..gates import Verdict, exit_code
 from ..report_json import verdicts_document, write_json
-from ..report_junit import build_junit, write_junit
 from ..report_text import summary_table
 from ..thresholds import ThresholdFile
 
@@ -35,6 +34,7 @@ def report(tf: ThresholdFile, verdicts: list[Verdict], args: argparse.Namespace,
     sys.stdout.write(summary)
     try:
         if args.junit:
+            from ..report_junit import build_junit, write_junit  # junitparser only when asked for
             write_junit(args.junit, build_junit(tf.platform, verdicts, summary, allow, durations))
         if args.json:
             write_json(args.json, verdicts_document(tf.platform, tf.files, verdicts, allow, extra))

@@ -22,7 +22,10 @@ def parse(path: Path) -> RunResult:
     except (OSError, UnicodeDecodeError) as e:
         raise ResultsError(f"cannot read: {e}", path=str(path)) from e
     try:
-        doc = json.loads(_NAN.sub("null", text))
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError:
+            doc = json.loads(_NAN.sub("null", text))  # only cyclictest's nan needs the rewrite
     except json.JSONDecodeError as e:
         raise ResultsError(f"invalid or truncated JSON: {e.msg} (column {e.colno})",
                            path=str(path), line=e.lineno) from e
@@ -145,12 +148,16 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
         if not isinstance(t, dict):
             raise ResultsError("must be an object", path=str(path), key=where)
         cycles = _need(t, "cycles", path, where, int)
-        buckets = []
-        for b in _need(t, "histogram", path, where, list):
-            if (not isinstance(b, list) or len(b) != 3 or not isinstance(b[0], int)
-                    or not (b[1] is None or isinstance(b[1], int)) or not isinstance(b[2], int)):
-                raise ResultsError(f"bad histogram bucket {b!r}", path=str(path), key=where + ".histogram")
-            buckets.append((b[0], b[1], b[2]))
+        raw = _need(t, "histogram", path, where, list)
+        try:
+            buckets = [(lo, hi, c) for lo, hi, c in raw]
+            ok = all(type(lo) is int and type(c) is int and (hi is None or type(hi) is int)
+                     for lo, hi, c in buckets)
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ResultsError("histogram buckets must be [low, high or null, count] integers",
+                               path=str(path), key=where + ".histogram")
         hist = Histogram(unit=unit, buckets=buckets, overflow=0, range_end=None)
         if hist.total != cycles:
             raise ResultsError(f"histogram holds {hist.total} samples but cycles is {cycles}",
