@@ -76,7 +76,10 @@ static void prepare_threads(struct sampler *s)
 	const size_t nb = s->ctl.layout.nbuckets;
 	const int n = p->num_threads;
 
-	s->ts = xcalloc((size_t)n, sizeof(*s->ts));
+	s->ts = aligned_alloc(THREAD_STATE_ALIGN, (size_t)n * sizeof(*s->ts)); /* sizeof is a multiple */
+	if (!s->ts)
+		die_oom();
+	memset(s->ts, 0, (size_t)n * sizeof(*s->ts));
 	s->args = xcalloc((size_t)n, sizeof(*s->args));
 	s->tr = xcalloc((size_t)n, sizeof(*s->tr));
 	s->hist_bufs = xcalloc((size_t)n, sizeof(*s->hist_bufs));

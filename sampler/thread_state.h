@@ -20,9 +20,12 @@ struct spike {
 	int64_t ts_us;
 };
 
+/* Cache-line aligned: each thread writes its own counters, and neighbours must not share lines. */
+#define THREAD_STATE_ALIGN 64
+
 struct thread_state {
 	/* configuration, fixed before the thread starts */
-	int index;
+	_Alignas(THREAD_STATE_ALIGN) int index;
 	int cpu;
 	int node;
 	int priority;

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+pytest_plugins = ["pytester"]
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 RT_TESTS = FIXTURES / "rt-tests"

@@ -206,6 +206,33 @@ def _load_chain(path: Path, seen: list[str]) -> tuple[dict[str, Any], dict[Key, 
 
 # ---------------------------------------------------------------- validation
 
+def parse_rate(value: Any) -> float:
+    """'0.1%' or a fraction such as 0.001, below 1."""
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*%\s*", value)
+        if not m:
+            raise ValueError(f"must be a percentage such as '0.1%' or a fraction, not {value!r}")
+        r = float(m.group(1)) / 100.0
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        r = float(value)
+    else:
+        raise ValueError(f"must be a percentage such as '0.1%' or a fraction, not {value!r}")
+    if not 0.0 <= r < 1.0:
+        raise ValueError(f"must be a fraction from 0 to below 1 or a percentage below 100 %, not {value!r}")
+    return r
+
+
+def parse_duration(value: Any) -> int:
+    """Whole seconds from 30, '30s', '10m', '2h' or '1d'."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*(\d+)\s*([smhd]?)\s*", value)
+        if m and int(m.group(1)) > 0:
+            return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+    raise ValueError(f"must be a whole duration such as 30s, 10m, 2h or 1d, not {value!r}")
+
+
 class _Checker:
     def __init__(self, path: Path, lines: dict[Key, Where]) -> None:
         self.path = path
@@ -267,26 +294,16 @@ class _Checker:
         return value
 
     def rate(self, value: Any, key: Key) -> float:
-        """'0.1%' or a fraction such as 0.001."""
-        if isinstance(value, str):
-            m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*%\s*", value)
-            if not m:
-                raise self.fail(key, f"must be a percentage such as '0.1%' or a fraction, not {value!r}")
-            r = float(m.group(1)) / 100.0
-        else:
-            r = self.number(value, key, 0.0, 1.0)
-        if not 0.0 <= r < 1.0:
-            raise self.fail(key, f"rate must be below 100 %, not {value!r}")
-        return r
+        try:
+            return parse_rate(value)
+        except ValueError as e:
+            raise self.fail(key, str(e)) from None
 
     def duration(self, value: Any, key: Key) -> int:
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-        if isinstance(value, str):
-            m = re.fullmatch(r"\s*(\d+)\s*([smhd]?)\s*", value)
-            if m and int(m.group(1)) > 0:
-                return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
-        raise self.fail(key, f"must be a whole duration such as 30s, 10m, 2h or 1d, not {value!r}")
+        try:
+            return parse_duration(value)
+        except ValueError as e:
+            raise self.fail(key, str(e)) from None
 
     def cpus(self, value: Any, key: Key) -> list[int] | str:
         if value == "all":

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 
 from ..errors import RtgateError
 from ..gates import Verdict, exit_code
 from ..report_json import verdicts_document, write_json
 from ..report_text import summary_table
-from ..thresholds import ThresholdFile
+from ..thresholds import ThresholdFile, parse_duration
 
 
 def add_report_options(p: argparse.ArgumentParser) -> None:
@@ -21,10 +20,10 @@ def add_report_options(p: argparse.ArgumentParser) -> None:
 
 
 def parse_seconds(text: str) -> int:
-    m = re.fullmatch(r"\s*(\d+)\s*([smhd]?)\s*", text)
-    if not m or int(m.group(1)) == 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration such as 10s, 5m or 2h")
-    return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+    try:
+        return parse_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def report(tf: ThresholdFile, verdicts: list[Verdict], args: argparse.Namespace,

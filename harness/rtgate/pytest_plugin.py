@@ -1,0 +1,255 @@
+"""pytest plugin: threshold files as tests, results from elsewhere, and a fixture for users' own tests.
+
+Only pytest hooks, nodes and fixtures live here. Running measurements, parsing and gate math
+are rtgate's own modules (session.py, gates.py), which know nothing about pytest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from .errors import RtgateError, ThresholdsError
+from .gates import Status, Verdict
+from .session import GateSession, LatencyResult, Settings, predicted_thread_ids
+from .thresholds import Measurement, ThresholdFile, load_thresholds
+
+_SESSION = pytest.StashKey[GateSession]()
+
+
+# ------------------------------------------------------------------ options
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("rtgate", "rtgate latency gates")
+    group.addoption("--rtgate-thresholds", action="append", default=[], metavar="FILE",
+                    help="collect the gates of this threshold file (repeatable; ini: rtgate_thresholds)")
+    group.addoption("--rtgate-results", action="extend", nargs="+", default=[], metavar="[MEASUREMENT=]PATH",
+                    help="evaluate these results instead of running the sampler (ini: rtgate_results)")
+    group.addoption("--rtgate-duration", metavar="TIME",
+                    help="override every measurement's duration, e.g. 5s (ini: rtgate_duration)")
+    group.addoption("--rtgate-sampler", metavar="PATH", help="rtgate-sampler to run (ini: rtgate_sampler)")
+    group.addoption("--rtgate-allow-inconclusive", action="store_true", default=None,
+                    help="report INCONCLUSIVE gates as skipped, not failed (ini: rtgate_allow_inconclusive)")
+    group.addoption("--rtgate-output-dir", metavar="DIR",
+                    help="where measurement results go (default rtgate-results; ini: rtgate_output_dir)")
+    group.addoption("--rtgate-junit", metavar="FILE",
+                    help="also write rtgate's own JUnit report for the session (ini: rtgate_junit)")
+    group.addoption("--rtgate-json", metavar="FILE",
+                    help="write the session's verdicts as JSON (ini: rtgate_json)")
+    parser.addini("rtgate_thresholds", "threshold files whose gates are collected", type="args", default=[])
+    parser.addini("rtgate_results", "results to evaluate instead of running the sampler", type="args", default=[])
+    parser.addini("rtgate_duration", "duration override for every measurement", default="")
+    parser.addini("rtgate_sampler", "rtgate-sampler to run", default="")
+    parser.addini("rtgate_allow_inconclusive", "INCONCLUSIVE gates are skipped, not failed", type="bool",
+                  default=False)
+    parser.addini("rtgate_output_dir", "where measurement results go", default="rtgate-results")
+    parser.addini("rtgate_junit", "rtgate's own JUnit report for the session", default="")
+    parser.addini("rtgate_json", "the session's verdicts as JSON", default="")
+
+
+def _settings(config: pytest.Config) -> Settings:
+    """Command line first, then the ini file."""
+    def pick(option: str, ini: str) -> Any:
+        value = config.getoption(option)
+        return value if value not in (None, [], "") else config.getini(ini)
+    return Settings(
+        thresholds=[str(p) for p in pick("rtgate_thresholds", "rtgate_thresholds")],
+        results=[str(p) for p in pick("rtgate_results", "rtgate_results")],
+        duration=pick("rtgate_duration", "rtgate_duration") or None,
+        sampler=pick("rtgate_sampler", "rtgate_sampler") or None,
+        allow_inconclusive=bool(pick("rtgate_allow_inconclusive", "rtgate_allow_inconclusive")),
+        output_dir=Path(str(pick("rtgate_output_dir", "rtgate_output_dir") or "rtgate-results")),
+        junit=pick("rtgate_junit", "rtgate_junit") or None,
+        json=pick("rtgate_json", "rtgate_json") or None,
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "rtgate: a latency gate collected from an rtgate threshold file")
+    config.addinivalue_line("markers", "rtgate_critical: a gate its threshold file marks critical")
+    try:
+        config.stash[_SESSION] = GateSession(_settings(config), rootdir=Path(str(config.rootpath)))
+    except RtgateError as e:
+        raise pytest.UsageError(f"rtgate: {e}") from e
+
+
+# ------------------------------------------------------------------ collection
+
+def _named(config: pytest.Config, path: Path) -> bool:
+    """Only threshold files the user names are collected: never every YAML file in a tree."""
+    session = config.stash[_SESSION]
+    resolved = path.resolve()
+    if resolved in session.requested_files():
+        return True
+    for arg in config.args:
+        target = Path(arg.split("::")[0]).resolve()
+        if target == resolved:
+            return True
+        if target.is_dir() and target in resolved.parents:
+            head = resolved.read_text(encoding="utf-8", errors="replace")[:65536]
+            return "platform:" in head and "measurements:" in head
+    return False
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix in (".yaml", ".yml") and _named(parent.config, file_path):
+        return ThresholdsFile.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Threshold files named by option or ini but not on the command line are collected here."""
+    gate_session = config.stash[_SESSION]
+    seen = {Path(str(item.path)).resolve() for item in items if isinstance(item, GateItem)}
+    for path in sorted(gate_session.requested_files()):
+        if path in seen:
+            continue
+        node = ThresholdsFile.from_parent(session, path=path)
+        try:
+            items.extend(i for c in node.collect() for i in c.collect())  # type: ignore[union-attr]
+        except ThresholdsError as e:
+            raise pytest.UsageError(f"rtgate: {e}") from e
+
+
+class ThresholdsFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Collector]:
+        tf = load_thresholds(self.path)
+        for m in tf.measurements.values():
+            yield MeasurementNode.from_parent(self, name=m.name, tf=tf, measurement=m)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        if isinstance(excinfo.value, RtgateError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)  # type: ignore[return-value]
+
+
+class MeasurementNode(pytest.Collector):
+    def __init__(self, *, tf: ThresholdFile, measurement: Measurement, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.tf = tf
+        self.measurement = measurement
+
+    def collect(self) -> Iterator[pytest.Item]:
+        gate_session = self.config.stash[_SESSION]
+        ids = predicted_thread_ids(self.measurement, gate_session.results_for(self.tf, self.measurement.name))
+        for gate in self.measurement.gates:
+            for thread in (["worst"] if gate.scope == "worst" else ids.get(gate.name, [])):
+                item = GateItem.from_parent(self, name=f"{gate.name}[{thread}]", gate=gate.name, thread=thread)
+                item.add_marker("rtgate")
+                if gate.critical:
+                    item.add_marker("rtgate_critical")
+                yield item
+
+
+class GateFailure(Exception):
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(verdict.reason)
+        self.verdict = verdict
+
+
+class GateItem(pytest.Item):
+    def __init__(self, *, gate: str, thread: str, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.gate = gate
+        self.thread = thread
+
+    @property
+    def measurement_node(self) -> MeasurementNode:
+        assert isinstance(self.parent, MeasurementNode)
+        return self.parent
+
+    def runtest(self) -> None:
+        node = self.measurement_node
+        gate_session = self.config.stash[_SESSION]
+        verdict = gate_session.verdict(node.tf, node.measurement, self.gate, self.thread)
+        record_figures(self.config, self, verdict)
+        if verdict.status == Status.PASS:
+            return
+        if verdict.status == Status.INCONCLUSIVE and gate_session.settings.allow_inconclusive:
+            pytest.skip(f"INCONCLUSIVE: {verdict.reason}")
+        raise GateFailure(verdict)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
+        if isinstance(excinfo.value, GateFailure):
+            return failure_text(excinfo.value.verdict)
+        if isinstance(excinfo.value, RtgateError):
+            return f"rtgate: {excinfo.value}"
+        return super().repr_failure(excinfo)  # type: ignore[return-value]
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        gate = next(g for g in self.measurement_node.measurement.gates if g.name == self.gate)
+        return self.path, max(0, gate.where[1] - 1), f"{self.measurement_node.name}::{self.name}"
+
+
+def failure_text(v: Verdict) -> str:
+    """The gate's one-line reason and a short table: no traceback."""
+    rows = [("value", v.value_text or "-"), ("limit", "-" if v.limit is None else f"{v.limit:g}"),
+            ("bound", "-" if v.bound is None else f"{v.bound * 100:.4g} %"), ("samples", str(v.samples))]
+    for key in ("cycles", "min_us", "avg_us", "max_us", "p99.9_us", "missed_periods", "source"):
+        if key in v.properties and v.properties[key] is not None:
+            rows.append((key, str(v.properties[key])))
+    width = max(len(k) for k, _ in rows)
+    return f"{v.status.value}: {v.reason}\n" + "\n".join(f"  {k.ljust(width)}  {val}" for k, val in rows)
+
+
+def record_figures(config: pytest.Config, node: pytest.Item, verdict: Verdict) -> None:
+    """Put a verdict's figures where pytest's --junitxml writes them, in either JUnit family.
+
+    xunit1/legacy: testcase <properties> (what record_property does). xunit2, pytest's default,
+    has no testcase properties in its schema and record_property warns there; the figures go
+    into the testsuite's <properties> instead, named "<test id>::<figure>" (what
+    record_testsuite_property does), which Jenkins keeps with keepProperties.
+    """
+    figures: dict[str, Any] = {"status": verdict.status.value, "value": verdict.value_text,
+                               "limit": verdict.limit, "bound": verdict.bound, "samples": verdict.samples}
+    figures.update({k: v for k, v in verdict.properties.items() if not isinstance(v, (list, dict))})
+    figures = {k: v for k, v in figures.items() if v is not None}
+    if config.getini("junit_family") in ("xunit1", "legacy"):
+        node.user_properties.extend((f"rtgate.{k}", v) for k, v in figures.items())
+        return
+    from _pytest.junitxml import xml_key  # the LogXML of --junitxml, as record_testsuite_property uses
+    xml = config.stash.get(xml_key, None)
+    if xml is not None:
+        for k, v in figures.items():
+            xml.add_global_property(f"{node.nodeid}::{k}", v)
+
+
+# ------------------------------------------------------------------ reporting
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    gate_session = config.stash.get(_SESSION, None)
+    if gate_session is None or not gate_session.verdicts:
+        return
+    terminalreporter.section("rtgate")
+    for path, v in gate_session.verdicts:
+        limit = "" if v.limit is None else f" (limit {v.limit:g})"
+        terminalreporter.write_line(f"{v.status.value:12} {path}::{v.test_id}  {v.value_text or '-'}{limit}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    gate_session = session.config.stash.get(_SESSION, None)
+    if gate_session is not None:
+        gate_session.write_side_files()
+
+
+# ------------------------------------------------------------------ fixture for users' own tests
+
+@pytest.fixture
+def rt_latency(request: pytest.FixtureRequest) -> Callable[..., LatencyResult]:
+    """Run a measurement from a test and get its results with gate helpers.
+
+        def test_my_board(rt_latency):
+            result = rt_latency(duration="10s", interval_us=500, priority=90, threads=2)
+            assert result.gate(max_us=80).passed
+    """
+    gate_session: GateSession = request.config.stash[_SESSION]
+
+    def measure(**settings: Any) -> LatencyResult:
+        name = settings.pop("name", request.node.name)
+        result = gate_session.measure_for_test(name, **settings)
+        result.on_gate = lambda v: record_figures(request.config, request.node, v)
+        return result
+    return measure
+

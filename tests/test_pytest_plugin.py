@@ -1,0 +1,161 @@
+"""The pytest plugin, through real pytest sessions (pytester): ids, verdicts, JUnit, fixture, options."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from junitparser import Failure, JUnitXml, Properties, Skipped
+
+from conftest import IS_ROOT, ROOT, RT_TESTS
+
+SPEC = """\
+platform: board
+measurements:
+  app-thread-a:
+    sampler:
+      loops: 5000
+      threads: [{{name: all, count: 2}}]
+    gates:
+      - {{name: max, kind: max, limit_us: {max}}}
+      - {{name: over-900, kind: miss_rate, above_us: 900, rate: {rate}}}
+"""
+
+
+@pytest.fixture
+def board(pytester: pytest.Pytester) -> Path:
+    shutil.copy(RT_TESTS / "ct-24-S-h300.json", pytester.path / "results.json")  # maxima 894 and 155 us
+    return pytester.path
+
+
+def spec(pytester: pytest.Pytester, max_us: float = 1000, rate: str = "1%", name: str = "board.yaml") -> Path:
+    path = pytester.path / name
+    path.write_text(SPEC.format(max=max_us, rate=rate))
+    return path
+
+
+def test_collects_one_item_per_gate_and_thread(pytester: pytest.Pytester, board: Path) -> None:
+    spec(pytester)
+    r = pytester.runpytest("board.yaml", "--rtgate-results", "results.json", "--collect-only", "-q")
+    assert r.ret == 0
+    ids = [ln for ln in r.outlines if "::" in ln]
+    assert ids == ["board.yaml::app-thread-a::max[cpu0]", "board.yaml::app-thread-a::max[cpu1]",
+                   "board.yaml::app-thread-a::over-900[cpu0]", "board.yaml::app-thread-a::over-900[cpu1]"]
+
+
+def test_pass_and_fail_per_gate_with_readable_failure(pytester: pytest.Pytester, board: Path) -> None:
+    spec(pytester, max_us=500)
+    r = pytester.runpytest("board.yaml", "--rtgate-results", "results.json")
+    r.assert_outcomes(passed=3, failed=1)
+    out = r.stdout.str()
+    assert "FAIL: max 894 us > 500 us on thread 0 (cpu 0, prio 80)" in out
+    assert "Traceback" not in out and "raise GateFailure" not in out
+    assert "cycles" in out and "5000" in out  # the short table
+    r.stdout.fnmatch_lines(["*= rtgate =*", "FAIL * board.yaml::app-thread-a::max[[]cpu0[]]  894 us (limit 500)"])
+
+
+def test_inconclusive_fails_unless_allowed(pytester: pytest.Pytester, board: Path) -> None:
+    spec(pytester, rate="0.05%")  # 0 of 5000 above 900 us cannot prove 0.05 %
+    r = pytester.runpytest("board.yaml", "--rtgate-results", "results.json")
+    r.assert_outcomes(passed=2, failed=2)
+    assert "INCONCLUSIVE: 0 of 5000 samples above 900 us" in r.stdout.str()
+    r = pytester.runpytest("board.yaml", "--rtgate-results", "results.json", "--rtgate-allow-inconclusive", "-rs")
+    r.assert_outcomes(passed=2, skipped=2)
+    assert "INCONCLUSIVE: 0 of 5000" in r.stdout.str()
+
+
+@pytest.mark.parametrize("family", ["xunit1", "xunit2"])
+def test_measurements_land_in_junitxml(pytester: pytest.Pytester, board: Path, family: str) -> None:
+    spec(pytester, max_us=500)
+    pytester.makeini(f"[pytest]\njunit_family = {family}\n")
+    r = pytester.runpytest("board.yaml", "--rtgate-results", "results.json", "--junitxml=out.xml",
+                           "-W", "error")
+    r.assert_outcomes(passed=3, failed=1)
+    xml = JUnitXml.fromfile(str(pytester.path / "out.xml"))
+    suite = next(iter(xml))
+    cases = {c.name: c for c in suite}
+    assert isinstance(cases["max[cpu0]"].result[0], Failure)
+    assert "max 894 us > 500 us" in cases["max[cpu0]"].result[0].message
+    if family == "xunit1":
+        props = {p.name: p.value for p in cases["max[cpu0]"].child(Properties)}
+        assert props["rtgate.value"] == "894 us" and props["rtgate.limit"] == "500.0"
+        assert props["rtgate.cycles"] == "5000" and props["rtgate.status"] == "FAIL"
+    else:
+        assert cases["max[cpu0]"].child(Properties) is None  # xunit2: no testcase properties
+        props = {p.name: p.value for p in suite.properties()}
+        key = "board.yaml::app-thread-a::max[cpu0]"
+        assert props[f"{key}::value"] == "894 us" and props[f"{key}::cycles"] == "5000"
+        assert props["board.yaml::app-thread-a::max[cpu1]::status"] == "PASS"
+
+
+def test_bad_threshold_file_is_a_collection_error_naming_file_and_line(pytester: pytest.Pytester) -> None:
+    (pytester.path / "bad.yaml").write_text(SPEC.format(max="fast", rate="1%"))
+    r = pytester.runpytest("bad.yaml")
+    assert r.ret == pytest.ExitCode.INTERRUPTED
+    r.stdout.fnmatch_lines(["*ERROR collecting bad.yaml*", "*bad.yaml:8: measurements.app-thread-a.gates[[]0[]].limit_us:*"])
+    assert "Traceback" not in r.stdout.str()
+
+
+def test_options_and_ini_precedence(pytester: pytest.Pytester, board: Path) -> None:
+    spec(pytester, max_us=500)
+    shutil.copy(RT_TESTS / "ct-new-t2-H200.json", pytester.path / "other.json")  # maxima 1547 and 145
+    pytester.makeini("[pytest]\nrtgate_thresholds = board.yaml\nrtgate_results = results.json\n")
+    r = pytester.runpytest("-p", "no:cacheprovider")
+    r.assert_outcomes(passed=3, failed=1)
+    assert "894 us > 500 us" in r.stdout.str()
+    r = pytester.runpytest("--rtgate-results", "other.json")  # the command line wins
+    r.assert_outcomes(passed=3, failed=1)
+    assert "1547 us > 500 us" in r.stdout.str()
+
+
+def test_ordinary_yaml_files_are_not_collected(pytester: pytest.Pytester) -> None:
+    (pytester.path / "config.yaml").write_text("a: 1\n")
+    pytester.makepyfile(test_x="def test_ok():\n    pass\n")
+    r = pytester.runpytest()
+    r.assert_outcomes(passed=1)
+
+
+def test_help_lists_the_rtgate_group(pytester: pytest.Pytester) -> None:
+    r = pytester.runpytest("--help")
+    r.stdout.fnmatch_lines(["rtgate latency gates:", "*--rtgate-thresholds=FILE*", "*--rtgate-duration=TIME*",
+                            "*rtgate_duration*"])
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs root for SCHED_FIFO")
+def test_fixture_in_users_own_tests(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_board="""
+        def test_latency(rt_latency):
+            result = rt_latency(duration="1s", interval_us=1000, priority=80, threads=2)
+            assert len(result.threads) == 2 and all(t.cycles > 500 for t in result.threads)
+            assert result.gate(max_us=1_000_000).passed
+            assert result.gate(above_us=1_000_000, rate="50%").passed
+
+        def test_impossible(rt_latency):
+            result = rt_latency(duration="1s", threads=1)
+            assert result.gate(max_us=0).passed
+    """)
+    r = pytester.runpytest("--junitxml=out.xml", "-o", "junit_family=xunit1")
+    r.assert_outcomes(passed=1, failed=1)
+    r.stdout.fnmatch_lines(["*where False = <GateResult FAIL: max * us > 0 us on thread 0 (prio 80)>.passed*"])
+    cases = {c.name: c for s in JUnitXml.fromfile(str(pytester.path / "out.xml")) for c in s}
+    props = {p.name: p.value for p in cases["test_impossible"].child(Properties)}
+    assert props["rtgate.status"] == "FAIL" and int(props["rtgate.cycles"]) > 500
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs root for SCHED_FIFO")
+def test_real_short_run_of_the_default_platform(pytester: pytest.Pytester) -> None:
+    """`pytest thresholds/default.yaml --rtgate-duration 5s` passes or fails honestly here."""
+    shutil.copy(ROOT / "thresholds" / "default.yaml", pytester.path / "default.yaml")
+    r = pytester.runpytest("default.yaml", "--rtgate-duration", "5s", "--rtgate-json", "v.json",
+                           "--rtgate-junit", "rtgate.xml")
+    import json
+    doc = json.loads((pytester.path / "v.json").read_text())
+    outcomes = r.parseoutcomes()
+    statuses = [v["status"] for v in doc["verdicts"]]
+    assert outcomes.get("passed", 0) == statuses.count("PASS")
+    assert outcomes.get("failed", 0) == len(statuses) - statuses.count("PASS")
+    assert len(statuses) == 4 * len(__import__("os").sched_getaffinity(0))
+    assert r.ret == (0 if all(s == "PASS" for s in statuses) else 1)
+    assert {c.name for s in JUnitXml.fromfile(str(pytester.path / "rtgate.xml")) for c in s} == \
+        {f"{v['gate']}[{v['thread']}]" for v in doc["verdicts"]}
