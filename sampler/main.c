@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gate.h"
 #include "measure.h"
 #include "options.h"
 #include "out_histtext.h"
@@ -353,6 +354,31 @@ static void stop_threads(struct sampler *s)
 		drain_verbose(s);
 }
 
+/* --gate: the verdicts, one RTGATE-GATE line each, for shells on boards without Python. */
+static void print_gates(struct sampler *s, const struct run_result *r)
+{
+	static struct gate_verdict verdicts[MAX_THREADS];
+	static char ids[MAX_THREADS][GATE_NAME_LEN];
+	static char labels[MAX_THREADS][GATE_NAME_LEN];
+
+	if (!s->p.ngates)
+		return;
+	for (int i = 0; i < s->p.nlabels; i++)
+		snprintf(labels[i], GATE_NAME_LEN, "%s", s->p.thread_labels[i]);
+	gate_thread_ids(r, labels, s->p.nlabels, ids);
+	for (int i = 0; i < s->p.ngates; i++) {
+		struct gate_spec g;
+		char err[200];
+		int n;
+
+		if (gate_parse(s->p.gate_args[i], &g, err, sizeof(err)))
+			continue; /* checked when the options were parsed */
+		n = gate_evaluate(&g, r, ids, verdicts, MAX_THREADS);
+		for (int j = 0; j < n; j++)
+			gate_print(stdout, &g, &verdicts[j]);
+	}
+}
+
 static int write_outputs(struct sampler *s)
 {
 	struct run_result r;
@@ -385,6 +411,7 @@ static int write_outputs(struct sampler *s)
 		}
 	}
 	text_break(stdout, &r);
+	print_gates(s, &r);
 	fflush(stdout);
 	if (s->p.json_path[0] && json_write_file(s->p.json_path, &r)) {
 		fprintf(stderr, "rtgate-sampler: cannot write %s: %s\n", s->p.json_path, strerror(errno));

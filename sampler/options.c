@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gate.h"
 #include "version.h"
 
 enum {
@@ -22,7 +23,7 @@ enum {
 	OPT_PRIOSPREAD, OPT_QUIET, OPT_RELATIVE, OPT_RESOLUTION, OPT_SECALIGNED, OPT_SYSTEM,
 	OPT_SMP, OPT_SPIKE, OPT_SPIKE_NODES, OPT_SMI, OPT_THREADS, OPT_TRACEMARK,
 	OPT_UNBUFFERED, OPT_VERBOSE, OPT_DBGCYCLIC, OPT_POSIX_TIMERS, OPT_NANOSLEEP,
-	OPT_HELP, OPT_VERSION, OPT_CHECKPOINT, OPT_BLOCK, OPT_THREAD_CPUS, OPT_THREAD_PRIOS,
+	OPT_HELP, OPT_VERSION, OPT_CHECKPOINT, OPT_BLOCK, OPT_THREAD_CPUS, OPT_THREAD_PRIOS, OPT_GATE, OPT_THREAD_LABELS,
 };
 
 static const struct option long_options[] = {
@@ -72,6 +73,8 @@ static const struct option long_options[] = {
 	{"block", required_argument, NULL, OPT_BLOCK},
 	{"thread-cpus", required_argument, NULL, OPT_THREAD_CPUS},
 	{"thread-priorities", required_argument, NULL, OPT_THREAD_PRIOS},
+	{"gate", required_argument, NULL, OPT_GATE},
+	{"thread-labels", required_argument, NULL, OPT_THREAD_LABELS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -371,6 +374,9 @@ void options_usage(void)
 	       "-x          --posix_timers      POSIX interval timers instead of clock_nanosleep\n"
 	       "            --thread-cpus=LIST  rtgate: CPU of each thread, e.g. 0,1 ('*' = not pinned)\n"
 	       "            --thread-priorities=LIST  rtgate: priority of each thread, e.g. 51,48\n"
+	       "            --gate=SPEC         rtgate: evaluate a gate at the end, print RTGATE-GATE lines\n"
+	       "                                (name=N,kind=max|avg|percentile|miss_rate|missed,limit=US,...)\n"
+	       "            --thread-labels=LIST  rtgate: thread-group label of each thread (gate ids)\n"
 	       "            --version           print the version\n"
 	       "\nExit status: 0 measured, 1 runtime error (privileges, memory), 2 usage error.\n",
 	       RTGATE_VERSION);
@@ -640,6 +646,40 @@ enum options_result options_parse(int argc, char **argv, const struct cpu_info *
 				n_list_cpus = n;
 			else
 				n_list_prios = n;
+			break;
+		}
+		case OPT_GATE: {
+			static struct gate_spec check; /* parsed here to report errors now; main parses again */
+			char gerr[200];
+
+			if (p->ngates == 64) {
+				set_err(err, errlen, "%s: at most 64 gates", name);
+				return OPTIONS_ERROR;
+			}
+			if (gate_parse(optarg, &check, gerr, sizeof(gerr))) {
+				set_err(err, errlen, "%s=%s: %s", name, optarg, gerr);
+				return OPTIONS_ERROR;
+			}
+			p->gate_args[p->ngates++] = optarg;
+			break;
+		}
+		case OPT_THREAD_LABELS: {
+			char buf[4096];
+			char *tok, *save = NULL;
+
+			if (strlen(optarg) >= sizeof(buf)) {
+				set_err(err, errlen, "%s: too long", name);
+				return OPTIONS_ERROR;
+			}
+			strcpy(buf, optarg);
+			p->nlabels = 0;
+			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				if (p->nlabels == MAX_THREADS || strlen(tok) >= sizeof(p->thread_labels[0])) {
+					set_err(err, errlen, "%s: too many or too long labels", name);
+					return OPTIONS_ERROR;
+				}
+				strcpy(p->thread_labels[p->nlabels++], tok);
+			}
 			break;
 		}
 		case OPT_TRACEMARK: p->tracemark = 1; break;

@@ -67,6 +67,11 @@ struct params {
 	int tracemark;
 	uint64_t spike;          /* 0 = off */
 	uint64_t spike_nodes;
+	/* native gates (gate.c) and the thread-group label of each thread */
+	int ngates;
+	const char *gate_args[64];
+	char thread_labels[MAX_THREADS][32];
+	int nlabels;
 	/* command line, for the JSON */
 	int argc;
 	char **argv;

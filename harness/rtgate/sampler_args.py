@@ -15,9 +15,11 @@ def with_duration(settings: SamplerSettings, duration_s: int | None) -> SamplerS
     return replace(settings, duration_s=duration_s, loops=None)
 
 
-def sampler_args(m: Measurement, json_path: str | None, ncpus: int | None = None,
-                 duration_s: int | None = None) -> list[str]:
-    """Options only (no program name). Plain cyclictest spelling where one group allows it."""
+def sampler_args(m: Measurement, json_path: str | None, duration_s: int | None = None,
+                 native_gates: bool = False) -> list[str]:
+    """Options only (no program name). Plain cyclictest spelling where one group allows it.
+
+    native_gates: add the measurement's gates as --gate options (boards without Python)."""
     s = with_duration(m.sampler, duration_s)
     groups = s.threads
     rt = groups[0].policy in ("fifo", "rr")
@@ -69,6 +71,9 @@ def sampler_args(m: Measurement, json_path: str | None, ncpus: int | None = None
     args.append("-q")
     if json_path:
         args += [f"--json={json_path}", f"--checkpoint={s.checkpoint_seconds}"]
+    if native_gates:
+        from .native_gates import native_args
+        args += native_args(m)
     return args
 
 

@@ -1,0 +1,646 @@
+/* Native gate evaluation: a line-for-line port of harness/rtgate/gates.py's decisions. */
+#include "gate.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+static void set_err(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+/* "0+2+3" into a list of non-negative ints. */
+static int parse_list(const char *s, int *out, int cap)
+{
+	char buf[1024];
+	char *tok, *save = NULL;
+	int n = 0;
+	uint64_t v;
+
+	if (strlen(s) >= sizeof(buf) || !s[0])
+		return -1;
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
+		if (n == cap || parse_u64(tok, 0, 1000000, &v))
+			return -1;
+		out[n++] = (int)v;
+	}
+	return n;
+}
+
+static int parse_kind(const char *s)
+{
+	static const struct { const char *name; int kind; } kinds[] = {
+		{"max", GATE_MAX_KIND}, {"avg", GATE_AVG}, {"percentile", GATE_PERCENTILE},
+		{"miss_rate", GATE_MISS_RATE}, {"missed", GATE_MISSED},
+	};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(s, kinds[i].name) == 0)
+			return kinds[i].kind;
+	return 0;
+}
+
+int gate_parse(const char *arg, struct gate_spec *g, char *err, size_t errlen)
+{
+	char buf[2048];
+	char *tok, *save = NULL;
+	int have_limit = 0, have_above = 0, have_rate = 0, have_pct = 0;
+
+	memset(g, 0, sizeof(*g));
+	g->max_count = -1;
+	g->max_rate = -1;
+	g->confidence = 0.95;
+	if (strlen(arg) >= sizeof(buf)) {
+		set_err(err, errlen, "too long");
+		return -1;
+	}
+	strcpy(buf, arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		const char *key = tok, *val;
+		uint64_t u;
+		int bad = 0;
+
+		if (!eq) {
+			set_err(err, errlen, "'%s' is not KEY=VALUE", tok);
+			return -1;
+		}
+		*eq = '\0';
+		val = eq + 1;
+		if (strcmp(key, "name") == 0) {
+			if (!val[0] || strlen(val) >= GATE_NAME_LEN || strpbrk(val, " \t\n"))
+				bad = 1;
+			else
+				strcpy(g->name, val);
+		} else if (strcmp(key, "kind") == 0) {
+			bad = !(g->kind = parse_kind(val));
+		} else if (strcmp(key, "limit") == 0) {
+			bad = parse_decimal(val, 0, 1e9, &g->limit);
+			have_limit = 1;
+		} else if (strcmp(key, "above") == 0) {
+			bad = parse_decimal(val, 0, 1e9, &g->above);
+			have_above = 1;
+		} else if (strcmp(key, "rate") == 0) {
+			bad = parse_decimal(val, 0, 1, &g->rate) || g->rate >= 1;
+			have_rate = 1;
+		} else if (strcmp(key, "percentile") == 0) {
+			bad = parse_decimal(val, 0, 100, &g->percentile) || g->percentile <= 0 || g->percentile >= 100;
+			have_pct = 1;
+		} else if (strcmp(key, "max_count") == 0) {
+			bad = parse_u64(val, 0, INT64_MAX, &u);
+			g->max_count = (long long)u;
+		} else if (strcmp(key, "max_rate") == 0) {
+			bad = parse_decimal(val, 0, 1, &g->max_rate) || g->max_rate >= 1;
+		} else if (strcmp(key, "confidence") == 0) {
+			bad = parse_decimal(val, 0.5, 0.999999, &g->confidence);
+		} else if (strcmp(key, "min_samples") == 0) {
+			bad = parse_u64(val, 1, UINT64_MAX >> 2, &u);
+			g->min_samples = u;
+		} else if (strcmp(key, "threads") == 0) {
+			bad = (g->nthreads = parse_list(val, g->threads, MAX_THREADS)) <= 0;
+		} else if (strcmp(key, "cpus") == 0) {
+			bad = (g->ncpus = parse_list(val, g->cpus, 64)) <= 0;
+		} else if (strcmp(key, "scope") == 0) {
+			if (strcmp(val, "worst") == 0)
+				g->worst = 1;
+			else
+				bad = strcmp(val, "per_thread") != 0;
+		} else {
+			set_err(err, errlen, "unknown key '%s'", key);
+			return -1;
+		}
+		if (bad) {
+			set_err(err, errlen, "bad value for %s: '%s'", key, val);
+			return -1;
+		}
+	}
+	if (!g->name[0] || !g->kind) {
+		set_err(err, errlen, "needs name= and kind=");
+		return -1;
+	}
+	if ((g->kind == GATE_MAX_KIND || g->kind == GATE_AVG) && !have_limit) {
+		set_err(err, errlen, "gate %s needs limit=", g->name);
+		return -1;
+	}
+	if (g->kind == GATE_PERCENTILE && !(have_limit && have_pct)) {
+		set_err(err, errlen, "gate %s needs percentile= and limit=", g->name);
+		return -1;
+	}
+	if (g->kind == GATE_MISS_RATE && !(have_above && have_rate)) {
+		set_err(err, errlen, "gate %s needs above= and rate=", g->name);
+		return -1;
+	}
+	if (g->kind == GATE_MISSED && (g->max_count >= 0) == (g->max_rate >= 0)) {
+		set_err(err, errlen, "gate %s needs exactly one of max_count= and max_rate=", g->name);
+		return -1;
+	}
+	return 0;
+}
+
+const char *gate_status_name(int status)
+{
+	switch (status) {
+	case GATE_PASS: return "PASS";
+	case GATE_INCONCLUSIVE: return "INCONCLUSIVE";
+	case GATE_FAIL: return "FAIL";
+	default: return "ERROR";
+	}
+}
+
+/* ------------------------------------------------------------ Clopper-Pearson, as stats.py */
+
+static double betacf(double a, double b, double x)
+{
+	const double tiny = 1e-300;
+	double qab = a + b, qap = a + 1.0, qam = a - 1.0, c = 1.0, d = 1.0 - qab * x / qap, h;
+
+	d = 1.0 / (fabs(d) > tiny ? d : tiny);
+	h = d;
+	for (int m = 1; m < 10000; m++) {
+		double m2 = 2.0 * m, aa, delta;
+
+		aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+		d = 1.0 + aa * d;
+		d = 1.0 / (fabs(d) > tiny ? d : tiny);
+		c = 1.0 + aa / c;
+		c = fabs(c) > tiny ? c : tiny;
+		h *= d * c;
+		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+		d = 1.0 + aa * d;
+		d = 1.0 / (fabs(d) > tiny ? d : tiny);
+		c = 1.0 + aa / c;
+		c = fabs(c) > tiny ? c : tiny;
+		delta = d * c;
+		h *= delta;
+		if (fabs(delta - 1.0) < 1e-15)
+			break;
+	}
+	return h;
+}
+
+static double betainc(double a, double b, double x)
+{
+	double front;
+
+	if (x <= 0.0)
+		return 0.0;
+	if (x >= 1.0)
+		return 1.0;
+	front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	if (x < (a + 1.0) / (a + b + 2.0))
+		return front * betacf(a, b, x) / a;
+	return 1.0 - front * betacf(b, a, 1.0 - x) / b;
+}
+
+static double binom_cdf(unsigned long long k, unsigned long long n, double p)
+{
+	if (k >= n)
+		return 1.0;
+	return 1.0 - betainc((double)k + 1.0, (double)(n - k), p);
+}
+
+static double normal_quantile(double q)
+{
+	static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+				   1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00};
+	static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+				   6.680131188771972e+01, -1.328068155288572e+01};
+	static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+				   -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00};
+	static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+				   3.754408661907416e+00};
+	double r, t;
+
+	if (q < 0.02425) {
+		r = sqrt(-2.0 * log(q));
+		return (((((c[0] * r + c[1]) * r + c[2]) * r + c[3]) * r + c[4]) * r + c[5]) /
+		       ((((d[0] * r + d[1]) * r + d[2]) * r + d[3]) * r + 1.0);
+	}
+	if (q > 1.0 - 0.02425)
+		return -normal_quantile(1.0 - q);
+	r = q - 0.5;
+	t = r * r;
+	return (((((a[0] * t + a[1]) * t + a[2]) * t + a[3]) * t + a[4]) * t + a[5]) * r /
+	       (((((b[0] * t + b[1]) * t + b[2]) * t + b[3]) * t + b[4]) * t + 1.0);
+}
+
+/* Rounded up by at most 1e-7 relative, never down: a gate never passes on rounding. */
+double gate_cp_upper(unsigned long long k, unsigned long long n, double confidence)
+{
+	const double rel_tol = 1e-7, alpha = 1.0 - confidence;
+	double a, b, log_norm, lo, hi, p, z, mean, sd, skew;
+
+	if (n == 0 || k >= n)
+		return 1.0;
+	if (k == 0)
+		return 1.0 - pow(alpha, 1.0 / (double)n);
+	a = (double)k + 1.0;
+	b = (double)(n - k);
+	log_norm = lgamma(a) + lgamma(b) - lgamma(a + b);
+	lo = (double)k / (double)n;
+	hi = 1.0;
+	z = normal_quantile(confidence);
+	mean = a / (a + b);
+	sd = sqrt(a * b / ((a + b) * (a + b) * (a + b + 1.0)));
+	skew = 2.0 * (b - a) * sqrt(a + b + 1.0) / ((a + b + 2.0) * sqrt(a * b));
+	p = mean + sd * (z + skew * (z * z - 1.0) / 6.0);
+	if (p < lo + (1.0 - lo) * 1e-9)
+		p = lo + (1.0 - lo) * 1e-9;
+	if (p > 1.0 - 1e-12)
+		p = 1.0 - 1e-12;
+	for (int i = 0; i < 200; i++) {
+		double f = binom_cdf(k, n, p) - alpha, density, step, nxt;
+
+		if (f > 0)
+			lo = p;
+		else
+			hi = p;
+		if (hi - lo <= rel_tol * hi)
+			break;
+		density = exp((a - 1.0) * log(p) + (b - 1.0) * log1p(-p) - log_norm);
+		step = density > 0 ? f / density : INFINITY;
+		if (fabs(step) < rel_tol * p / 4)
+			nxt = f > 0 ? p + rel_tol * p / 2 : p - rel_tol * p / 2;
+		else
+			nxt = p + step;
+		p = (lo < nxt && nxt < hi) ? nxt : (lo + hi) / 2.0;
+	}
+	return hi;
+}
+
+/* ------------------------------------------------------------ evaluation */
+
+void gate_thread_ids(const struct run_result *r, char labels[][GATE_NAME_LEN], int nlabels,
+		     char ids[][GATE_NAME_LEN])
+{
+	int several = 0, dup = 0;
+
+	for (int i = 0; i < nlabels && !several; i++)
+		for (int j = 0; j < i; j++)
+			if (labels[i][0] && labels[j][0] && strcmp(labels[i], labels[j]) != 0)
+				several = 1;
+	for (int i = 0; i < r->nthreads; i++) {
+		const struct thread_result *t = &r->t[i];
+		char base[24];
+		const char *label = i < nlabels && labels[i][0] ? labels[i] : NULL;
+
+		if (t->cpu >= 0)
+			snprintf(base, sizeof(base), "cpu%d", t->cpu);
+		else
+			snprintf(base, sizeof(base), "t%d", t->index);
+		if (several && label)
+			snprintf(ids[i], GATE_NAME_LEN, "%s-%s", label, base);
+		else
+			snprintf(ids[i], GATE_NAME_LEN, "%s", base);
+	}
+	for (int i = 0; i < r->nthreads && !dup; i++)
+		for (int j = 0; j < i; j++)
+			if (strcmp(ids[i], ids[j]) == 0)
+				dup = 1;
+	if (dup)
+		for (int i = 0; i < r->nthreads; i++) {
+			const char *label = i < nlabels && labels[i][0] ? labels[i] : NULL;
+			if (several && label)
+				snprintf(ids[i], GATE_NAME_LEN, "%s-t%d", label, r->t[i].index);
+			else
+				snprintf(ids[i], GATE_NAME_LEN, "t%d", r->t[i].index);
+		}
+}
+
+static const char *kind_name(int kind)
+{
+	switch (kind) {
+	case GATE_MAX_KIND: return "max";
+	case GATE_AVG: return "avg";
+	case GATE_PERCENTILE: return "percentile";
+	case GATE_MISS_RATE: return "miss_rate";
+	default: return "missed";
+	}
+}
+
+/* "%g"-like without trailing noise: integers plain, else two decimals, as gates.py _fmt. */
+static void fmt_num(char *buf, size_t len, double v)
+{
+	if (v == floor(v) && fabs(v) < 1e15)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.2f", v);
+}
+
+static void fmt_pct(char *buf, size_t len, double r)
+{
+	snprintf(buf, len, "%.4g %%", r * 100.0);
+}
+
+static void who(char *buf, size_t len, const struct thread_result *t)
+{
+	if (t->cpu >= 0)
+		snprintf(buf, len, "thread %d (cpu %d, prio %d)", t->index, t->cpu, t->priority);
+	else
+		snprintf(buf, len, "thread %d (prio %d)", t->index, t->priority);
+}
+
+static uint64_t count_above(const struct run_result *r, const struct thread_result *t, double limit)
+{
+	uint64_t above = 0;
+
+	if ((double)t->max <= limit)
+		return 0;
+	for (size_t i = 0; i < r->layout->nbuckets; i++) {
+		uint64_t hi;
+
+		if (!t->hist[i])
+			continue;
+		hi = hist_upper(r->layout, i);
+		if (hi == UINT64_MAX || (double)(hi - 1) > limit)
+			above += t->hist[i];
+	}
+	return above;
+}
+
+/* Conservative percentile: the highest value the q-th sample could have. */
+static double percentile(const struct run_result *r, const struct thread_result *t, double q)
+{
+	uint64_t total = t->cycles, seen = 0;
+	double rank = ceil(q * (double)total / 100.0 - 1e-9);
+
+	if (rank < 1)
+		rank = 1;
+	for (size_t i = 0; i < r->layout->nbuckets; i++) {
+		uint64_t hi;
+		double upper;
+
+		if (!t->hist[i])
+			continue;
+		seen += t->hist[i];
+		if ((double)seen < rank)
+			continue;
+		hi = hist_upper(r->layout, i);
+		upper = hi == UINT64_MAX ? (double)t->max : (double)(hi - 1);
+		return upper < (double)t->max ? upper : (double)t->max;
+	}
+	return (double)t->max;
+}
+
+struct eval {
+	const struct gate_spec *g;
+	const struct run_result *r;
+	const struct thread_result *t;
+	double scale;
+	char who[96];
+	struct gate_verdict *v;
+};
+
+static void verdict(struct eval *e, int status, const char *fmt, ...)
+{
+	char text[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	e->v->status = status;
+	snprintf(e->v->reason, sizeof(e->v->reason), "%s on %s", text, e->who);
+}
+
+static void set_value(struct eval *e, double value, double limit, uint64_t samples)
+{
+	e->v->has_value = 1;
+	e->v->value = value;
+	e->v->has_limit = 1;
+	e->v->limit = limit;
+	e->v->samples = samples;
+	fmt_num(e->v->value_text, sizeof(e->v->value_text) - 3, value);
+	strcat(e->v->value_text, " us");
+}
+
+static void rate(struct eval *e, uint64_t k, uint64_t n, double allowed, const char *what)
+{
+	double conf = e->g->confidence, bound = gate_cp_upper(k, n, conf), observed = (double)k / (double)n;
+	char obs[32], bnd[32], lim[32], text[200];
+
+	e->v->has_value = e->v->has_bound = e->v->has_limit = 1;
+	e->v->value = observed;
+	e->v->bound = bound;
+	e->v->limit = allowed;
+	e->v->samples = n;
+	fmt_pct(obs, sizeof(obs), observed);
+	fmt_pct(bnd, sizeof(bnd), bound);
+	fmt_pct(lim, sizeof(lim), allowed);
+	snprintf(e->v->value_text, sizeof(e->v->value_text), "%s", obs);
+	snprintf(text, sizeof(text), "%llu of %llu %s (%s, %g %% upper bound %s)", (unsigned long long)k,
+		 (unsigned long long)n, what, obs, conf * 100.0, bnd);
+	if (observed > allowed)
+		verdict(e, GATE_FAIL, "%s > %s", text, lim);
+	else if (bound <= allowed)
+		verdict(e, GATE_PASS, "%s <= %s", text, lim);
+	else
+		verdict(e, GATE_INCONCLUSIVE, "%s: the bound is above %s", text, lim);
+}
+
+static void eval_thread(struct eval *e)
+{
+	const struct gate_spec *g = e->g;
+	const struct thread_result *t = e->t;
+	uint64_t n = t->cycles + t->missed, need = g->min_samples;
+	char a[32], b[32];
+
+	if (t->cycles == 0) {
+		verdict(e, GATE_ERROR, "no samples (0 cycles)");
+		return;
+	}
+	if (!need)
+		need = g->kind == GATE_PERCENTILE ? (uint64_t)ceil(100.0 / (100.0 - g->percentile) - 1e-9) : 1;
+	if (n < need) {
+		e->v->samples = n;
+		verdict(e, GATE_INCONCLUSIVE, "only %llu samples, the %s gate needs %llu", (unsigned long long)n,
+			kind_name(g->kind), (unsigned long long)need);
+		return;
+	}
+	switch (g->kind) {
+	case GATE_MAX_KIND: {
+		double v = (double)t->max / e->scale;
+		set_value(e, v, g->limit, t->cycles);
+		fmt_num(a, sizeof(a), v);
+		fmt_num(b, sizeof(b), g->limit);
+		verdict(e, v > g->limit ? GATE_FAIL : GATE_PASS, "max %s us %s %s us", a, v > g->limit ? ">" : "<=", b);
+		return;
+	}
+	case GATE_AVG: {
+		double v = (double)t->sum / (double)t->cycles / e->scale;
+		set_value(e, v, g->limit, t->cycles);
+		fmt_num(a, sizeof(a), v);
+		fmt_num(b, sizeof(b), g->limit);
+		verdict(e, v > g->limit ? GATE_FAIL : GATE_PASS, "avg %s us %s %s us", a, v > g->limit ? ">" : "<=", b);
+		return;
+	}
+	case GATE_PERCENTILE: {
+		double q = g->percentile, qh = q, v;
+		char name[32];
+
+		snprintf(name, sizeof(name), "p%g", q);
+		e->v->has_limit = 1;
+		e->v->limit = g->limit;
+		e->v->samples = n;
+		fmt_num(b, sizeof(b), g->limit);
+		if (t->missed) {
+			double tail = (double)t->missed / (double)n;
+			if (tail > 1.0 - q / 100.0) {
+				snprintf(e->v->value_text, sizeof(e->v->value_text), "missed");
+				verdict(e, GATE_FAIL, "%s is a missed period (%llu missed of %llu) > %s us", name,
+					(unsigned long long)t->missed, (unsigned long long)n, b);
+				return;
+			}
+			qh = 100.0 * fmin(1.0, (q / 100.0) * (double)n / (double)t->cycles);
+		}
+		v = percentile(e->r, t, qh) / e->scale;
+		set_value(e, v, g->limit, n);
+		fmt_num(a, sizeof(a), v);
+		verdict(e, v > g->limit ? GATE_FAIL : GATE_PASS, "%s %s us %s %s us", name, a, v > g->limit ? ">" : "<=", b);
+		return;
+	}
+	case GATE_MISS_RATE: {
+		uint64_t k = count_above(e->r, t, g->above * e->scale) + t->missed;
+		char what[96];
+
+		fmt_num(a, sizeof(a), g->above);
+		if (t->missed)
+			snprintf(what, sizeof(what), "samples above %s us or missed (%llu missed)", a,
+				 (unsigned long long)t->missed);
+		else
+			snprintf(what, sizeof(what), "samples above %s us", a);
+		rate(e, k, n, g->rate, what);
+		return;
+	}
+	default:
+		if (g->max_count >= 0) {
+			e->v->has_value = e->v->has_limit = 1;
+			e->v->value = (double)t->missed;
+			e->v->limit = (double)g->max_count;
+			e->v->samples = n;
+			snprintf(e->v->value_text, sizeof(e->v->value_text), "%llu", (unsigned long long)t->missed);
+			verdict(e, (long long)t->missed > g->max_count ? GATE_FAIL : GATE_PASS, "%llu missed periods %s %lld",
+				(unsigned long long)t->missed, (long long)t->missed > g->max_count ? ">" : "<=", g->max_count);
+		} else {
+			rate(e, t->missed, n, g->max_rate, "periods missed");
+		}
+	}
+}
+
+static int severity(int status)
+{
+	return status == GATE_PASS ? 0 : status == GATE_INCONCLUSIVE ? 1 : status == GATE_FAIL ? 2 : 3;
+}
+
+int gate_evaluate(const struct gate_spec *g, const struct run_result *r, char ids[][GATE_NAME_LEN],
+		  struct gate_verdict *out, int max_out)
+{
+	int chosen[MAX_THREADS], nchosen = 0, count = 0;
+	const char *problem = NULL;
+	char missing[160] = "";
+	double scale = r->p->nsecs ? 1000.0 : 1.0;
+
+	if (!r->complete)
+		problem = "the results are a checkpoint of a run that did not finish";
+	else if (r->reason == STOP_ERROR)
+		problem = "the sampler stopped on an error";
+	for (int i = 0; i < r->nthreads; i++) {
+		int ok = 1;
+		if (g->nthreads) {
+			ok = 0;
+			for (int j = 0; j < g->nthreads; j++)
+				ok |= g->threads[j] == r->t[i].index;
+		}
+		if (ok)
+			chosen[nchosen++] = i;
+	}
+	if (g->nthreads && !nchosen)
+		snprintf(missing, sizeof(missing), "no thread of the gate's groups in the results (%d threads)",
+			 r->nthreads);
+	if (!missing[0] && g->ncpus) {
+		int keep = 0;
+		for (int j = 0; j < g->ncpus && !missing[0]; j++) {
+			int ran = 0;
+			for (int i = 0; i < nchosen; i++)
+				ran |= r->t[chosen[i]].cpu == g->cpus[j];
+			if (!ran)
+				snprintf(missing, sizeof(missing), "no thread ran on cpu %d", g->cpus[j]);
+		}
+		for (int i = 0; i < nchosen; i++)
+			for (int j = 0; j < g->ncpus; j++)
+				if (r->t[chosen[i]].cpu == g->cpus[j]) {
+					chosen[keep++] = chosen[i];
+					break;
+				}
+		nchosen = keep;
+	}
+	if (problem || missing[0]) {
+		if (max_out < 1)
+			return 0;
+		memset(&out[0], 0, sizeof(out[0]));
+		snprintf(out[0].thread, sizeof(out[0].thread), "%s", g->worst ? "worst" : "all");
+		out[0].status = GATE_ERROR;
+		snprintf(out[0].reason, sizeof(out[0].reason), "%s", problem ? problem : missing);
+		return 1;
+	}
+	for (int c = 0; c < nchosen && count < max_out; c++) {
+		struct eval e = { .g = g, .r = r, .t = &r->t[chosen[c]], .scale = scale, .v = &out[count] };
+
+		memset(e.v, 0, sizeof(*e.v));
+		snprintf(e.v->thread, sizeof(e.v->thread), "%s", ids[chosen[c]]);
+		who(e.who, sizeof(e.who), e.t);
+		eval_thread(&e);
+		if (r->reason == STOP_SIGNAL && e.v->status == GATE_PASS) {
+			size_t len = strlen(e.v->reason);
+			e.v->status = GATE_INCONCLUSIVE;
+			snprintf(e.v->reason + len, sizeof(e.v->reason) - len, "; but the run was stopped early by %s",
+				 r->signal == 2 ? "SIGINT" : r->signal == 15 ? "SIGTERM" : "a signal");
+		}
+		count++;
+	}
+	if (g->worst && count > 1) {
+		int best = 0;
+		for (int i = 1; i < count; i++) {
+			double vi = out[i].has_value ? out[i].value : -1.0, vb = out[best].has_value ? out[best].value : -1.0;
+			if (severity(out[i].status) > severity(out[best].status) ||
+			    (severity(out[i].status) == severity(out[best].status) && vi > vb))
+				best = i;
+		}
+		out[0] = out[best];
+		count = 1;
+	}
+	if (g->worst && count == 1)
+		snprintf(out[0].thread, sizeof(out[0].thread), "worst");
+	return count;
+}
+
+/* One line per verdict for shells: fields are space-free until the reason, which ends the line. */
+void gate_print(FILE *f, const struct gate_spec *g, const struct gate_verdict *v)
+{
+	int is_rate = v->has_bound;
+	const char *units = is_rate ? "%" : (g->kind == GATE_MISSED ? "periods" : "us");
+	double k = is_rate ? 100.0 : 1.0;
+
+	fprintf(f, "RTGATE-GATE %s %s %s ", g->name, v->thread, gate_status_name(v->status));
+	if (v->has_value)
+		fprintf(f, "%.6g ", v->value * k);
+	else
+		fprintf(f, "- ");
+	if (v->has_limit)
+		fprintf(f, "%.6g ", v->limit * k);
+	else
+		fprintf(f, "- ");
+	if (v->has_bound)
+		fprintf(f, "%.6g ", v->bound * k);
+	else
+		fprintf(f, "- ");
+	fprintf(f, "%llu %s %s\n", v->samples, units, v->reason);
+}

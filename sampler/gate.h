@@ -1,0 +1,62 @@
+/*
+ * Native gates for boards without Python: the same verdicts as rtgate's Python gates
+ * (harness/rtgate/gates.py), held equal by the shared vectors in tests/vectors/gates.txt.
+ *
+ * --gate=name=NAME,kind=KIND,KEY=VALUE,...   keys:
+ *   kind        max | avg | percentile | miss_rate | missed
+ *   limit       us (max, avg, percentile)      above  us (miss_rate)
+ *   percentile  e.g. 99.9                      rate   fraction (miss_rate)
+ *   max_count   missed periods (missed)        max_rate  fraction (missed)
+ *   confidence  default 0.95                   min_samples  default 1, 1/(1-p) for percentiles
+ *   threads     thread indices, e.g. 0+1       cpus   CPUs, e.g. 0+2
+ *   scope       per_thread (default) | worst
+ */
+#ifndef RTGATE_GATE_H
+#define RTGATE_GATE_H
+
+#include <stdio.h>
+
+#include "result.h"
+
+#define GATE_MAX 64
+#define GATE_NAME_LEN 64
+
+enum gate_kind { GATE_MAX_KIND = 1, GATE_AVG, GATE_PERCENTILE, GATE_MISS_RATE, GATE_MISSED };
+enum gate_status { GATE_PASS = 0, GATE_INCONCLUSIVE, GATE_FAIL, GATE_ERROR };
+
+struct gate_spec {
+	char name[GATE_NAME_LEN];
+	int kind;
+	double limit, above, rate, percentile, max_rate, confidence;
+	long long max_count;           /* -1: not set */
+	int threads[MAX_THREADS];
+	int nthreads;                  /* 0: every thread */
+	int cpus[64];
+	int ncpus;
+	int worst;
+	unsigned long long min_samples; /* 0: the kind's default */
+};
+
+struct gate_verdict {
+	char thread[GATE_NAME_LEN];
+	int status;
+	int has_value, has_bound, has_limit;
+	double value;                  /* us, or a fraction for rates */
+	double limit, bound;
+	unsigned long long samples;
+	char value_text[48];
+	char reason[384];
+};
+
+int gate_parse(const char *arg, struct gate_spec *g, char *err, size_t errlen);
+/* Thread ids as rtgate names them: cpuN / tN, prefixed by group label with several groups. */
+void gate_thread_ids(const struct run_result *r, char labels[][GATE_NAME_LEN], int nlabels,
+		     char ids[][GATE_NAME_LEN]);
+/* Returns the number of verdicts written to out (at most max_out). */
+int gate_evaluate(const struct gate_spec *g, const struct run_result *r, char ids[][GATE_NAME_LEN],
+		  struct gate_verdict *out, int max_out);
+void gate_print(FILE *f, const struct gate_spec *g, const struct gate_verdict *v);
+const char *gate_status_name(int status);
+double gate_cp_upper(unsigned long long k, unsigned long long n, double confidence);
+
+#endif
