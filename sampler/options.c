@@ -744,7 +744,11 @@ enum options_result options_parse(int argc, char **argv, const struct cpu_info *
 			if (n_list_prios)
 				p->thread_prio[i] = list_prios[i];
 		}
-		if (n_list_prios && p->priority < 0)
+		if (n_list_prios && p->priority >= 0) {
+			set_err(err, errlen, "--thread-priorities sets every thread's priority: drop -p/--priority");
+			return OPTIONS_ERROR;
+		}
+		if (n_list_prios)
 			p->priority = list_prios[0];
 	}
 

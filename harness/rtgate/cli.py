@@ -6,10 +6,10 @@ import argparse
 import sys
 
 from . import __version__
-from .commands import check, run, show, validate
+from .commands import check, lava, run, show, validate
 from .errors import RtgateError
 
-COMMANDS = (run, check, show, validate)
+COMMANDS = (run, check, show, validate, lava)
 
 EXIT_USAGE = 2
 

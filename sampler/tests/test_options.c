@@ -151,6 +151,7 @@ int main(void)
 	expect_error("ct --thread-cpus=0,1 --thread-priorities=5", "one entry per thread");
 	expect_error("ct --thread-cpus=0,7", "CPU 7");
 	expect_error("ct --thread-priorities=51,x", "'x'");
+	expect_error("ct --thread-priorities=51,48 -p 90", "drop -p");
 	expect_error("ct --policy other --thread-priorities=5", "--policy other");
 	expect_error("ct --policy fifo --thread-priorities=0,5", "does not fit");
 

@@ -1,0 +1,86 @@
+"""rtgate lava args|job|results: LAVA jobs from threshold files, and their results back."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..lava.job import DEVICE_TYPES, JobOptions, compiled_args, render_job
+from ..lava.results import lava_verdicts
+from ..thresholds import load_thresholds
+from .common import add_report_options, parse_seconds, report
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("lava", help="LAVA: compile gates for boards, render jobs, read results back")
+    lava = p.add_subparsers(dest="lava_command", metavar="ACTION")
+    lava.required = True
+
+    a = lava.add_parser("args", help="print a measurement's sampler arguments with its --gate options")
+    a.add_argument("thresholds", metavar="THRESHOLDS")
+    a.add_argument("--measurement", metavar="NAME", help="default: the only measurement")
+    a.add_argument("--duration", type=parse_seconds, metavar="TIME")
+    a.set_defaults(handler=handle_args)
+
+    j = lava.add_parser("job", help="render a LAVA job for a threshold file")
+    j.add_argument("thresholds", metavar="THRESHOLDS")
+    j.add_argument("--device-type", default="qemu", help=f"one of {', '.join(DEVICE_TYPES)} (default qemu)")
+    j.add_argument("--template", metavar="FILE", help="your own Jinja2 job template (extends base.jinja2)")
+    j.add_argument("--measurement", action="append", metavar="NAME", help="only this measurement (repeatable)")
+    j.add_argument("--duration", type=parse_seconds, metavar="TIME", help="override every duration")
+    for image in ("kernel", "ramdisk", "dtb", "rootfs"):
+        j.add_argument(f"--{image}", metavar="URL", help=f"{image} image URL")
+    j.add_argument("--kernel-args", default="console=ttyS0,115200", metavar="ARGS")
+    j.add_argument("--prompt", default="/ # ", help="the board's shell prompt")
+    j.add_argument("--testdef-repo", metavar="URL", help="git repository holding lava-defs/")
+    j.add_argument("--testdef-revision", metavar="REV")
+    j.add_argument("--inline", action="store_true", help="put the test definition in the job itself")
+    j.add_argument("--sampler", default="rtgate-sampler", help="the sampler's command or path on the board")
+    j.add_argument("--sampler-url", default="", metavar="URL", help="download the static sampler from here")
+    j.add_argument("--rt-priority", type=int, metavar="PRIO", help="override a single-group priority")
+    j.add_argument("--allow-inconclusive", action="store_true")
+    j.add_argument("--no-kvm", action="store_true", help="qemu: emulate (TCG) instead of KVM")
+    j.add_argument("--job-name")
+    j.add_argument("-o", "--output", metavar="FILE", help="write the job here instead of stdout")
+    j.set_defaults(handler=handle_job)
+
+    r = lava.add_parser("results", help="turn LAVA's results (export or lava-run log) into verdicts and JUnit")
+    r.add_argument("results", metavar="RESULTS")
+    r.add_argument("--thresholds", metavar="FILE", help="the job's threshold file: exact gate names")
+    add_report_options(r)
+    r.set_defaults(handler=handle_results)
+
+
+def handle_args(args: argparse.Namespace) -> int:
+    tf = load_thresholds(args.thresholds)
+    name = args.measurement or (next(iter(tf.measurements)) if len(tf.measurements) == 1 else None)
+    if name is None or name not in tf.measurements:
+        from ..errors import RtgateError
+        raise RtgateError(f"name a measurement with --measurement ({', '.join(tf.measurements)})")
+    print(compiled_args(tf.measurements[name], args.duration))
+    return 0
+
+
+def handle_job(args: argparse.Namespace) -> int:
+    tf = load_thresholds(args.thresholds)
+    images = {k: getattr(args, k) for k in ("kernel", "ramdisk", "dtb", "rootfs") if getattr(args, k)}
+    text = render_job(tf, JobOptions(
+        device_type=args.device_type, template=args.template, measurements=args.measurement,
+        duration_s=args.duration, images=images, kernel_args=args.kernel_args, prompt=args.prompt,
+        testdef_repository=args.testdef_repo, testdef_revision=args.testdef_revision, testdef_inline=args.inline,
+        sampler=args.sampler, sampler_url=args.sampler_url, allow_inconclusive=args.allow_inconclusive,
+        rt_priority=args.rt_priority, no_kvm=args.no_kvm, job_name=args.job_name))
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def handle_results(args: argparse.Namespace) -> int:
+    tf = load_thresholds(args.thresholds) if args.thresholds else None
+    verdicts = lava_verdicts(args.results, tf)
+    from ..thresholds import ThresholdFile
+    shown = tf or ThresholdFile(path=args.results, platform="lava", description="", measurements={}, files=[])
+    return report(shown, verdicts, args)

@@ -1,0 +1,132 @@
+"""Render a LAVA job for a threshold file from the Jinja2 templates in lava-defs/templates/."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+
+from ..errors import RtgateError
+from ..sampler_args import expected_seconds, sampler_args
+from ..thresholds import Measurement, ThresholdFile
+
+DEVICE_TYPES = ("qemu", "bcm2711-rpi-4-b", "imx8mp-evk")
+BOOT_AND_DEPLOY_MINUTES = 15
+MARGIN = 1.2  # measurements run a little longer than their duration: start, stop, reporting
+
+
+def templates_dir() -> Path:
+    """Installed with the package, or the source tree's lava-defs/templates."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "templates", here.parent.parent.parent / "lava-defs" / "templates"):
+        if candidate.is_dir():
+            return candidate
+    raise RtgateError("the LAVA job templates are missing from this installation")
+
+
+def testdef_path() -> Path:
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "testdef", here.parent.parent.parent / "lava-defs"):
+        if (candidate / "rtgate.yaml").is_file():
+            return candidate
+    raise RtgateError("the LAVA test definition is missing from this installation")
+
+
+def compiled_args(m: Measurement, duration_s: int | None) -> str:
+    """RTGATE_ARGS: the sampler options and gates of a measurement, one word each."""
+    args = sampler_args(m, None, duration_s=duration_s, native_gates=True)
+    for a in args:
+        if any(c.isspace() or c in "'\"\\" for c in a):
+            raise RtgateError(f"measurement {m.name}: sampler argument {a!r} cannot travel in a LAVA parameter")
+    return " ".join(args)
+
+
+@dataclass
+class JobOptions:
+    device_type: str = "qemu"
+    template: str | None = None
+    measurements: list[str] | None = None
+    duration_s: int | None = None
+    images: dict[str, str] = field(default_factory=dict)
+    kernel_args: str = "console=ttyS0,115200"
+    prompt: str = "/ # "
+    testdef_repository: str | None = None
+    testdef_revision: str | None = None
+    testdef_inline: bool = False
+    sampler: str = "rtgate-sampler"
+    sampler_url: str = ""
+    allow_inconclusive: bool = False
+    rt_priority: int | None = None
+    no_kvm: bool = False
+    job_name: str | None = None
+
+
+def _check_param(name: str, value: str) -> str:
+    # LAVA writes parameters into its run.sh as NAME='value' without escaping.
+    if "'" in value or "\n" in value:
+        raise RtgateError(f"LAVA parameter {name}: a single quote or newline would become shell code in "
+                          f"LAVA's run.sh: {value!r}")
+    return value
+
+
+def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
+    names = opts.measurements or list(tf.measurements)
+    for n in names:
+        if n not in tf.measurements:
+            raise RtgateError(f"no measurement {n!r} in {tf.path} (measurements: {', '.join(tf.measurements)})")
+    if opts.template is None and opts.device_type not in DEVICE_TYPES:
+        raise RtgateError(f"no template for device type {opts.device_type!r} (templates: {', '.join(DEVICE_TYPES)}; "
+                          "or pass --template)")
+    tests = []
+    seconds = 0.0
+    for n in names:
+        m = tf.measurements[n]
+        params = {
+            "RTGATE_ARGS": compiled_args(m, opts.duration_s),
+            "MEASUREMENT": m.name,
+            "SAMPLER": opts.sampler,
+            "SAMPLER_URL": opts.sampler_url,
+            "ALLOW_INCONCLUSIVE": "true" if opts.allow_inconclusive or tf.allow_inconclusive else "false",
+        }
+        if opts.rt_priority is not None:
+            params["RT_PRIORITY"] = str(opts.rt_priority)
+        checked = {k: _check_param(k, v) for k, v in params.items()}
+        tests.append({"measurement": m.name, "parameters": checked,
+                      "inline": _inline_testdef(checked) if opts.testdef_inline else None})
+        expected = expected_seconds(m, opts.duration_s)
+        if expected is None:
+            raise RtgateError(f"measurement {m.name}: cannot tell how long it runs")
+        seconds += expected
+    test_minutes = math.ceil(seconds * MARGIN / 60.0) + 5
+    if not opts.testdef_inline and not opts.testdef_repository:
+        raise RtgateError("give --testdef-repo URL (a git repository holding lava-defs/), or --inline")
+    testdef = {"repository": opts.testdef_repository, "path": "lava-defs/rtgate.yaml",
+               "revision": opts.testdef_revision}
+    for key in ("kernel", "ramdisk", "dtb", "rootfs"):
+        opts.images.setdefault(key, f"https://example.invalid/replace-with-your-{key}")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader([str(templates_dir())] +
+                                                            ([str(Path(opts.template).parent)] if opts.template else [])),
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    template = env.get_template(Path(opts.template).name if opts.template else f"{opts.device_type}.jinja2")
+    text = template.render(
+        device_type=opts.device_type, job_name=opts.job_name or f"rtgate {tf.platform} {' '.join(names)}",
+        job_minutes=test_minutes + BOOT_AND_DEPLOY_MINUTES, test_minutes=test_minutes, tests=tests,
+        testdef=testdef, images=opts.images, kernel_args=_check_param("kernel args", opts.kernel_args),
+        prompt=opts.prompt, no_kvm=opts.no_kvm)
+    yaml.safe_load(text)  # a template bug shows here, not in the lab
+    return text
+
+
+def _inline_testdef(params: dict[str, str]) -> dict[str, Any]:
+    """The test definition with rtgate.sh as its one run step and the parameters as defaults."""
+    base = testdef_path()
+    doc = yaml.safe_load((base / "rtgate.yaml").read_text())
+    doc["params"].update(params)
+    # A subshell: the script's exit must not end LAVA's run.sh before its end-of-run signal.
+    doc["run"] = {"steps": ["(\n" + (base / "rtgate.sh").read_text() + ")"]}
+    return doc
