@@ -128,5 +128,5 @@ def _inline_testdef(params: dict[str, str]) -> dict[str, Any]:
     doc = yaml.safe_load((base / "rtgate.yaml").read_text())
     doc["params"].update(params)
     # A subshell: the script's exit must not end LAVA's run.sh before its end-of-run signal.
-    doc["run"] = {"steps": ["(\n" + (base / "rtgate.sh").read_text() + ")"]}
+    doc["run"]["steps"][-1] = "(\n" + (base / "rtgate.sh").read_text() + ")"
     return doc

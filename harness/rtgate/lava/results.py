@@ -16,9 +16,30 @@ from ..thresholds import ThresholdFile
 _STATUS = {"pass": Status.PASS, "fail": Status.FAIL, "skip": Status.INCONCLUSIVE, "unknown": Status.ERROR}
 
 
+def _log_line(item: dict[str, Any]) -> dict[str, Any] | None:
+    msg = item.get("msg")
+    if item.get("lvl") != "results" or not isinstance(msg, dict):
+        return None
+    return {"suite": msg.get("definition"), "name": msg.get("case"), "result": msg.get("result"),
+            "measurement": msg.get("measurement"), "unit": msg.get("units"), "set": msg.get("set")}
+
+
 def _rows(path: Path) -> Iterable[dict[str, Any]]:
     text = path.read_text(encoding="utf-8", errors="replace")
-    if text.lstrip().startswith(("job,", '"job"')) or (text.count(",") > text.count(":") and "\n" in text):
+    if text.lstrip().startswith("{"):  # lava-run's log: one YAML flow mapping per line
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                item = yaml.safe_load(line)
+            except yaml.YAMLError as e:
+                raise ResultsError(f"not a lava-run log line: {getattr(e, 'problem', e)}", path=str(path),
+                                   line=number) from e
+            row = _log_line(item) if isinstance(item, dict) else None
+            if row:
+                yield row
+        return
+    if text.lstrip().startswith(("job,", '"job"')):  # the CSV results export
         yield from csv.DictReader(text.splitlines())
         return
     try:
@@ -31,11 +52,10 @@ def _rows(path: Path) -> Iterable[dict[str, Any]]:
     for item in doc:
         if not isinstance(item, dict):
             continue
-        if item.get("lvl") == "results" and isinstance(item.get("msg"), dict):  # lava-run log line
-            msg = item["msg"]
-            yield {"suite": msg.get("definition"), "name": msg.get("case"), "result": msg.get("result"),
-                   "measurement": msg.get("measurement"), "unit": msg.get("units"), "set": msg.get("set")}
-        elif "suite" in item and "name" in item:  # results export
+        row = _log_line(item)  # the YAML log LAVA's web UI offers
+        if row:
+            yield row
+        elif "suite" in item and "name" in item:  # the YAML results export
             meta = item.get("metadata") or {}
             yield {**item, "set": item.get("set") or (meta.get("set") if isinstance(meta, dict) else None)}
 

@@ -1,0 +1,186 @@
+"""The LAVA adapter: definitions and jobs validated by LAVA's own lava-common, the run script
+with LAVA's own test-shell helpers, hostile parameters, results back, and a real lava-run."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from junitparser import JUnitXml
+
+from conftest import IS_ROOT, ROOT, RT_OPTS
+
+LAVA_SHELL = Path("/usr/lib/python3/dist-packages/lava_dispatcher/lava_test_shell")
+SCRIPT = ROOT / "lava-defs" / "rtgate.sh"
+SHIPPED = sorted((ROOT / "thresholds").rglob("*.yaml"))
+
+
+def lava_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run code with Debian's python3, which has lava-common (the venv does not)."""
+    return subprocess.run(["/usr/bin/python3", "-c", code, *args], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def lava_common(tool: object) -> None:
+    r = lava_python("import lava_common.schemas")
+    if r.returncode != 0:
+        if os.environ.get("CI"):
+            pytest.fail("lava-common is required in CI: .ci/run installs Debian's lava-common")
+        pytest.skip("Debian's lava-common is not installed")
+
+
+def rtgate(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=cwd)
+
+
+VALIDATE_JOB = """
+import sys, yaml
+from lava_common.schemas import validate
+validate(yaml.safe_load(open(sys.argv[1])), strict=True)
+"""
+
+
+def test_test_definition_validates_with_lava_common(lava_common: None) -> None:
+    r = lava_python("import sys, yaml\nfrom lava_common.schemas.test.testdef import validate\n"
+                    "validate(yaml.safe_load(open(sys.argv[1])))", str(ROOT / "lava-defs" / "rtgate.yaml"))
+    assert r.returncode == 0, r.stderr
+    text = (ROOT / "lava-defs" / "rtgate.yaml").read_text()
+    assert "RT_PRIORITY" in text and "\n  PRIORITY" not in text  # PRIORITY is LAVA's own job key
+
+
+@pytest.mark.parametrize("device", ["qemu", "bcm2711-rpi-4-b", "imx8mp-evk"])
+@pytest.mark.parametrize("spec", SHIPPED, ids=lambda p: p.name)
+def test_every_job_validates_with_lava_common(lava_common: None, tmp_path: Path, device: str, spec: Path) -> None:
+    job = tmp_path / "job.yaml"
+    r = rtgate("lava", "job", str(spec), "--device-type", device, "--testdef-repo", "https://git.example/rtgate.git",
+               "--kernel", "http://lab/k", "--ramdisk", "http://lab/r.gz", "--dtb", "http://lab/d.dtb",
+               "--rootfs", "http://lab/root.tar.xz", "-o", str(job))
+    assert r.returncode == 0, r.stderr
+    v = lava_python(VALIDATE_JOB, str(job))
+    assert v.returncode == 0, v.stderr[-2000:]
+
+
+def test_inline_job_validates_and_carries_the_script(lava_common: None, tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    assert rtgate("lava", "job", str(ROOT / "thresholds" / "default.yaml"), "--inline", "-o", str(job)).returncode == 0
+    assert lava_python(VALIDATE_JOB, str(job)).returncode == 0
+    import yaml
+    doc = yaml.safe_load(job.read_text())
+    definition = doc["actions"][2]["test"]["definitions"][0]
+    assert definition["repository"]["params"]["RTGATE_ARGS"].startswith("-S -p 80")
+    assert "lava-test-case" in definition["repository"]["run"]["steps"][-1]
+
+
+def test_job_timeouts_follow_the_duration(tmp_path: Path) -> None:
+    import yaml
+    spec = ROOT / "thresholds" / "families" / "arm64-cortex-a53-rt.yaml"  # 1 hour
+    doc = yaml.safe_load(rtgate("lava", "job", str(spec), "--inline").stdout)
+    assert doc["timeouts"]["job"]["minutes"] == doc["actions"][2]["test"]["timeout"]["minutes"] + 15
+    assert doc["actions"][2]["test"]["timeout"]["minutes"] >= 72  # 60 min * 1.2
+    short = yaml.safe_load(rtgate("lava", "job", str(spec), "--inline", "--duration", "1m").stdout)
+    assert short["actions"][2]["test"]["timeout"]["minutes"] < 10
+
+
+@pytest.mark.parametrize("hostile", ["x'; reboot #", "a\nreboot"])
+def test_a_value_that_would_be_code_in_lavas_run_sh_is_refused(hostile: str) -> None:
+    r = rtgate("lava", "job", str(ROOT / "thresholds" / "default.yaml"), "--inline", "--sampler", hostile)
+    assert r.returncode == 2 and "LAVA parameter SAMPLER" in r.stderr
+
+
+def run_script(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """rtgate.sh with LAVA's own lava-test-case and lava-test-set from lava-dispatcher."""
+    results = tmp_path / "lava-results"
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    for helper in ("lava-test-case", "lava-test-set", "lava-common-functions"):
+        target = bindir / helper
+        shutil.copy(LAVA_SHELL / helper, target)
+        target.write_text("#!/bin/sh\n" + target.read_text())  # LAVA writes the interpreter line itself
+        target.chmod(0o755)
+    full_env = {"PATH": f"{bindir}:/usr/bin:/bin", "LAVA_RESULT_DIR": str(results),
+                "OUTPUT_DIR": str(tmp_path / "out"), **env}
+    r = subprocess.run(["sh", str(SCRIPT)], capture_output=True, text=True, env=full_env, cwd=tmp_path, timeout=120)
+    return r, results / "results"
+
+
+@pytest.fixture
+def lava_helpers() -> None:
+    if not (LAVA_SHELL / "lava-test-case").is_file():
+        if os.environ.get("CI"):
+            pytest.fail("lava-dispatcher is required in CI")
+        pytest.skip("Debian's lava-dispatcher is not installed")
+
+
+def test_script_reports_every_gate_with_lavas_helpers(lava_helpers: None, sampler: str, tmp_path: Path) -> None:
+    args = " ".join([*RT_OPTS, "-t", "2", "-i", "1000", "-l", "300", "--gate=name=max,kind=max,limit=1000000",
+                     "--gate=name=never,kind=max,limit=0", "--gate=name=few,kind=percentile,percentile=99.9,limit=10000"])
+    r, results = run_script(tmp_path, {"RTGATE_ARGS": args, "MEASUREMENT": "smp", "SAMPLER": sampler})
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = {d.name: (d / "result").read_text().strip() for d in results.iterdir()}
+    assert got == {"max-t0": "pass", "max-t1": "pass", "never-t0": "fail", "never-t1": "fail",
+                   "few-t0": "fail", "few-t1": "fail"}  # 300 samples cannot show a p99.9: INCONCLUSIVE -> fail
+    assert float((results / "max-t0" / "measurement").read_text()) > 0
+    assert (results / "max-t0" / "units").read_text().strip() == "us"
+    assert "<LAVA_SIGNAL_TESTSET START smp>" in r.stdout and "<LAVA_SIGNAL_TESTSET STOP>" in r.stdout
+    assert "# Histogram" not in r.stdout and len(r.stdout.splitlines()) < 40  # nothing large on the console
+    assert (tmp_path / "out" / "smp.json").is_file()
+    r, results = run_script(tmp_path / "allow" if (tmp_path / "allow").mkdir() is None else tmp_path,
+                            {"RTGATE_ARGS": args, "MEASUREMENT": "smp", "SAMPLER": sampler,
+                             "ALLOW_INCONCLUSIVE": "true"})
+    assert (results / "few-t0" / "result").read_text().strip() == "skip"
+
+
+@pytest.mark.parametrize("field", ["RTGATE_ARGS", "SAMPLER", "MEASUREMENT", "DURATION", "RT_PRIORITY", "OUTPUT_DIR"])
+def test_hostile_values_are_inert(lava_helpers: None, sampler: str, tmp_path: Path, field: str) -> None:
+    canary = tmp_path / "pwned"
+    env = {"RTGATE_ARGS": "-t 1 -l 10 --gate=name=max,kind=max,limit=1000000", "MEASUREMENT": "m", "SAMPLER": sampler}
+    env[field] = f"$(touch {canary}); touch {canary}; `touch {canary}` '; touch {canary} #"
+    r, results = run_script(tmp_path, env)
+    assert not canary.exists(), r.stdout + r.stderr
+    assert r.returncode == 0
+    if field in ("RTGATE_ARGS", "SAMPLER", "MEASUREMENT", "DURATION", "RT_PRIORITY"):
+        statuses = {(d / "result").read_text().strip() for d in results.iterdir()} if results.exists() else set()
+        assert statuses == {"fail"}, r.stdout  # the run is refused, reported, never passed
+
+
+LOG = [
+    {"dt": "x", "lvl": "results", "msg": {"case": "job", "definition": "lava", "result": "pass"}},
+    {"dt": "x", "lvl": "results", "msg": {"case": "a-max-A-cpu0", "definition": "1_rtgate-app", "result": "fail",
+                                          "measurement": 112.0, "units": "us", "set": "app"}},
+    {"dt": "x", "lvl": "results", "msg": {"case": "b-over-100us-B-cpu1", "definition": "1_rtgate-app",
+                                          "result": "pass", "measurement": 0.01, "units": "%", "set": "app"}},
+]
+
+
+def test_results_from_a_lava_run_log_become_junit(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text("".join(json.dumps(x) + "\n" for x in LOG))
+    junit = tmp_path / "j.xml"
+    r = rtgate("lava", "results", str(log), "--thresholds", str(ROOT / "thresholds" / "two-thread-example.yaml"),
+               "--junit", str(junit))
+    assert r.returncode == 1, r.stdout + r.stderr
+    cases = {c.name: c for s in JUnitXml.fromfile(str(junit)) for c in s}
+    assert set(cases) == {"a-max[A-cpu0]", "b-over-100us[B-cpu1]"}
+    assert not cases["a-max[A-cpu0]"].is_passed and cases["b-over-100us[B-cpu1]"].is_passed
+
+
+def test_results_export_yaml_and_csv(tmp_path: Path) -> None:
+    export = [{"job": "7", "suite": "1_rtgate-smp", "name": "max-cpu0", "result": "pass", "measurement": "88.0",
+               "unit": "us", "metadata": {"set": "smp"}},
+              {"job": "7", "suite": "lava", "name": "job", "result": "pass"}]
+    import yaml
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(export))
+    r = rtgate("lava", "results", str(tmp_path / "r.yaml"), "--json", str(tmp_path / "v.json"))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "v.json").read_text())
+    assert [(v["gate"], v["thread"], v["status"], v["value"]) for v in doc["verdicts"]] == [("max", "cpu0", "PASS", 88.0)]
+    (tmp_path / "r.csv").write_text("job,suite,name,result,measurement,unit\n7,1_rtgate-smp,max-cpu0,fail,120,us\n")
+    assert rtgate("lava", "results", str(tmp_path / "r.csv")).returncode == 1
+    (tmp_path / "bad.log").write_text('{"lvl": "results"\n')
+    r = rtgate("lava", "results", str(tmp_path / "bad.log"))
+    assert r.returncode == 2 and "bad.log:1" in r.stderr
