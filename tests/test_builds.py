@@ -33,7 +33,8 @@ def asan_build(tmp_path_factory: pytest.TempPathFactory, tool: object) -> Path:
 
 def test_unit_tests_under_sanitizers(asan_build: Path) -> None:
     r = meson("test", "-C", str(asan_build), "--print-errorlogs")
-    assert re.search(r"^Ok:\s+4\s*$", r.stdout, re.M) and re.search(r"^Fail:\s+0\s*$", r.stdout, re.M), r.stdout
+    ok = re.search(r"^Ok:\s+(\d+)\s*$", r.stdout, re.M)
+    assert ok and int(ok.group(1)) >= 5 and re.search(r"^Fail:\s+0\s*$", r.stdout, re.M), r.stdout
 
 
 def test_sampler_runs_clean_under_sanitizers(asan_build: Path, tmp_path: Path) -> None:
