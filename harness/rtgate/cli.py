@@ -6,10 +6,10 @@ import argparse
 import sys
 
 from . import __version__
-from .commands import check, lava, run, show, validate
+from .commands import check, fuego, lava, run, show, validate
 from .errors import RtgateError
 
-COMMANDS = (run, check, show, validate, lava)
+COMMANDS = (run, check, show, validate, lava, fuego)
 
 EXIT_USAGE = 2
 

@@ -504,12 +504,26 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
                          measurements=measurements, files=files, allow_inconclusive=allow)
 
 
+def _shipped_dirs() -> list[Path]:
+    here = Path(__file__).resolve().parent
+    return [here / "thresholds", here.parent.parent / "thresholds"]  # installed, or the source tree
+
+
 def default_thresholds_path() -> Path:
     """The built-in default platform: installed with the package, or the source tree's copy."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "thresholds" / "default.yaml",
-                      here.parent.parent / "thresholds" / "default.yaml"):
-        if candidate.is_file():
-            return candidate
+    for d in _shipped_dirs():
+        if (d / "default.yaml").is_file():
+            return d / "default.yaml"
     raise ThresholdsError("the built-in default threshold file is missing from this installation",
-                          path=str(here / "thresholds" / "default.yaml"))
+                          path=str(_shipped_dirs()[0] / "default.yaml"))
+
+
+def find_thresholds(name: str) -> Path:
+    """A path as given, or else the name of a threshold file shipped with rtgate."""
+    given = Path(name)
+    if given.is_file() or given.is_absolute():
+        return given
+    for d in _shipped_dirs():
+        if (d / name).is_file():
+            return d / name
+    return given

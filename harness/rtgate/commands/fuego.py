@@ -1,0 +1,64 @@
+"""rtgate fuego args|criteria: Fuego's Benchmark.rtgate from the same threshold files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..errors import RtgateError
+from ..fuego import TEST, fuego_files
+from ..lava.job import compiled_args
+from ..thresholds import find_thresholds, load_thresholds
+from .common import parse_seconds
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("fuego", help="Fuego: compile gates for Benchmark.rtgate, generate its criteria")
+    fuego = p.add_subparsers(dest="fuego_command", metavar="ACTION")
+    fuego.required = True
+    a = fuego.add_parser("args", help="print a measurement's sampler arguments with its --gate options")
+    a.add_argument("thresholds", metavar="THRESHOLDS", help="a path, or the name of a shipped threshold file")
+    a.add_argument("--measurement", metavar="NAME")
+    a.add_argument("--duration", type=parse_seconds, metavar="TIME")
+    a.set_defaults(handler=handle_args)
+    c = fuego.add_parser("criteria", help="write criteria.json, reference.json and chart_config.json")
+    c.add_argument("thresholds", metavar="THRESHOLDS")
+    c.add_argument("--measurement", action="append", metavar="NAME", help="default: every measurement")
+    c.add_argument("--cpus", type=int, metavar="N", help="the board's CPU count (for 'cpus: all')")
+    c.add_argument("--board", metavar="NAME", help=f"write NAME-{TEST}-criteria.json for one board")
+    c.add_argument("-o", "--output-dir", default=".", metavar="DIR")
+    c.set_defaults(handler=handle_criteria)
+
+
+def _measurement(tf_path: str, name: str | None) -> tuple[object, str]:
+    tf = load_thresholds(find_thresholds(tf_path))
+    name = name or (next(iter(tf.measurements)) if len(tf.measurements) == 1 else None)
+    if name is None or name not in tf.measurements:
+        raise RtgateError(f"name a measurement with --measurement ({', '.join(tf.measurements)})")
+    return tf, name
+
+
+def handle_args(args: argparse.Namespace) -> int:
+    tf, name = _measurement(args.thresholds, args.measurement)
+    print(compiled_args(tf.measurements[name], args.duration))  # type: ignore[attr-defined]
+    return 0
+
+
+def handle_criteria(args: argparse.Namespace) -> int:
+    tf = load_thresholds(find_thresholds(args.thresholds))
+    names = args.measurement or list(tf.measurements)
+    for n in names:
+        if n not in tf.measurements:
+            raise RtgateError(f"no measurement {n!r} in {tf.path}")
+    files = fuego_files(tf, names, args.cpus)
+    out = Path(args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, doc in files.items():
+        if args.board and name == "criteria.json":
+            name = f"{args.board}-{TEST}-criteria.json"
+        elif args.board:
+            continue  # a board file overrides the criteria only
+        (out / name).write_text(json.dumps(doc, indent=4) + "\n")
+        print(f"wrote {out / name}")
+    return 0
