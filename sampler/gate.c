@@ -446,6 +446,18 @@ static void rate(struct eval *e, uint64_t k, uint64_t n, double allowed, const c
 		verdict(e, GATE_INCONCLUSIVE, "%s: the bound is above %s", text, lim);
 }
 
+/* A latency figure against the gate's limit: "max 112 us > 80 us". */
+static void compare(struct eval *e, const char *what, double v, uint64_t samples)
+{
+	char a[32], b[32];
+	int fail = v > e->g->limit;
+
+	set_value(e, v, e->g->limit, samples);
+	fmt_num(a, sizeof(a), v);
+	fmt_num(b, sizeof(b), e->g->limit);
+	verdict(e, fail ? GATE_FAIL : GATE_PASS, "%s %s us %s %s us", what, a, fail ? ">" : "<=", b);
+}
+
 static void eval_thread(struct eval *e)
 {
 	const struct gate_spec *g = e->g;
@@ -466,22 +478,12 @@ static void eval_thread(struct eval *e)
 		return;
 	}
 	switch (g->kind) {
-	case GATE_MAX_KIND: {
-		double v = (double)t->max / e->scale;
-		set_value(e, v, g->limit, t->cycles);
-		fmt_num(a, sizeof(a), v);
-		fmt_num(b, sizeof(b), g->limit);
-		verdict(e, v > g->limit ? GATE_FAIL : GATE_PASS, "max %s us %s %s us", a, v > g->limit ? ">" : "<=", b);
+	case GATE_MAX_KIND:
+		compare(e, "max", (double)t->max / e->scale, t->cycles);
 		return;
-	}
-	case GATE_AVG: {
-		double v = (double)t->sum / (double)t->cycles / e->scale;
-		set_value(e, v, g->limit, t->cycles);
-		fmt_num(a, sizeof(a), v);
-		fmt_num(b, sizeof(b), g->limit);
-		verdict(e, v > g->limit ? GATE_FAIL : GATE_PASS, "avg %s us %s %s us", a, v > g->limit ? ">" : "<=", b);
+	case GATE_AVG:
+		compare(e, "avg", (double)t->sum / (double)t->cycles / e->scale, t->cycles);
 		return;
-	}
 	case GATE_PERCENTILE: {
 		double q = g->percentile, qh = q, v;
 		char name[32];
@@ -502,9 +504,7 @@ static void eval_thread(struct eval *e)
 			qh = 100.0 * fmin(1.0, (q / 100.0) * (double)n / (double)t->cycles);
 		}
 		v = percentile(e->r, t, qh) / e->scale;
-		set_value(e, v, g->limit, n);
-		fmt_num(a, sizeof(a), v);
-		verdict(e, v > g->limit ? GATE_FAIL : GATE_PASS, "%s %s us %s %s us", name, a, v > g->limit ? ">" : "<=", b);
+		compare(e, name, v, n);
 		return;
 	}
 	case GATE_MISS_RATE: {
