@@ -250,7 +250,9 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
     for t, label in zip(run.threads, labels):
         t.label = label
     problem = None
-    if not run.complete:
+    if run.environment.get("invalid"):
+        problem = (Status.ERROR, "the measurement is invalid: " + "; ".join(run.environment["invalid"]))
+    elif not run.complete:
         problem = (Status.ERROR, "the results are a checkpoint of a run that did not finish")
     elif run.stop_reason == "error":
         problem = (Status.ERROR, "the sampler stopped on an error")
@@ -286,6 +288,12 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
         else:
             verdicts.extend(per_thread)
     return verdicts
+
+
+def error_verdicts(measurement: Measurement, reason: str) -> list[Verdict]:
+    """One ERROR per gate, for a measurement that could not be made (e.g. an unmet require:)."""
+    return [Verdict(measurement.name, g.name, g.kind, "worst" if g.scope == "worst" else "all", Status.ERROR, reason,
+                    critical=g.critical) for g in measurement.gates]
 
 
 def exit_code(verdicts: list[Verdict], allow_inconclusive: bool) -> int:

@@ -13,11 +13,39 @@ import time
 from pathlib import Path
 from typing import IO
 
-from .errors import SamplerError
+from .conditions import measured_cpus, unmet
+from .environment import capture
+from .errors import RtgateError, SamplerError
+from .load import Load, LoadSpec
 from .model import RunResult
 from .parsers import load_results
 from .sampler_args import expected_seconds, sampler_args
 from .thresholds import Measurement
+
+
+class RequirementsNotMet(RtgateError):
+    """The system does not meet the threshold file's require: the measurement is not run."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
+
+
+def load_cpus(spec: LoadSpec, m: Measurement) -> list[int]:
+    """Where a load runs: on the measured CPUs, on the others, on all, or on a list."""
+    allowed = sorted(os.sched_getaffinity(0))
+    measured = measured_cpus(m) or allowed
+    if spec.cpus == "measured":
+        return measured
+    if spec.cpus == "all":
+        return allowed
+    if spec.cpus == "others":
+        others = [c for c in allowed if c not in measured]
+        if not others:
+            raise RtgateError(f"measurement {m.name}: the load goes on the other CPUs, but the measurement "
+                              "uses every CPU (set load cpus: measured or all)")
+        return others
+    return list(spec.cpus)
 
 SAMPLER = "rtgate-sampler"
 
@@ -81,7 +109,27 @@ class _Progress:
 
 def run_measurement(sampler: str, m: Measurement, outdir: Path, duration_s: int | None = None,
                     progress: bool | None = None) -> tuple[RunResult, bool]:
-    """Returns the results and whether the user interrupted the run (results are still complete)."""
+    """Returns the results and whether the user interrupted the run (results are still complete).
+
+    The system's conditions are recorded with the results; a load runs around the sampler.
+    Raises RequirementsNotMet without measuring when the threshold file's require: fails."""
+    system = capture()
+    reasons = unmet(m.require, system, measured_cpus(m))
+    if reasons:
+        raise RequirementsNotMet(reasons)
+    load = Load(m.load, load_cpus(m.load, m) if m.load.kind != "none" else [], outdir / f"{m.name}.load")
+    with load:
+        run, interrupted = _run_sampler(sampler, m, outdir, duration_s, progress, load)
+    run.environment["system"] = system
+    run.environment["loadavg_after"] = capture().get("loadavg")
+    run.environment["load"] = load.summary()
+    if load.problem:
+        run.environment.setdefault("invalid", []).append(load.problem)
+    return run, interrupted
+
+
+def _run_sampler(sampler: str, m: Measurement, outdir: Path, duration_s: int | None, progress: bool | None,
+                 load: Load) -> tuple[RunResult, bool]:
     outdir.mkdir(parents=True, exist_ok=True)
     json_path = outdir / f"{m.name}.json"
     if json_path.exists():
@@ -128,4 +176,5 @@ def run_measurement(sampler: str, m: Measurement, outdir: Path, duration_s: int 
     if not json_path.exists():
         detail = "; ".join(errors) or f"exit status {rc}"
         raise SamplerError(f"measurement {m.name!r}: the sampler measured nothing: {detail}")
+    load.finish()  # did the load hold until the sampler stopped?
     return load_results(json_path), interrupted

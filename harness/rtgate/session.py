@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import RtgateError
-from .gates import Status, Verdict, evaluate, thread_ids, _select
+from .gates import Status, Verdict, _select, evaluate, thread_ids
 from .model import RunResult, ThreadResult
 from .parsers import load_results
 from .report_json import verdicts_document, write_json
-from .runner import find_sampler, run_measurement
+from .runner import RequirementsNotMet, find_sampler, run_measurement
 from .thresholds import (GateSpec, Measurement, SamplerSettings, ThreadGroup, ThresholdFile, parse_duration,
                          parse_rate)
 
@@ -194,7 +194,10 @@ class GateSession:
         expected = predicted_thread_ids(m, run)
         if run is None:
             outdir = self.settings.output_dir / _safe(tf.platform)
-            run, _ = run_measurement(find_sampler(self.settings.sampler), m, outdir, self.duration_s)
+            try:
+                run, _ = run_measurement(find_sampler(self.settings.sampler), m, outdir, self.duration_s)
+            except RequirementsNotMet as e:
+                raise RtgateError(f"measurement {m.name} not measured: {e}") from e
         verdicts = evaluate(m, run)
         display = _display(Path(tf.path), self.rootdir)
         self._platforms[tf.platform] = display

@@ -10,6 +10,8 @@ from typing import Any
 import yaml
 
 from .errors import ThresholdsError
+from .load import KINDS as LOAD_KINDS
+from .load import LoadSpec
 
 Key = tuple[Any, ...]
 Where = tuple[str, int]  # file, line
@@ -73,6 +75,8 @@ class Measurement:
     sampler: SamplerSettings
     gates: list[GateSpec]
     where: Where
+    load: LoadSpec = field(default_factory=LoadSpec)
+    require: dict[str, Any] = field(default_factory=dict)
 
     def thread_labels(self, nthreads: int) -> list[str | None]:
         """Group name of each sampler thread, in the order the sampler runs them."""
@@ -407,6 +411,49 @@ def _sampler(c: _Checker, raw: Any, key: Key) -> SamplerSettings:
     return s
 
 
+_LOAD_KEYS = {"kind", "workers", "cpus", "size", "command", "warmup_seconds", "min_cpu_percent"}
+REQUIREMENTS = {"preempt_rt": bool, "isolated_cpus": bool, "governor": str, "bare_metal": bool,
+                "rt_throttling_off": bool}
+
+
+def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
+    if isinstance(raw, str):
+        raw = {"kind": raw}
+    m = c.mapping(raw, key, _LOAD_KEYS, {"kind"})
+    if m["kind"] not in LOAD_KINDS:
+        raise c.fail(key + ("kind",), f"unknown load {m['kind']!r} (one of {', '.join(LOAD_KINDS)})")
+    spec = LoadSpec(kind=m["kind"])
+    if "workers" in m:
+        spec.workers = c.integer(m["workers"], key + ("workers",), 1, 4096)
+    if "cpus" in m:
+        spec.cpus = m["cpus"] if m["cpus"] in ("measured", "others", "all") else \
+            c.cpus(m["cpus"], key + ("cpus",))  # type: ignore[assignment]
+    if "size" in m:
+        if not isinstance(m["size"], str) or not re.fullmatch(r"\d+[KMG]?", m["size"]):
+            raise c.fail(key + ("size",), f"must be a size such as 64M or 1G, not {m['size']!r}")
+        spec.size = m["size"]
+    if "command" in m:
+        cmd = m["command"]
+        if not isinstance(cmd, list) or not cmd or not all(isinstance(w, str) and w for w in cmd):
+            raise c.fail(key + ("command",), "must be a list of words (the program and its arguments; no shell)")
+        spec.command = list(cmd)
+    if spec.kind == "custom" and not spec.command:
+        raise c.fail(key, "a custom load needs command: [program, arg, ...]")
+    if "warmup_seconds" in m:
+        spec.warmup_seconds = c.number(m["warmup_seconds"], key + ("warmup_seconds",), 0.0, 3600.0)
+    if "min_cpu_percent" in m:
+        spec.min_cpu_percent = c.number(m["min_cpu_percent"], key + ("min_cpu_percent",), 0.0, 1e6)
+    return spec
+
+
+def _require(c: _Checker, raw: Any, key: Key) -> dict[str, Any]:
+    m = c.mapping(raw, key, set(REQUIREMENTS))
+    for k, kind in REQUIREMENTS.items():
+        if k in m and not isinstance(m[k], kind):
+            raise c.fail(key + (k,), f"must be {'true or false' if kind is bool else 'a string'}, not {m[k]!r}")
+    return dict(m)
+
+
 def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
     m = c.mapping(raw, key, _GATE_KEYS, {"name", "kind"})
     kind = m["kind"]
@@ -473,8 +520,9 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
         raise ThresholdsError("no such threshold file", path=str(p))
     data, lines, files = _load_chain(p, [])
     c = _Checker(p, lines)
-    top = c.mapping(data, (), {"platform", "description", "measurements", "allow_inconclusive"},
+    top = c.mapping(data, (), {"platform", "description", "measurements", "allow_inconclusive", "require"},
                     {"platform", "measurements"})
+    file_require = _require(c, top["require"], ("require",)) if "require" in top else {}
     platform = c.name(top["platform"], ("platform",))
     description = c.string(top["description"], ("description",)) if "description" in top else ""
     allow = c.boolean(top["allow_inconclusive"], ("allow_inconclusive",)) if "allow_inconclusive" in top else False
@@ -485,7 +533,7 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
     for name, raw in ms.items():
         key: Key = ("measurements", name)
         c.name(name, key)
-        m = c.mapping(raw, key, {"description", "sampler", "gates"}, {"gates"})
+        m = c.mapping(raw, key, {"description", "sampler", "gates", "load", "require"}, {"gates"})
         sampler = _sampler(c, m.get("sampler"), key + ("sampler",))
         groups = {g.name for g in sampler.threads}
         raw_gates = m["gates"]
@@ -498,8 +546,10 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
                 raise c.fail(key + ("gates", i, "name"), f"gate {g.name!r} is defined twice")
             seen.add(g.name)
         desc = c.string(m["description"], key + ("description",)) if "description" in m else ""
+        load = _load(c, m["load"], key + ("load",)) if "load" in m else LoadSpec()
+        require = {**file_require, **(_require(c, m["require"], key + ("require",)) if "require" in m else {})}
         measurements[name] = Measurement(name=name, description=desc, sampler=sampler, gates=gates,
-                                         where=c.where(key))
+                                         where=c.where(key), load=load, require=require)
     return ThresholdFile(path=str(p), platform=platform, description=description,
                          measurements=measurements, files=files, allow_inconclusive=allow)
 

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from ..errors import RtgateError
-from ..gates import Verdict, evaluate
-from ..runner import find_sampler, run_measurement
+from ..gates import Verdict, error_verdicts, evaluate
+from ..runner import RequirementsNotMet, find_sampler, run_measurement
 from ..thresholds import default_thresholds_path, load_thresholds
 from .common import add_report_options, parse_seconds, report
 
@@ -25,6 +25,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="where results, histograms and logs go (default: rtgate-results)")
     add_report_options(p)
     p.set_defaults(handler=handle)
+
+
+def _save_environment(path: Path, environment: dict[str, object]) -> None:
+    import json
+    path.write_text(json.dumps(environment, indent=2, default=str) + "\n", encoding="utf-8")
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -46,9 +51,14 @@ def handle(args: argparse.Namespace) -> int:
     for name in names:
         m = tf.measurements[name]
         print(f"rtgate: measuring {name} ...", flush=True)
-        run, interrupted = run_measurement(sampler, m, outdir, args.duration)
+        try:
+            run, interrupted = run_measurement(sampler, m, outdir, args.duration)
+        except RequirementsNotMet as e:
+            verdicts.extend(error_verdicts(m, f"not measured: {e}"))
+            continue
         durations[name] = run.elapsed_s or 0.0
         verdicts.extend(evaluate(m, run))
+        _save_environment(outdir / f"{name}.environment.json", run.environment)
         if interrupted:
             print("rtgate: interrupted: evaluating what was measured", file=sys.stderr)
             break

@@ -1,0 +1,34 @@
+"""rtgate doctor [THRESHOLDS]: what on this system will distort a measurement, and how to fix it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..conditions import doctor, measured_cpus
+from ..environment import capture
+from ..thresholds import load_thresholds
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("doctor", help="check this system before measuring")
+    p.add_argument("thresholds", nargs="?", metavar="THRESHOLDS", help="also check its require: conditions")
+    p.add_argument("--root", default="/", metavar="DIR", help="read /proc, /sys and /boot under DIR (a copy)")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    env = capture(Path(args.root))
+    live = args.root == "/"
+    targets = [("", {}, None)]
+    if args.thresholds:
+        tf = load_thresholds(args.thresholds)
+        targets = [(f"[{m.name}] ", m.require, measured_cpus(m)) for m in tf.measurements.values()]
+    failed = False
+    print(f"rtgate doctor: kernel {env.get('kernel_release')}, {env.get('preemption')}, "
+          f"{env.get('cpu_count')} CPUs, {env.get('cpu_model')}")
+    for prefix, require, measured in targets:
+        for c in doctor(env, require, measured, live=live):
+            print(f"{c.status.upper():4} {prefix}{c.what}" + (f"\n     fix: {c.fix}" if c.fix and c.status != "ok" else ""))
+            failed |= c.status == "fail"
+    return 1 if failed else 0

@@ -1,0 +1,225 @@
+"""Measurement conditions: environment capture, `rtgate doctor`, require:, and real load profiles."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, IS_ROOT
+from rtgate.conditions import doctor, unmet
+from rtgate.environment import capture
+from rtgate.load import pgid_processes
+
+SYSTEMS = FIXTURES / "systems"
+needs_root = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
+
+
+def rtgate(*args: str, cwd: Path | None = None, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout)
+
+
+# ---------------------------------------------------------------- environment and doctor
+
+def test_capture_an_rt_board() -> None:
+    env = capture(SYSTEMS / "rt-arm64")
+    assert env["preemption"] == "PREEMPT_RT" and env["preemption_source"] == "/sys/kernel/realtime"
+    assert env["kernel_release"] == "6.6.52-rt43-imx8mp"
+    assert env["isolation"]["isolcpus"]["cpus"] == [2, 3] and env["isolation"]["nohz_full"]["cpus"] == [2, 3]
+    assert env["cpu_count"] == 4 and env["governors"] == {0: "performance", 1: "performance", 2: "performance",
+                                                          3: "performance"}
+    assert env["sched_rt_runtime_us"] == -1 and env["virtualisation"] is None
+    assert env["loadavg"] == [0.08, 0.03, 0.01]
+
+
+def test_capture_a_non_rt_vm() -> None:
+    env = capture(SYSTEMS / "nonrt-x86-vm")
+    assert env["preemption"] == "VOLUNTARY" and "preempt=" in env["preemption_source"]
+    assert env["cpu_model"] == "Intel Xeon Processor (Icelake)" and env["cpu_count"] == 2
+    assert env["virtualisation"] == "QEMU" and env["sched_rt_runtime_us"] == 950000
+    assert env["isolation"] == {}
+
+
+def test_capture_this_machine() -> None:
+    env = capture()
+    assert env["kernel_release"] == os.uname().release
+    assert env["preemption"] in ("PREEMPT_RT", "PREEMPT", "VOLUNTARY", "NONE", "unknown")
+    assert env["cpu_count"] == os.cpu_count() and len(env["loadavg"]) == 3
+
+
+def test_doctor_on_the_rt_board() -> None:
+    r = rtgate("doctor", "--root", str(SYSTEMS / "rt-arm64"))
+    assert r.returncode == 0, r.stdout
+    assert "OK   kernel 6.6.52-rt43-imx8mp is PREEMPT_RT" in r.stdout
+    assert "OK   RT throttling is off" in r.stdout and "OK   no hypervisor detected" in r.stdout
+    assert "WARN" not in r.stdout
+
+
+def test_doctor_on_the_vm_with_requirements(tmp_path: Path) -> None:
+    spec = tmp_path / "t.yaml"
+    spec.write_text("platform: p\nrequire: {preempt_rt: true, governor: performance}\nmeasurements:\n"
+                    "  m:\n    sampler: {duration: 5s, threads: [{name: a, cpus: [1]}]}\n"
+                    "    require: {isolated_cpus: true}\n    gates: [{name: g, kind: max, limit_us: 80}]\n")
+    r = rtgate("doctor", str(spec), "--root", str(SYSTEMS / "nonrt-x86-vm"))
+    assert r.returncode == 1, r.stdout
+    lines = r.stdout.splitlines()
+    assert any(ln.startswith("FAIL [m] kernel 6.1.0-26-amd64 is VOLUNTARY") for ln in lines)
+    assert any(ln.startswith("FAIL [m] measured cpu 1 not isolated") for ln in lines)
+    assert any(ln.startswith("FAIL [m] governor not performance on cpu0 (schedutil), cpu1 (schedutil)") for ln in lines)
+    assert any(ln.startswith("WARN [m] RT throttling is active (sched_rt_runtime_us=950000") for ln in lines)
+    assert any(ln.startswith("WARN [m] running under QEMU") for ln in lines)
+    assert "fix: echo -1 > /proc/sys/kernel/sched_rt_runtime_us" in r.stdout
+
+
+def test_requirements_met_and_unmet() -> None:
+    rt, vm = capture(SYSTEMS / "rt-arm64"), capture(SYSTEMS / "nonrt-x86-vm")
+    want = {"preempt_rt": True, "isolated_cpus": True, "governor": "performance", "bare_metal": True,
+            "rt_throttling_off": True}
+    assert unmet(want, rt, [2, 3]) == []
+    assert unmet(want, rt, [1, 2]) == ["requires isolated CPUs; cpu 1 not in isolcpus ([2, 3])"]
+    assert len(unmet(want, vm, [0])) == 5
+    assert [c.status for c in doctor(rt, want, [2, 3], live=False)] == ["ok"] * 5
+
+
+def test_unmet_requirement_is_an_error_not_a_measurement(tmp_path: Path) -> None:
+    spec = tmp_path / "t.yaml"
+    spec.write_text("platform: p\nrequire: {bare_metal: true, preempt_rt: true}\nmeasurements:\n"
+                    "  m:\n    sampler: {duration: 5s, threads: [{name: a, count: 1}]}\n"
+                    "    gates: [{name: g, kind: max, limit_us: 1000000}]\n")
+    env = capture()
+    if env["preemption"] == "PREEMPT_RT" and not env["virtualisation"]:
+        pytest.skip("this machine meets the requirements")
+    r = rtgate("run", str(spec), "--json", "v.json", cwd=tmp_path)
+    assert r.returncode == 1
+    doc = json.loads((tmp_path / "v.json").read_text())
+    assert [v["status"] for v in doc["verdicts"]] == ["ERROR"]
+    assert doc["verdicts"][0]["reason"].startswith("not measured: requires")
+    assert not (tmp_path / "rtgate-results" / "m.json").exists()
+
+
+# ---------------------------------------------------------------- load profiles, for real
+
+LOADED = """\
+platform: load
+measurements:
+  m:
+    sampler: {{interval_us: 1000, duration: {seconds}s, priority: 80, threads: [{{name: a, cpus: [0]}}]}}
+    load: {load}
+    gates:
+      - {{name: max, kind: max, limit_us: {limit}}}
+"""
+
+
+def run_with_load(tmp_path: Path, load: str, seconds: int = 2, limit: int = 1_000_000,
+                  sampler: str | None = None) -> tuple[subprocess.CompletedProcess[str], dict, dict]:
+    spec = tmp_path / "t.yaml"
+    spec.write_text(LOADED.format(load=load, seconds=seconds, limit=limit))
+    args = ["run", str(spec), "--json", "v.json"] + (["--sampler", sampler] if sampler else [])
+    r = rtgate(*args, cwd=tmp_path)
+    env_file = tmp_path / "rtgate-results" / "m.environment.json"
+    env = json.loads(env_file.read_text()) if env_file.exists() else {}
+    verdicts = json.loads((tmp_path / "v.json").read_text()) if (tmp_path / "v.json").exists() else {}
+    return r, env, verdicts
+
+
+@needs_root
+@pytest.mark.parametrize("kind", ["cpu", "hackbench", "memory", "io", "network", "timer"])
+def test_each_load_runs_during_the_measurement_and_is_gone_after(tmp_path: Path, kind: str, tool: object) -> None:
+    tool("stress-ng", "stress-ng")  # type: ignore[operator]
+    tool("hackbench", "rt-tests")  # type: ignore[operator]
+    r, env, verdicts = run_with_load(tmp_path, f"{{kind: {kind}, cpus: others, warmup_seconds: 1}}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    load = env["load"]
+    assert load["kind"] == kind and load["problem"] is None and load["cpus"] == [1]
+    assert load["seconds"] >= 2 and load["cpu_seconds"] > 0  # it was working during the measurement
+    if kind == "hackbench":
+        assert load["hackbench_loops"] > 0
+    else:
+        assert sum(load["bogo_ops"].values()) > 0
+    assert pgid_processes(load["pgid"]) == []  # and nothing of it is left
+    assert env["system"]["kernel_release"] == os.uname().release
+    assert verdicts["verdicts"][0]["status"] == "PASS"
+
+
+@needs_root
+def test_a_load_that_dies_makes_the_measurement_invalid(tmp_path: Path) -> None:
+    r, env, verdicts = run_with_load(tmp_path, "{kind: custom, command: [sleep, '2'], cpus: others, "
+                                               "warmup_seconds: 0.5}", seconds=3)
+    assert r.returncode == 1
+    assert "stopped during the measurement" in env["load"]["problem"]
+    v = verdicts["verdicts"][0]
+    assert v["status"] == "ERROR" and v["reason"].startswith("the measurement is invalid: the custom load stopped")
+
+
+@needs_root
+def test_a_load_below_its_level_makes_the_measurement_invalid(tmp_path: Path) -> None:
+    r, env, verdicts = run_with_load(tmp_path, "{kind: custom, command: [sleep, '60'], cpus: others, "
+                                               "warmup_seconds: 0.2, min_cpu_percent: 50}")
+    assert r.returncode == 1 and "below its level of 50 %" in env["load"]["problem"]
+    assert pgid_processes(env["load"]["pgid"]) == []
+
+
+def _load_groups() -> set[int]:
+    groups = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            comm = stat.read_text().split("(", 1)[1].split(")", 1)[0]
+            if comm.startswith(("stress-ng", "hackbench")):
+                groups.add(int(stat.read_text().rsplit(")", 1)[1].split()[2]))
+        except (OSError, IndexError, ValueError):
+            continue
+    return groups
+
+
+@needs_root
+def test_ctrl_c_stops_the_load(tmp_path: Path, tool: object) -> None:
+    tool("stress-ng", "stress-ng")  # type: ignore[operator]
+    before = _load_groups()
+    spec = tmp_path / "t.yaml"
+    spec.write_text(LOADED.format(load="{kind: cpu, cpus: others, warmup_seconds: 0.5}", seconds=60, limit=10**6))
+    p = subprocess.Popen([sys.executable, "-m", "rtgate", "run", str(spec), "--json", "v.json"], cwd=tmp_path,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    assert _load_groups() - before, "the load was not running"
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=60)
+    assert _load_groups() - before == set()
+    env = json.loads((tmp_path / "rtgate-results" / "m.environment.json").read_text())
+    assert pgid_processes(env["load"]["pgid"]) == []
+    assert json.loads((tmp_path / "v.json").read_text())["verdicts"][0]["status"] == "INCONCLUSIVE"
+
+
+@needs_root
+def test_a_failing_sampler_still_stops_the_load(tmp_path: Path, tool: object) -> None:
+    tool("stress-ng", "stress-ng")  # type: ignore[operator]
+    before = _load_groups()
+    failing = tmp_path / "broken-sampler"
+    failing.write_text("#!/bin/sh\necho 'rtgate-sampler: cannot lock memory' >&2\nexit 1\n")
+    failing.chmod(0o755)
+    r, _, _ = run_with_load(tmp_path, "{kind: cpu, cpus: others, warmup_seconds: 0.5}", sampler=str(failing))
+    assert r.returncode == 2 and "cannot lock memory" in r.stderr
+    assert _load_groups() - before == set()
+
+
+@needs_root
+def test_a_higher_priority_load_on_the_measured_cpu_fails_the_gate(tmp_path: Path) -> None:
+    """A known injected latency: a SCHED_FIFO 99 loop spinning 100 ms every 300 ms on CPU 0."""
+    spin = ("import time\nwhile True:\n t = time.monotonic()\n while time.monotonic() - t < 0.1:\n  pass\n"
+            " time.sleep(0.2)\n")
+    burst = f"{{kind: custom, command: [chrt, '-f', '99', {json.dumps(sys.executable)}, '-c', {json.dumps(spin)}], " \
+            "cpus: measured, warmup_seconds: 0.5}"
+    r, env, verdicts = run_with_load(tmp_path / "loaded" if (tmp_path / "loaded").mkdir() is None else tmp_path,
+                                     burst, seconds=3, limit=40_000)
+    v = verdicts["verdicts"][0]
+    assert v["status"] == "FAIL" and v["value"] >= 80_000, (v, r.stderr)  # the 100 ms burst shows
+    r, env, verdicts = run_with_load(tmp_path / "idle" if (tmp_path / "idle").mkdir() is None else tmp_path,
+                                     "{kind: none}", seconds=3, limit=40_000)
+    v = verdicts["verdicts"][0]
+    assert v["status"] == "PASS" and v["value"] < 40_000, v
