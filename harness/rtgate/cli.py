@@ -6,10 +6,10 @@ import argparse
 import sys
 
 from . import __version__
-from .commands import check, doctor, fuego, lava, run, show, validate
+from .commands import check, doctor, fuego, history, lava, run, show, validate
 from .errors import RtgateError
 
-COMMANDS = (run, check, show, validate, doctor, lava, fuego)
+COMMANDS = (run, check, show, validate, doctor, history, lava, fuego)
 
 EXIT_USAGE = 2
 

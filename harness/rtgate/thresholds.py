@@ -96,6 +96,7 @@ class ThresholdFile:
     measurements: dict[str, Measurement]
     files: list[str]
     allow_inconclusive: bool = False
+    history: dict[str, Any] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- YAML with line numbers
@@ -454,6 +455,25 @@ def _require(c: _Checker, raw: Any, key: Key) -> dict[str, Any]:
     return dict(m)
 
 
+def _history(c: _Checker, raw: Any, key: Key) -> dict[str, Any]:
+    """Regression-detection settings for `rtgate history compare`."""
+    m = c.mapping(raw, key, {"alpha", "min_effect", "min_runs", "metrics"})
+    out: dict[str, Any] = {}
+    if "alpha" in m:
+        out["alpha"] = c.number(m["alpha"], key + ("alpha",), 0.0, 0.5, lo_open=True)
+    if "min_effect" in m:
+        out["min_effect"] = c.number(m["min_effect"], key + ("min_effect",), 0.0, 10.0)
+    if "min_runs" in m:
+        out["min_runs"] = c.integer(m["min_runs"], key + ("min_runs",), 2, 10000)
+    if "metrics" in m:
+        metrics = m["metrics"]
+        if not isinstance(metrics, list) or not all(
+                isinstance(x, str) and re.fullmatch(r"max|min|avg|p99|p99\.9|above_\d+(\.\d+)?", x) for x in metrics):
+            raise c.fail(key + ("metrics",), "must list max, min, avg, p99, p99.9 or above_<us>")
+        out["metrics"] = list(metrics)
+    return out
+
+
 def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
     m = c.mapping(raw, key, _GATE_KEYS, {"name", "kind"})
     kind = m["kind"]
@@ -520,8 +540,9 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
         raise ThresholdsError("no such threshold file", path=str(p))
     data, lines, files = _load_chain(p, [])
     c = _Checker(p, lines)
-    top = c.mapping(data, (), {"platform", "description", "measurements", "allow_inconclusive", "require"},
-                    {"platform", "measurements"})
+    top = c.mapping(data, (), {"platform", "description", "measurements", "allow_inconclusive", "require",
+                               "history"}, {"platform", "measurements"})
+    history = _history(c, top["history"], ("history",)) if "history" in top else {}
     file_require = _require(c, top["require"], ("require",)) if "require" in top else {}
     platform = c.name(top["platform"], ("platform",))
     description = c.string(top["description"], ("description",)) if "description" in top else ""
@@ -551,7 +572,7 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
         measurements[name] = Measurement(name=name, description=desc, sampler=sampler, gates=gates,
                                          where=c.where(key), load=load, require=require)
     return ThresholdFile(path=str(p), platform=platform, description=description,
-                         measurements=measurements, files=files, allow_inconclusive=allow)
+                         measurements=measurements, files=files, allow_inconclusive=allow, history=history)
 
 
 def _shipped_dirs() -> list[Path]:

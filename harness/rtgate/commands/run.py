@@ -23,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--sampler", metavar="PATH", help="rtgate-sampler to use")
     p.add_argument("--output-dir", default="rtgate-results", metavar="DIR",
                    help="where results, histograms and logs go (default: rtgate-results)")
+    p.add_argument("--history", metavar="DB", help="also add each run to this history database")
     add_report_options(p)
     p.set_defaults(handler=handle)
 
@@ -58,6 +59,11 @@ def handle(args: argparse.Namespace) -> int:
             continue
         durations[name] = run.elapsed_s or 0.0
         verdicts.extend(evaluate(m, run))
+        if args.history:
+            from ..commands.history import add_run
+            from ..history.store import HistoryDB
+            with HistoryDB(args.history) as db:
+                add_run(db, run, tf.platform, name, tf)
         _save_environment(outdir / f"{name}.environment.json", run.environment)
         if interrupted:
             print("rtgate: interrupted: evaluating what was measured", file=sys.stderr)

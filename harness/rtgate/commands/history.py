@@ -1,0 +1,149 @@
+"""rtgate history add|compare|trend: latency across kernel releases, judged against run-to-run noise."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import RtgateError
+from ..gates import evaluate
+from ..history.compare import Settings, compare_releases, trend
+from ..history.store import HistoryDB
+from ..model import RunResult
+from ..parsers import load_results
+from ..thresholds import ThresholdFile, load_thresholds
+
+DEFAULT_DB = "rtgate-history.db"
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("history", help="store results across kernel releases and find regressions")
+    h = p.add_subparsers(dest="history_command", metavar="ACTION")
+    h.required = True
+
+    a = h.add_parser("add", help="add results to the history")
+    a.add_argument("results", nargs="+", metavar="[MEASUREMENT=]RESULTS")
+    _common(a)
+    a.add_argument("--kernel-release", metavar="R", help="default: from the results")
+    a.add_argument("--kernel-config", metavar="C", help="e.g. PREEMPT_RT (default: from the results)")
+    a.add_argument("--tag", action="append", default=[], metavar="TAG")
+    a.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE")
+    a.set_defaults(handler=handle_add)
+
+    c = h.add_parser("compare", help="compare two releases (exit 1 on a regression, 3 on too few runs)")
+    _common(c)
+    c.add_argument("--measurement", required=False, metavar="M")
+    c.add_argument("--base", required=True, metavar="RELEASE")
+    c.add_argument("--new", required=True, metavar="RELEASE")
+    c.add_argument("--metric", action="append", metavar="M", help="max, p99, p99.9, avg, above_<us> (repeatable)")
+    c.add_argument("--json", metavar="FILE")
+    c.set_defaults(handler=handle_compare)
+
+    t = h.add_parser("trend", help="a metric over releases")
+    _common(t)
+    t.add_argument("--measurement", metavar="M")
+    t.add_argument("--metric", default="max")
+    t.set_defaults(handler=handle_trend)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default=DEFAULT_DB, metavar="FILE", help=f"SQLite file (default {DEFAULT_DB})")
+    p.add_argument("--platform", metavar="P", help="default: the threshold file's platform")
+    p.add_argument("--thresholds", metavar="FILE", help="gates to store verdicts for, and history settings")
+
+
+def _platform(args: argparse.Namespace, tf: ThresholdFile | None) -> str:
+    platform = args.platform or (tf.platform if tf else None)
+    if not platform:
+        raise RtgateError("give --platform (or --thresholds)")
+    return str(platform)
+
+
+def kernel_facts(run: RunResult) -> tuple[str | None, str | None]:
+    system = run.environment.get("system") or {}
+    sysinfo = run.environment.get("sysinfo") or {}
+    release = system.get("kernel_release") or sysinfo.get("release")
+    config = system.get("preemption") or ("PREEMPT_RT" if sysinfo.get("realtime") == 1 else None)
+    return release, config
+
+
+def add_run(db: HistoryDB, run: RunResult, platform: str, measurement: str, tf: ThresholdFile | None,
+            release: str | None = None, config: str | None = None, tags: list[str] | None = None,
+            meta: dict[str, Any] | None = None) -> int:
+    found_release, found_config = kernel_facts(run)
+    release = release or found_release
+    if not release:
+        raise RtgateError(f"{run.source}: the results do not say the kernel release: give --kernel-release")
+    verdicts = evaluate(tf.measurements[measurement], run) if tf and measurement in tf.measurements else []
+    return db.add_run(run, platform, measurement, release, config or found_config, tags or [], meta or {}, verdicts)
+
+
+def handle_add(args: argparse.Namespace) -> int:
+    tf = load_thresholds(args.thresholds) if args.thresholds else None
+    platform = _platform(args, tf)
+    meta = {}
+    for item in args.meta:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise RtgateError(f"--meta {item!r}: write KEY=VALUE")
+        meta[key] = value
+    with HistoryDB(args.db) as db:
+        for item in args.results:
+            name, sep, path = item.partition("=")
+            if not sep or Path(item).exists():
+                name, path = (next(iter(tf.measurements)) if tf and len(tf.measurements) == 1 else "default"), item
+            run = load_results(path)
+            run_id = add_run(db, run, platform, name, tf, args.kernel_release, args.kernel_config, args.tag, meta)
+            print(f"added run {run_id}: {platform} {name} {args.kernel_release or kernel_facts(run)[0]} ({path})")
+    return 0
+
+
+def _settings(tf: ThresholdFile | None, metrics: list[str] | None, measurement: str) -> Settings:
+    s = Settings(**(tf.history if tf else {}))
+    if metrics:
+        s.metrics = metrics
+    elif tf and measurement in tf.measurements:
+        # Tail mass above the gate limits, beside the figures.
+        limits = {g.above_us for g in tf.measurements[measurement].gates if g.kind == "miss_rate"}
+        s.metrics = s.metrics + [f"above_{lim:g}" for lim in sorted(x for x in limits if x is not None)]
+    return s
+
+
+def _measurement(db: HistoryDB, args: argparse.Namespace, platform: str) -> str:
+    if args.measurement:
+        return str(args.measurement)
+    names = db.measurements(platform)
+    if len(names) != 1:
+        raise RtgateError(f"give --measurement ({', '.join(names) or 'no runs for ' + platform})")
+    return names[0]
+
+
+def handle_compare(args: argparse.Namespace) -> int:
+    tf = load_thresholds(args.thresholds) if args.thresholds else None
+    platform = _platform(args, tf)
+    with HistoryDB(args.db) as db:
+        m = _measurement(db, args, platform)
+        results = compare_releases(db, platform, m, args.base, args.new, _settings(tf, args.metric, m))
+    print(f"rtgate history: {platform} {m}: {args.new} against {args.base}")
+    for c in results:
+        print(f"{c.decision.upper():16} {c.metric:>12} {c.thread:>8}  {c.evidence}")
+    if args.json:
+        Path(args.json).write_text(json.dumps([c.as_dict() for c in results], indent=2) + "\n")
+    decisions = {c.decision for c in results}
+    return 1 if "regression" in decisions else 3 if "not enough runs" in decisions else 0
+
+
+def handle_trend(args: argparse.Namespace) -> int:
+    tf = load_thresholds(args.thresholds) if args.thresholds else None
+    platform = _platform(args, tf)
+    with HistoryDB(args.db) as db:
+        m = _measurement(db, args, platform)
+        rows = trend(db, platform, m, args.metric)
+    print(f"rtgate history: {platform} {m}: {args.metric} of the worst thread per run")
+    print(f"{'RELEASE':24} {'RUNS':>4} {'MEDIAN':>10} {'MIN':>10} {'MAX':>10}")
+    for r in rows:
+        fmt = lambda v: "-" if v is None else f"{v:.4g}"  # noqa: E731
+        print(f"{r['release']:24} {r['runs']:>4} {fmt(r['median']):>10} {fmt(r['min']):>10} {fmt(r['max']):>10}")
+    return 0

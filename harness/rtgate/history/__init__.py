@@ -1,0 +1,1 @@
+"""Latency history across kernel releases: a SQLite store, and noise-robust comparisons."""
