@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import RtgateError
 from ..gates import Verdict, evaluate
-from ..parsers import FORMATS, load_results
+from ..parsers import FORMATS
 from ..thresholds import load_thresholds
 from .common import add_report_options, report
+from .results_args import map_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,16 +25,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def handle(args: argparse.Namespace) -> int:
     tf = load_thresholds(args.thresholds)
     verdicts: list[Verdict] = []
-    for item in args.results:
-        name, sep, path = item.partition("=")
-        if not sep or name not in tf.measurements:
-            if sep and "/" not in name and name not in tf.measurements:
-                raise RtgateError(f"no measurement {name!r} in {args.thresholds} "
-                                  f"(measurements: {', '.join(tf.measurements)})")
-            path = item
-            if len(tf.measurements) != 1:
-                raise RtgateError(f"{args.thresholds} has several measurements "
-                                  f"({', '.join(tf.measurements)}): write MEASUREMENT={item}")
-            name = next(iter(tf.measurements))
-        verdicts.extend(evaluate(tf.measurements[name], load_results(path, args.format, args.unit)))
+    for name, run in map_results(tf, args.results, args.format, args.unit):
+        verdicts.extend(evaluate(tf.measurements[name], run))
     return report(tf, verdicts, args)

@@ -1,0 +1,31 @@
+"""rtgate plot THRESHOLDS RESULTS...: PNG plots of results (histogram, latency over time)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..thresholds import load_thresholds
+from .results_args import map_results
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("plot", help="plot results: histogram and latency over time (PNG)")
+    p.add_argument("thresholds", metavar="THRESHOLDS", help="for the gate limits drawn")
+    p.add_argument("results", nargs="+", metavar="[MEASUREMENT=]RESULTS")
+    p.add_argument("-o", "--output-dir", default=".", metavar="DIR")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from ..plots import histogram_figure, png, timeline_figure
+    tf = load_thresholds(args.thresholds)
+    out = Path(args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for i, (name, run) in enumerate(map_results(tf, args.results)):
+        m = tf.measurements[name]
+        for kind, fig in (("histogram", histogram_figure(run, m)), ("timeline", timeline_figure(run, m))):
+            path = out / f"{name}-{i}-{kind}.png"
+            path.write_bytes(png(fig))
+            print(f"wrote {path}")
+    return 0

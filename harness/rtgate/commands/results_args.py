@@ -1,0 +1,25 @@
+"""[MEASUREMENT=]RESULTS arguments, mapped onto a threshold file's measurements (check, plot, report, export)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import RtgateError
+from ..model import RunResult
+from ..parsers import load_results
+from ..thresholds import ThresholdFile
+
+
+def map_results(tf: ThresholdFile, items: list[str], fmt: str = "auto", unit: str = "us") -> list[tuple[str, RunResult]]:
+    out = []
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or Path(item).exists():
+            if len(tf.measurements) != 1:
+                raise RtgateError(f"{tf.path} has several measurements ({', '.join(tf.measurements)}): "
+                                  f"write MEASUREMENT={item}")
+            name, path = next(iter(tf.measurements)), item
+        elif name not in tf.measurements:
+            raise RtgateError(f"no measurement {name!r} in {tf.path} (measurements: {', '.join(tf.measurements)})")
+        out.append((name, load_results(path, fmt, unit)))
+    return out

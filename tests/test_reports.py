@@ -1,0 +1,153 @@
+"""Reports: KCIDB export validated by kcidb-io, the EVT estimate on known distributions, plots
+checked for content, and the HTML report rendered in headless Chromium."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import RT_OPTS, RT_TESTS
+from rtgate.evt import estimate
+from rtgate.parsers import load_results
+from rtgate.plots import describe, histogram_figure, png, timeline_figure
+from rtgate.thresholds import load_thresholds
+
+SPEC = """\
+platform: vm
+measurements:
+  smp:
+    sampler: {loops: 5000, threads: [{name: all, count: 2}]}
+    gates:
+      - {name: max, kind: max, limit_us: 500}
+      - {name: over-100, kind: miss_rate, above_us: 100, rate: 1%}
+"""
+
+
+def rtgate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> Path:
+    p = tmp_path / "t.yaml"
+    p.write_text(SPEC)
+    return p
+
+
+@pytest.fixture(scope="module")
+def sampler_json(sampler: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("run") / "r.json"
+    r = subprocess.run([sampler, *RT_OPTS, "-t", "2", "-i", "200", "-l", "5000", "--block=0.05", "-q", f"--json={out}"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_kcidb_export_validates(tmp_path: Path, spec: Path, sampler_json: Path) -> None:
+    kcidb_io = pytest.importorskip("kcidb_io")
+    out = tmp_path / "k.json"
+    r = rtgate("export", "kcidb", str(spec), str(RT_TESTS / "ct-new-t2-H200.json"), str(sampler_json),
+               "--origin", "rtgate", "--build-id", "rtgate:build-1", "-o", str(out), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    kcidb_io.schema.V5_3.validate(doc)
+    assert len({t["id"] for t in doc["tests"]}) == len(doc["tests"])
+    r = rtgate("export", "kcidb", str(spec), str(RT_TESTS / "ct-new-t2-H200.json"), "--build-id", "rtgate:build-1",
+               "-o", str(out), cwd=tmp_path)
+    doc = json.loads(out.read_text())
+    kcidb_io.schema.V5_3.validate(doc)
+    tests = {t["path"]: t for t in doc["tests"]}
+    gate = tests["rt-tests.rtgate.smp.max.t0"]
+    assert gate["status"] == "FAIL" and gate["number"] == {"value": pytest.approx(1547e-6), "unit": "s",
+                                                           "prefix": "metric"}
+    assert tests["rt-tests.rtgate.smp.max.t1"]["status"] == "PASS"
+    figure = tests["rt-tests.rtgate.smp.t0.max"]
+    assert figure["status"] == "DONE" and figure["number"]["value"] == pytest.approx(1547e-6)
+    assert tests["rt-tests.rtgate.smp.over-100.t0"]["number"]["unit"] == "%"
+    assert rtgate("export", "kcidb", str(spec), str(sampler_json), "--build-id", "nocolon", cwd=tmp_path).returncode == 2
+
+
+def _block_maxima(rng: random.Random, blocks: int, m: int) -> list[float]:
+    """Exact draws of the max of m Exp(1) samples: F(z) = (1 - e^-z)^m."""
+    return [-math.log(1 - rng.random() ** (1 / m)) for _ in range(blocks)]
+
+
+def test_evt_interval_holds_the_true_quantile() -> None:
+    m, per_hour = 1000, 0.01
+    truth = -math.log(1 - (1 - per_hour) ** (1 / m))  # one block per hour: P(max > truth) = per_hour
+    covered = 0
+    for seed in range(10):
+        e = estimate(_block_maxima(random.Random(seed), 300, m), block_seconds=3600.0, per_hour=per_hour,
+                     rounds=300, seed=seed)
+        covered += e.interval[0] <= truth <= e.interval[1]
+        assert e.valid, e.checks
+    assert covered >= 8, covered
+
+
+def test_evt_checks_its_assumptions() -> None:
+    rng = random.Random(5)
+    drifting = [v + i * 0.05 for i, v in enumerate(_block_maxima(rng, 200, 100))]
+    e = estimate(drifting, 1.0)
+    assert not e.valid and any("not stationary" in c for c in e.checks)
+    e = estimate(_block_maxima(rng, 10, 100), 1.0)
+    assert not e.valid and any("too few" in c for c in e.checks)
+
+
+def test_histogram_plot_content(spec: Path) -> None:
+    m = load_thresholds(spec).measurements["smp"]
+    fig = histogram_figure(load_results(RT_TESTS / "ct-24-S-h300.json"), m)
+    d = describe(fig)
+    assert d["yscale"] == "log"
+    assert d["labels"] == ["cpu0 (max 894 us)", "cpu1 (max 155 us)"]
+    assert d["lines"] == 4  # two threads, the max limit at 500 us and the miss-rate limit at 100 us
+    limits = sorted(ln.get_xdata()[0] for ln in fig.axes[0].lines if ln.get_color() == "red")
+    assert limits == [100, 500]
+    import matplotlib.image as mpimg
+    pixels = mpimg.imread(io.BytesIO(png(fig)), format="png")
+    assert pixels.shape[0] > 200 and (pixels[:, :, :3].sum(axis=2) < 2.5).sum() > 2000  # drawn, not blank
+
+
+def test_timeline_plot_content(spec: Path, sampler_json: Path) -> None:
+    run = load_results(sampler_json)
+    fig = timeline_figure(run, load_thresholds(spec).measurements["smp"])
+    d = describe(fig)
+    assert d["labels"][:2] == ["t0", "t1"]
+    points = fig.axes[0].lines[0].get_ydata()
+    assert len(points) == len(run.threads[0].block_maxima.values) >= 15  # type: ignore[union-attr]
+    assert max(points) == run.threads[0].max
+
+
+def test_html_report_renders_in_chromium(tmp_path: Path, spec: Path, sampler_json: Path, tool: object) -> None:
+    chromium = tool("chromium", "chromium")  # type: ignore[operator]
+    db = tmp_path / "h.db"
+    for release in ("6.1", "6.2"):
+        assert rtgate("history", "add", "--db", str(db), "--thresholds", str(spec), "--kernel-release", release,
+                      str(sampler_json), cwd=tmp_path).returncode == 0
+    html = tmp_path / "report.html"
+    r = rtgate("report", str(spec), str(sampler_json), "--history", str(db), "-o", str(html), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    text = html.read_text()
+    assert text.count('src="data:image/png;base64,') == 3 and "http" not in text.split("<body>")[1]
+    shot = tmp_path / "shot.png"
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}"]
+    r = subprocess.run([chromium, *flags, "--window-size=1200,4000", f"--screenshot={shot}", html.as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    assert shot.exists(), r.stderr[-2000:]
+    import matplotlib.image as mpimg
+    pixels = mpimg.imread(str(shot))[:, :, :3]
+    blue = ((abs(pixels[:, :, 0] - 0.12) < 0.06) & (abs(pixels[:, :, 1] - 0.47) < 0.06)
+            & (abs(pixels[:, :, 2] - 0.71) < 0.06)).sum()
+    assert blue > 300, "the plots' lines (matplotlib blue) are not on the rendered page"
+    dom = subprocess.run([chromium, *flags, "--dump-dom", html.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.stdout.count("<img") == 3 and 'id="verdicts"' in dom.stdout and "Trend over releases" in dom.stdout
+    assert shutil.which(chromium)
