@@ -17,6 +17,11 @@ from rtgate.conditions import doctor, unmet
 from rtgate.environment import capture
 from rtgate.load import pgid_processes
 
+def _sigint_default() -> None:
+    """A background job inherits SIGINT ignored; Ctrl-C in a terminal is what this test plays."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 SYSTEMS = FIXTURES / "systems"
 needs_root = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
 
@@ -185,7 +190,7 @@ def test_ctrl_c_stops_the_load(tmp_path: Path, tool: object) -> None:
     spec = tmp_path / "t.yaml"
     spec.write_text(LOADED.format(load="{kind: cpu, cpus: others, warmup_seconds: 0.5}", seconds=60, limit=10**6))
     p = subprocess.Popen([sys.executable, "-m", "rtgate", "run", str(spec), "--json", "v.json"], cwd=tmp_path,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
     time.sleep(3)
     assert _load_groups() - before, "the load was not running"
     p.send_signal(signal.SIGINT)

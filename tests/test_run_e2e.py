@@ -15,6 +15,11 @@ from junitparser import Failure, JUnitXml, Properties
 
 from conftest import IS_ROOT, ROOT
 
+def _sigint_default() -> None:
+    """A background job inherits SIGINT ignored; Ctrl-C in a terminal is what this test plays."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 pytestmark = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2,
                                 reason="needs root (SCHED_FIFO, mlockall) and two CPUs")
 
@@ -80,7 +85,7 @@ def test_default_run_without_a_file(tmp_path: Path) -> None:
 def test_interrupted_run_keeps_its_data(tmp_path: Path) -> None:
     p = subprocess.Popen([sys.executable, "-m", "rtgate", "run", str(EXAMPLE), "--json", "v.json",
                           "--output-dir", "res"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+                         text=True, preexec_fn=_sigint_default)
     time.sleep(2.5)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,13 +86,27 @@ def test_old_nanosleep_option_is_accepted(sampler: str) -> None:
     assert "C:     10" in r.stdout
 
 
-def test_missing_privilege_is_named(sampler: str) -> None:
+@pytest.fixture(scope="module")
+def public_sampler(sampler: str) -> Any:
+    """A copy that nobody can run: the installed one may sit below a directory only root may enter."""
+    import shutil
+    import tempfile
+    d = tempfile.mkdtemp(prefix="rtgate-public-")
+    os.chmod(d, 0o755)
+    path = os.path.join(d, "rtgate-sampler")
+    shutil.copy(sampler, path)
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(d)
+
+
+def test_missing_privilege_is_named(sampler: str, public_sampler: str) -> None:
     if not IS_ROOT:
         r = run_tool([sampler, "-p", "80", "-l", "10", "-q"])
     else:
         # Run as nobody, with no real-time allowance.
         r = run_tool(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                      "--inh-caps=-all", sampler, "-p", "80", "-l", "10", "-q"])
+                      "--inh-caps=-all", public_sampler, "-p", "80", "-l", "10", "-q"], cwd="/")
     if r.returncode == 0:
         pytest.skip("this account may use SCHED_FIFO 80 (RLIMIT_RTPRIO allows it)")
     assert r.returncode == 1
@@ -99,11 +114,11 @@ def test_missing_privilege_is_named(sampler: str) -> None:
     assert "SCHED_FIFO priority 80" in r.stderr
 
 
-def test_mlock_failure_is_named(sampler: str) -> None:
+def test_mlock_failure_is_named(public_sampler: str) -> None:
     if not IS_ROOT:
         pytest.skip("needs root to drop to an unprivileged user")
     r = run_tool(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
-                  "prlimit", "--memlock=65536", sampler, "-m", "-l", "10", "-q"])
+                  "prlimit", "--memlock=65536", public_sampler, "-m", "-l", "10", "-q"], cwd="/")
     assert r.returncode == 1, r.stdout + r.stderr
     assert "CAP_IPC_LOCK" in r.stderr and "RLIMIT_MEMLOCK" in r.stderr
 
