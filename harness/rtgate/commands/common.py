@@ -40,3 +40,15 @@ def report(tf: ThresholdFile, verdicts: list[Verdict], args: argparse.Namespace,
     except OSError as e:
         raise RtgateError(f"cannot write report: {e.strerror}", path=e.filename) from e
     return exit_code(verdicts, allow)
+
+
+def handle_compiled_args(args: argparse.Namespace) -> int:
+    """`rtgate lava args` and `rtgate fuego args`: a measurement's sampler arguments with its gates."""
+    from ..lava.job import compiled_args
+    from ..thresholds import find_thresholds, load_thresholds
+    tf = load_thresholds(find_thresholds(args.thresholds))
+    name = args.measurement or (next(iter(tf.measurements)) if len(tf.measurements) == 1 else None)
+    if name is None or name not in tf.measurements:
+        raise RtgateError(f"name a measurement with --measurement ({', '.join(tf.measurements)})")
+    print(compiled_args(tf.measurements[name], args.duration))
+    return 0

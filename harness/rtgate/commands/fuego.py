@@ -8,9 +8,8 @@ from pathlib import Path
 
 from ..errors import RtgateError
 from ..fuego import TEST, fuego_files
-from ..lava.job import compiled_args
 from ..thresholds import find_thresholds, load_thresholds
-from .common import parse_seconds
+from .common import handle_compiled_args, parse_seconds
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -21,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     a.add_argument("thresholds", metavar="THRESHOLDS", help="a path, or the name of a shipped threshold file")
     a.add_argument("--measurement", metavar="NAME")
     a.add_argument("--duration", type=parse_seconds, metavar="TIME")
-    a.set_defaults(handler=handle_args)
+    a.set_defaults(handler=handle_compiled_args)
     c = fuego.add_parser("criteria", help="write criteria.json, reference.json and chart_config.json")
     c.add_argument("thresholds", metavar="THRESHOLDS")
     c.add_argument("--measurement", action="append", metavar="NAME", help="default: every measurement")
@@ -29,20 +28,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument("--board", metavar="NAME", help=f"write NAME-{TEST}-criteria.json for one board")
     c.add_argument("-o", "--output-dir", default=".", metavar="DIR")
     c.set_defaults(handler=handle_criteria)
-
-
-def _measurement(tf_path: str, name: str | None) -> tuple[object, str]:
-    tf = load_thresholds(find_thresholds(tf_path))
-    name = name or (next(iter(tf.measurements)) if len(tf.measurements) == 1 else None)
-    if name is None or name not in tf.measurements:
-        raise RtgateError(f"name a measurement with --measurement ({', '.join(tf.measurements)})")
-    return tf, name
-
-
-def handle_args(args: argparse.Namespace) -> int:
-    tf, name = _measurement(args.thresholds, args.measurement)
-    print(compiled_args(tf.measurements[name], args.duration))  # type: ignore[attr-defined]
-    return 0
 
 
 def handle_criteria(args: argparse.Namespace) -> int:

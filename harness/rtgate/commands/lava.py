@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..lava.job import DEVICE_TYPES, JobOptions, compiled_args, render_job
+from ..lava.job import DEVICE_TYPES, JobOptions, render_job
 from ..lava.results import lava_verdicts
 from ..thresholds import load_thresholds
-from .common import add_report_options, parse_seconds, report
+from .common import add_report_options, handle_compiled_args, parse_seconds, report
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     a.add_argument("thresholds", metavar="THRESHOLDS")
     a.add_argument("--measurement", metavar="NAME", help="default: the only measurement")
     a.add_argument("--duration", type=parse_seconds, metavar="TIME")
-    a.set_defaults(handler=handle_args)
+    a.set_defaults(handler=handle_compiled_args)
 
     j = lava.add_parser("job", help="render a LAVA job for a threshold file")
     j.add_argument("thresholds", metavar="THRESHOLDS")
@@ -49,16 +49,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("--thresholds", metavar="FILE", help="the job's threshold file: exact gate names")
     add_report_options(r)
     r.set_defaults(handler=handle_results)
-
-
-def handle_args(args: argparse.Namespace) -> int:
-    tf = load_thresholds(args.thresholds)
-    name = args.measurement or (next(iter(tf.measurements)) if len(tf.measurements) == 1 else None)
-    if name is None or name not in tf.measurements:
-        from ..errors import RtgateError
-        raise RtgateError(f"name a measurement with --measurement ({', '.join(tf.measurements)})")
-    print(compiled_args(tf.measurements[name], args.duration))
-    return 0
 
 
 def handle_job(args: argparse.Namespace) -> int:
