@@ -148,8 +148,10 @@ def test_cli_add_compare_trend_with_real_results(tmp_path: Path) -> None:
                cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr  # the same runs: no change
     assert all(c["decision"] == "no change" for c in json.loads((tmp_path / "c.json").read_text()))
-    r = rtgate("history", "trend", "--platform", "vm", "--metric", "max", cwd=tmp_path)
+    r = rtgate("history", "trend", "--platform", "vm", "--metric", "max", "--plot", "trend.png", cwd=tmp_path)
     assert r.returncode == 0 and "6.1" in r.stdout and "6.2" in r.stdout
+    import matplotlib.image as mpimg
+    assert mpimg.imread(str(tmp_path / "trend.png")).shape[1] > 400
     r = rtgate("history", "compare", "--platform", "vm", "--base", "6.1", "--new", "7.0", cwd=tmp_path)
     assert r.returncode == 3 and "NOT ENOUGH RUNS" in r.stdout
     r = rtgate("history", "add", "--platform", "vm", str(RT_TESTS / "ct-24-verbose.stdout"), cwd=tmp_path)

@@ -45,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     _common(t)
     t.add_argument("--measurement", metavar="M")
     t.add_argument("--metric", default="max")
+    t.add_argument("--plot", metavar="PNG", help="also plot the per-release distribution, with the gate limit")
     t.set_defaults(handler=handle_trend)
 
 
@@ -141,6 +142,14 @@ def handle_trend(args: argparse.Namespace) -> int:
     with HistoryDB(args.db) as db:
         m = _measurement(db, args, platform)
         rows = trend(db, platform, m, args.metric)
+        if args.plot:
+            from ..history.compare import _values
+            from ..plots import png, trend_figure
+            per_release = {r: _values(db.threads(platform, m, r), args.metric).get("worst", [])
+                           for r in db.releases(platform, m)}
+            limits = [g.limit_us for g in tf.measurements[m].gates if g.kind == "max"] \
+                if tf and m in tf.measurements else []
+            Path(args.plot).write_bytes(png(trend_figure(per_release, args.metric, min(limits) if limits else None)))
     print(f"rtgate history: {platform} {m}: {args.metric} of the worst thread per run")
     print(f"{'RELEASE':24} {'RUNS':>4} {'MEDIAN':>10} {'MIN':>10} {'MAX':>10}")
     for r in rows:
