@@ -123,11 +123,13 @@ measurements:
 
 
 def run_with_load(tmp_path: Path, load: str, seconds: int = 2, limit: int = 1_000_000,
-                  sampler: str | None = None) -> tuple[subprocess.CompletedProcess[str], dict, dict]:
+                  sampler: str | None = None, env: dict[str, str] | None = None
+                  ) -> tuple[subprocess.CompletedProcess[str], dict, dict]:
     spec = tmp_path / "t.yaml"
     spec.write_text(LOADED.format(load=load, seconds=seconds, limit=limit))
     args = ["run", str(spec), "--json", "v.json"] + (["--sampler", sampler] if sampler else [])
-    r = rtgate(*args, cwd=tmp_path)
+    r = subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=tmp_path,
+                       timeout=180, env={**os.environ, **(env or {})})
     env_file = tmp_path / "rtgate-results" / "m.environment.json"
     env = json.loads(env_file.read_text()) if env_file.exists() else {}
     verdicts = json.loads((tmp_path / "v.json").read_text()) if (tmp_path / "v.json").exists() else {}
@@ -171,31 +173,32 @@ def test_a_load_below_its_level_makes_the_measurement_invalid(tmp_path: Path) ->
     assert pgid_processes(env["load"]["pgid"]) == []
 
 
-def _load_groups() -> set[int]:
-    groups = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+def _tagged(tag: str) -> set[int]:
+    """Processes that inherited this test's tag: other suites' loads on the machine do not count."""
+    pids = set()
+    for environ in Path("/proc").glob("[0-9]*/environ"):
         try:
-            comm = stat.read_text().split("(", 1)[1].split(")", 1)[0]
-            if comm.startswith(("stress-ng", "hackbench")):
-                groups.add(int(stat.read_text().rsplit(")", 1)[1].split()[2]))
-        except (OSError, IndexError, ValueError):
+            if f"RTGATE_TEST_TAG={tag}".encode() in environ.read_bytes().split(b"\0"):
+                pids.add(int(environ.parent.name))
+        except OSError:
             continue
-    return groups
+    return pids
 
 
 @needs_root
 def test_ctrl_c_stops_the_load(tmp_path: Path, tool: object) -> None:
     tool("stress-ng", "stress-ng")  # type: ignore[operator]
-    before = _load_groups()
+    tag = f"ctrl-c-{os.getpid()}-{time.monotonic_ns()}"
     spec = tmp_path / "t.yaml"
     spec.write_text(LOADED.format(load="{kind: cpu, cpus: others, warmup_seconds: 0.5}", seconds=60, limit=10**6))
     p = subprocess.Popen([sys.executable, "-m", "rtgate", "run", str(spec), "--json", "v.json"], cwd=tmp_path,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default,
+                         env={**os.environ, "RTGATE_TEST_TAG": tag})
     time.sleep(3)
-    assert _load_groups() - before, "the load was not running"
+    assert len(_tagged(tag) - {p.pid}) >= 2, "the load was not running"  # the sampler and stress-ng's
     p.send_signal(signal.SIGINT)
     p.communicate(timeout=60)
-    assert _load_groups() - before == set()
+    assert _tagged(tag) == set()
     env = json.loads((tmp_path / "rtgate-results" / "m.environment.json").read_text())
     assert pgid_processes(env["load"]["pgid"]) == []
     assert json.loads((tmp_path / "v.json").read_text())["verdicts"][0]["status"] == "INCONCLUSIVE"
@@ -204,13 +207,14 @@ def test_ctrl_c_stops_the_load(tmp_path: Path, tool: object) -> None:
 @needs_root
 def test_a_failing_sampler_still_stops_the_load(tmp_path: Path, tool: object) -> None:
     tool("stress-ng", "stress-ng")  # type: ignore[operator]
-    before = _load_groups()
+    tag = f"broken-{os.getpid()}-{time.monotonic_ns()}"
     failing = tmp_path / "broken-sampler"
     failing.write_text("#!/bin/sh\necho 'rtgate-sampler: cannot lock memory' >&2\nexit 1\n")
     failing.chmod(0o755)
-    r, _, _ = run_with_load(tmp_path, "{kind: cpu, cpus: others, warmup_seconds: 0.5}", sampler=str(failing))
+    r, _, _ = run_with_load(tmp_path, "{kind: cpu, cpus: others, warmup_seconds: 0.5}", sampler=str(failing),
+                            env={"RTGATE_TEST_TAG": tag})
     assert r.returncode == 2 and "cannot lock memory" in r.stderr
-    assert _load_groups() - before == set()
+    assert _tagged(tag) == set()
 
 
 @needs_root
