@@ -173,6 +173,14 @@ def test_a_load_below_its_level_makes_the_measurement_invalid(tmp_path: Path) ->
     assert pgid_processes(env["load"]["pgid"]) == []
 
 
+def test_no_load_leaves_nothing_behind(tmp_path: Path) -> None:
+    from rtgate.load import Load, LoadSpec
+    before = set(Path("/tmp").glob("rtgate-load-*"))
+    with Load(LoadSpec(kind="none"), [], tmp_path) as load:
+        assert load.summary() == {"kind": "none"}
+    assert set(Path("/tmp").glob("rtgate-load-*")) == before
+
+
 def _tagged(tag: str) -> set[int]:
     """Processes that inherited this test's tag: other suites' loads on the machine do not count."""
     pids = set()

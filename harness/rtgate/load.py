@@ -93,7 +93,7 @@ class Load:
         self.problem: str | None = None
         self.cpu_seconds = 0.0
         self.elapsed = 0.0
-        self._workdir = tempfile.mkdtemp(prefix="rtgate-load-")
+        self._workdir = ""  # made when a load starts, removed when it stops
         self._start_cpu = 0.0
         self._start_time = 0.0
         self.argv: list[str] = []
@@ -107,6 +107,7 @@ class Load:
         if not shutil.which(tool):
             raise RtgateError(f"load {self.spec.kind}: {tool} not found (apt-get install "
                               f"{'rt-tests' if tool == 'hackbench' else tool})")
+        self._workdir = tempfile.mkdtemp(prefix="rtgate-load-")
         self.argv = load_argv(self.spec, self.cpus, self._workdir)
         self.logdir.mkdir(parents=True, exist_ok=True)
         self._log = (self.logdir / "load.log").open("ab")
