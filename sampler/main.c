@@ -284,13 +284,16 @@ static void drain_verbose(struct sampler *s)
 	}
 }
 
+/* T: lines of the running threads: counters only, the histogram stays where it is. */
 static void print_status(FILE *f, struct sampler *s)
 {
-	struct run_result r;
+	struct run_result r = { .p = &s->p, .nthreads = s->p.num_threads };
+	struct thread_result t;
 
-	snapshot(s, &r, 0);
-	for (int i = 0; i < r.nthreads; i++)
-		text_status_line(f, &r, &r.t[i]);
+	for (int i = 0; i < r.nthreads; i++) {
+		result_counters(&t, &s->ts[i]);
+		text_status_line(f, &r, &t);
+	}
 }
 
 static int all_done(struct sampler *s)

@@ -1,12 +1,12 @@
 #include "result.h"
 
+#include <string.h>
+
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 
-void result_snapshot(struct thread_result *tr, struct thread_state *ts, const struct hist_layout *l,
-		     const struct params *p, uint64_t *hist_buf, uint64_t *block_buf, uint64_t block_cap)
+void result_counters(struct thread_result *tr, struct thread_state *ts)
 {
-	uint64_t total = 0, over = 0;
-
+	memset(tr, 0, sizeof(*tr));
 	tr->index = ts->index;
 	tr->cpu = ts->cpu;
 	tr->node = ts->node;
@@ -19,6 +19,15 @@ void result_snapshot(struct thread_result *tr, struct thread_state *ts, const st
 	tr->act = LOAD(ts->act);
 	tr->sum = LOAD(ts->sum);
 	tr->missed = LOAD(ts->missed);
+	tr->cycles = LOAD(ts->cycles);
+}
+
+void result_snapshot(struct thread_result *tr, struct thread_state *ts, const struct hist_layout *l,
+		     const struct params *p, uint64_t *hist_buf, uint64_t *block_buf, uint64_t block_cap)
+{
+	uint64_t total = 0, over = 0;
+
+	result_counters(tr, ts);
 	/* While threads run, counts and the histogram may be a sample apart: count from the histogram. */
 	for (size_t i = 0; i < l->nbuckets; i++) {
 		hist_buf[i] = LOAD(ts->hist[i]);

@@ -44,6 +44,8 @@ struct run_result {
 	int break_thread;         /* index, or -1 */
 };
 
+/* The scalar counters only: cheap enough for a screen refreshed 100 times a second. */
+void result_counters(struct thread_result *tr, struct thread_state *ts);
 /* Copy one thread's live state; hist_buf and block_buf are caller-owned. */
 void result_snapshot(struct thread_result *tr, struct thread_state *ts, const struct hist_layout *l,
 		     const struct params *p, uint64_t *hist_buf, uint64_t *block_buf, uint64_t block_cap);
