@@ -7,8 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from junitparser import Error, Failure, JUnitXml, Properties, Skipped
+from junitparser import Failure, JUnitXml, Properties, Skipped
 
 from conftest import ROOT, RT_TESTS
 

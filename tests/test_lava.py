@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from junitparser import JUnitXml
 
-from conftest import IS_ROOT, ROOT, RT_OPTS
+from conftest import ROOT, RT_OPTS
 
 LAVA_SHELL = Path("/usr/lib/python3/dist-packages/lava_dispatcher/lava_test_shell")
 SCRIPT = ROOT / "lava-defs" / "rtgate.sh"

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from junitparser import Failure, JUnitXml, Properties, Skipped
+from junitparser import Failure, JUnitXml, Properties
 
 from conftest import IS_ROOT, ROOT, RT_TESTS
 

@@ -7,7 +7,6 @@ import resource
 from dataclasses import dataclass
 from typing import Any
 
-from .environment import parse_cpulist
 from .thresholds import Measurement
 
 
@@ -109,7 +108,3 @@ def doctor(env: dict[str, Any], require: dict[str, Any], measured: list[int] | N
     else:
         checks.append(Check("ok", "no hypervisor detected"))
     return checks
-
-
-def parse_cpus_arg(text: str) -> list[int]:
-    return parse_cpulist(text)

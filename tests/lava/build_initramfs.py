@@ -4,11 +4,9 @@ that LAVA's test overlay disk needs (virtio block, ext4). Test tooling, not ship
 from __future__ import annotations
 
 import gzip
-import io
 import os
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 MODULES = ("virtio_pci", "virtio_blk", "crc32c_generic", "ext4")
