@@ -42,6 +42,15 @@ def report(tf: ThresholdFile, verdicts: list[Verdict], args: argparse.Namespace,
     return exit_code(verdicts, allow)
 
 
+def add_compiled_args_command(actions: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register `args` under `rtgate lava` or `rtgate fuego`: both print the same compiled arguments."""
+    a = actions.add_parser("args", help="print a measurement's sampler arguments with its --gate options")
+    a.add_argument("thresholds", metavar="THRESHOLDS", help="a path, or the name of a shipped threshold file")
+    a.add_argument("--measurement", metavar="NAME", help="default: the only measurement")
+    a.add_argument("--duration", type=parse_seconds, metavar="TIME")
+    a.set_defaults(handler=handle_compiled_args)
+
+
 def handle_compiled_args(args: argparse.Namespace) -> int:
     """`rtgate lava args` and `rtgate fuego args`: a measurement's sampler arguments with its gates."""
     from ..lava.job import compiled_args

@@ -9,18 +9,14 @@ from pathlib import Path
 from ..errors import RtgateError
 from ..fuego import TEST, fuego_files
 from ..thresholds import find_thresholds, load_thresholds
-from .common import handle_compiled_args, parse_seconds
+from .common import add_compiled_args_command
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("fuego", help="Fuego: compile gates for Benchmark.rtgate, generate its criteria")
     fuego = p.add_subparsers(dest="fuego_command", metavar="ACTION")
     fuego.required = True
-    a = fuego.add_parser("args", help="print a measurement's sampler arguments with its --gate options")
-    a.add_argument("thresholds", metavar="THRESHOLDS", help="a path, or the name of a shipped threshold file")
-    a.add_argument("--measurement", metavar="NAME")
-    a.add_argument("--duration", type=parse_seconds, metavar="TIME")
-    a.set_defaults(handler=handle_compiled_args)
+    add_compiled_args_command(fuego)
     c = fuego.add_parser("criteria", help="write criteria.json, reference.json and chart_config.json")
     c.add_argument("thresholds", metavar="THRESHOLDS")
     c.add_argument("--measurement", action="append", metavar="NAME", help="default: every measurement")

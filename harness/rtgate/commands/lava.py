@@ -8,7 +8,7 @@ import sys
 from ..lava.job import DEVICE_TYPES, JobOptions, render_job
 from ..lava.results import lava_verdicts
 from ..thresholds import load_thresholds
-from .common import add_report_options, handle_compiled_args, parse_seconds, report
+from .common import add_compiled_args_command, add_report_options, parse_seconds, report
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -16,11 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     lava = p.add_subparsers(dest="lava_command", metavar="ACTION")
     lava.required = True
 
-    a = lava.add_parser("args", help="print a measurement's sampler arguments with its --gate options")
-    a.add_argument("thresholds", metavar="THRESHOLDS")
-    a.add_argument("--measurement", metavar="NAME", help="default: the only measurement")
-    a.add_argument("--duration", type=parse_seconds, metavar="TIME")
-    a.set_defaults(handler=handle_compiled_args)
+    add_compiled_args_command(lava)
 
     j = lava.add_parser("job", help="render a LAVA job for a threshold file")
     j.add_argument("thresholds", metavar="THRESHOLDS")
