@@ -37,7 +37,8 @@ def independent_verdicts(results: Path, a_max: float, b_above: float, lenient: b
     a, b = doc["rtgate"]["threads"]
     above = sum(c for lo, hi, c in b["histogram"] if hi is None or hi - 1 > b_above) + b["missed_periods"]
     n = b["cycles"] + b["missed_periods"]
-    b_ok = above / n < 0.4 if lenient else above == 0 and n >= 2995
+    # Lenient (99 %): a PASS unless this machine loses nearly every period; the bound of 90 % at n = 4000 is < 91.5 %.
+    b_ok = above / n < 0.9 if lenient else above == 0 and n >= 2995
     # 0.1 %: the 95 % bound needs >= 2995 clean samples, and one miss needs >= 4742: none at this size.
     return {"a-max[A-cpu0]": a["max"] <= a_max, "b-over-100us[B-cpu1]": b_ok}
 
@@ -48,7 +49,7 @@ def test_two_thread_example_end_to_end(tmp_path: Path, variant: str, a_limit: fl
     if variant != "as-shipped":
         text = text.replace("limit_us: 80", f"limit_us: {a_limit:.0f}")
     if variant == "lenient":
-        text = text.replace("rate: 0.1%", "rate: 50%")  # missed periods on a noisy VM still count
+        text = text.replace("rate: 0.1%", "rate: 99%")  # a shared VM can lose ~40 % of 1 ms periods to its host
     spec = tmp_path / "example.yaml"
     spec.write_text(text)
     junit = tmp_path / "out.xml"
@@ -60,10 +61,12 @@ def test_two_thread_example_end_to_end(tmp_path: Path, variant: str, a_limit: fl
     expected = independent_verdicts(results, a_limit, 100, variant == "lenient")
     cases = {c.name: c for s in JUnitXml.fromfile(str(junit)) for c in s}
     assert set(cases) == set(expected)
-    for name, ok in expected.items():
+    # Every 1 ms period of the 4 s is accounted for, sampled or missed; how many were missed is the machine's.
+    assert all(t["cycles"] + t["missed_periods"] >= 4000 for t in doc["rtgate"]["threads"])
+    for (name, ok), t in zip(expected.items(), doc["rtgate"]["threads"]):
         assert cases[name].is_passed == ok, (name, r.stdout)
         props = {p.name: p.value for p in cases[name].child(Properties)}
-        assert int(props["cycles"]) > 3000 and props["priority"] in ("51", "48")
+        assert (int(props["cycles"]), props["priority"]) == (t["cycles"], str(t["priority"])), name
     if variant == "impossible":
         assert r.returncode == 1
         assert isinstance(cases["a-max[A-cpu0]"].result[0], Failure)
