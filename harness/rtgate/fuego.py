@@ -34,6 +34,8 @@ def fuego_files(tf: ThresholdFile, names: list[str], cpus: int | None) -> dict[s
     plots: list[str] = []
     for name in names:
         m = tf.measurements[name]
+        if m.backend != "sampler":
+            raise RtgateError(f"measurement {m.name} uses the {m.backend} backend: Fuego runs rtgate-sampler")
         ids = _thread_ids(m, cpus)
         measures = []
         threads: list[str] = []

@@ -115,11 +115,18 @@ def run_measurement(sampler: str, m: Measurement, outdir: Path, duration_s: int 
     Raises RequirementsNotMet without measuring when the threshold file's require: fails."""
     system = capture()
     reasons = unmet(m.require, system, measured_cpus(m))
+    if m.backend == "timerlat":
+        from . import timerlat
+        reasons += timerlat.unavailable(m)
     if reasons:
         raise RequirementsNotMet(reasons)
     load = Load(m.load, load_cpus(m.load, m) if m.load.kind != "none" else [], outdir / f"{m.name}.load")
     with load:
-        run, interrupted = _run_sampler(sampler, m, outdir, duration_s, progress, load)
+        if m.backend == "timerlat":
+            run, interrupted = timerlat.run(m, outdir, duration_s)
+            load.finish()  # did the load hold until rtla stopped?
+        else:
+            run, interrupted = _run_sampler(sampler, m, outdir, duration_s, progress, load)
     run.environment["system"] = system
     run.environment["loadavg_after"] = capture().get("loadavg")
     run.environment["load"] = load.summary()

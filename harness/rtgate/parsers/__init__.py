@@ -6,15 +6,17 @@ from pathlib import Path
 
 from ..errors import ResultsError
 from ..model import RunResult
-from . import histtext, json_results, summary, verbose
+from . import histtext, json_results, rtla, summary, verbose
 
-FORMATS = ("auto", "json", "histogram", "summary", "verbose")
+FORMATS = ("auto", "json", "histogram", "summary", "verbose", "rtla")
 
 
 def detect_format(path: Path, head: str) -> str:
     stripped = head.lstrip()
     if stripped.startswith("{"):
         return "json"
+    if rtla.looks_like(head):
+        return "rtla"
     if "# Histogram" in head:
         return "histogram"
     if verbose.looks_like(head):
@@ -22,7 +24,7 @@ def detect_format(path: Path, head: str) -> str:
     if summary.looks_like(head):
         return "summary"
     raise ResultsError("not a format rtgate reads (rtgate or rt-tests JSON, cyclictest histogram, "
-                       "T: summary lines or -v samples)", path=str(path))
+                       "T: summary lines, -v samples or rtla timerlat hist)", path=str(path))
 
 
 def load_results(path: str | Path, fmt: str = "auto", unit: str = "us") -> RunResult:
@@ -45,4 +47,6 @@ def load_results(path: str | Path, fmt: str = "auto", unit: str = "us") -> RunRe
         return summary.parse(p, unit)
     if fmt == "verbose":
         return verbose.parse(p, unit)
+    if fmt == "rtla":
+        return rtla.parse(p, unit if unit != "us" else None)
     raise ResultsError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})", path=str(p))
