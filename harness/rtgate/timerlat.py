@@ -30,7 +30,7 @@ RTLA = "rtla"
 POLICIES = {"fifo": "f", "rr": "r", "other": "o"}
 KEYS = {"interval_us", "duration", "priority", "policy", "cpus", "latency_us", "user_threads",
         "bucket_us", "histogram_us", "analysis"}
-MAX_ENTRIES = 1_000_000  # rtla's limit is higher; this keeps its memory modest (4 B per bucket, CPU, context)
+MAX_ENTRIES = 100_000  # rtla allows more; this keeps its memory modest (4 B per bucket, CPU and context)
 TRACE_LINES = 60         # of the saved trace, quoted as the analysis
 
 
@@ -123,6 +123,11 @@ def histogram_range_us(m: Measurement) -> int:
     return int(min(want, MAX_ENTRIES * s.bucket_us))
 
 
+def entries(m: Measurement) -> int:
+    """rtla's -E: buckets of bucket_us covering the histogram range (rtla wants at least 10)."""
+    return max(10, math.ceil(histogram_range_us(m) / m.timerlat.bucket_us))
+
+
 def measured_cpu_list(s: TimerlatSettings) -> list[int]:
     return sorted(os.sched_getaffinity(0)) if s.cpus == "all" else list(s.cpus)  # type: ignore[arg-type]
 
@@ -130,9 +135,8 @@ def measured_cpu_list(s: TimerlatSettings) -> list[int]:
 def rtla_args(m: Measurement, duration_s: int | None, trace_path: str | None) -> list[str]:
     """Options of `rtla timerlat hist` for a measurement (no program name)."""
     s = m.timerlat
-    entries = max(10, math.ceil(histogram_range_us(m) / s.bucket_us))
     args = ["timerlat", "hist", "-p", str(s.interval_us), "-d", f"{duration_s or s.duration_s}s",
-            "-c", ",".join(map(str, measured_cpu_list(s))), "-b", str(s.bucket_us), "-E", str(entries)]
+            "-c", ",".join(map(str, measured_cpu_list(s))), "-b", str(s.bucket_us), "-E", str(entries(m))]
     if s.priority is not None:
         args += ["-P", f"{POLICIES[s.policy]}:{s.priority}"]
     if s.latency_us is not None:
@@ -145,7 +149,9 @@ def rtla_args(m: Measurement, duration_s: int | None, trace_path: str | None) ->
     if "thread" in limits:
         args += ["-T", str(limits["thread"]), "-s", str(limits["thread"])]
     if limits and trace_path:
-        args.append(f"--trace={trace_path}")  # 6.1 takes the file only in this spelling
+        # rtla 6.1 drops the first character of -t's argument (meant to be '='); later rtla drops
+        # a leading '=': this spelling names the file for both.
+        args.append(f"-t={trace_path}")
     return args
 
 
@@ -223,8 +229,7 @@ def run(m: Measurement, outdir: Path, duration_s: int | None = None) -> tuple[Ru
         first = next((ln for ln in detail + text.splitlines() if ln.strip()), f"exit status {rc}")
         raise SamplerError(f"measurement {m.name!r}: rtla measured nothing: {first.strip()}")
     s = m.timerlat
-    run_result = rtla_parser.parse(out_path, bucket=s.bucket_us,
-                                   entries=max(10, math.ceil(histogram_range_us(m) / s.bucket_us)))
+    run_result = rtla_parser.parse(out_path, bucket=s.bucket_us, entries=entries(m))
     run_result = with_all_cpus(run_result, m, measured_cpu_list(s))
     run_result.cmdline = " ".join(argv)
     if interrupted:
