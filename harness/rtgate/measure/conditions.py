@@ -7,7 +7,7 @@ import resource
 from dataclasses import dataclass
 from typing import Any
 
-from .thresholds import Measurement
+from rtgate.core.thresholds import Measurement
 
 
 @dataclass

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 from junitparser import Error, Failure, JUnitXml, Properties, Property, Skipped, SystemOut, TestCase, TestSuite
 
-from .gates import Status, Verdict
+from rtgate.core.gates import Status, Verdict
 
 
 def _prop_value(v: object) -> str:

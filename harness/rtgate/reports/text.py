@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .gates import Status, Verdict
+from rtgate.core.gates import Status, Verdict
 
 
 def summary_table(platform: str, verdicts: list[Verdict], allow_inconclusive: bool = False) -> str:

@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import RtgateError
-from .gates import Status, Verdict, _select, evaluate, thread_ids
-from .model import RunResult, ThreadResult
-from .parsers import load_results
-from .report_json import verdicts_document, write_json
-from .runner import RequirementsNotMet, find_sampler, run_measurement
-from .thresholds import (GateSpec, Measurement, SamplerSettings, ThreadGroup, ThresholdFile, parse_duration,
+from rtgate.errors import RtgateError
+from rtgate.core.gates import Status, Verdict, _select, evaluate, thread_ids
+from rtgate.core.model import RunResult, ThreadResult
+from rtgate.parsers import load_results
+from rtgate.reports.verdicts_json import verdicts_document, write_json
+from rtgate.measure.runner import RequirementsNotMet, find_sampler, run_measurement
+from rtgate.core.thresholds import (GateSpec, Measurement, SamplerSettings, ThreadGroup, ThresholdFile, parse_duration,
                          parse_rate)
 
 
@@ -237,8 +237,8 @@ class GateSession:
             write_json(self.settings.json, verdicts_document(platform, sorted(self._platforms.values()), verdicts,
                                                               self.settings.allow_inconclusive))
         if self.settings.junit:
-            from .report_junit import build_junit, write_junit
-            from .report_text import summary_table
+            from rtgate.reports.junit import build_junit, write_junit
+            from rtgate.reports.text import summary_table
             write_junit(self.settings.junit, build_junit(platform, verdicts,
                                                          summary_table(platform, verdicts,
                                                                        self.settings.allow_inconclusive),

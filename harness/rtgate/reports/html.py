@@ -8,11 +8,11 @@ from typing import Any
 
 import jinja2
 
-from .evt import estimate
-from .gates import Status, Verdict
-from .model import RunResult
-from .plots import histogram_figure, png, timeline_figure, trend_figure
-from .thresholds import ThresholdFile
+from rtgate.reports.evt import estimate
+from rtgate.core.gates import Status, Verdict
+from rtgate.core.model import RunResult
+from rtgate.reports.plots import histogram_figure, png, timeline_figure, trend_figure
+from rtgate.core.thresholds import ThresholdFile
 
 
 def _b64(data: bytes) -> str:

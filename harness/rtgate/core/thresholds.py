@@ -9,9 +9,9 @@ from typing import Any
 
 import yaml
 
-from .errors import ThresholdsError
-from .load import KINDS as LOAD_KINDS
-from .load import LoadSpec
+from rtgate.errors import ThresholdsError
+from rtgate.measure.load import KINDS as LOAD_KINDS
+from rtgate.measure.load import LoadSpec
 
 Key = tuple[Any, ...]
 Where = tuple[str, int]  # file, line
@@ -576,8 +576,8 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
 
 
 def _shipped_dirs() -> list[Path]:
-    here = Path(__file__).resolve().parent
-    return [here / "thresholds", here.parent.parent / "thresholds"]  # installed, or the source tree
+    package = Path(__file__).resolve().parent.parent
+    return [package / "thresholds", package.parent.parent / "thresholds"]  # installed, or the source tree
 
 
 def default_thresholds_path() -> Path:

@@ -6,8 +6,8 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
-from .gates import Status, Verdict
-from .model import RunResult
+from rtgate.core.gates import Status, Verdict
+from rtgate.core.model import RunResult
 
 _STATUS = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.INCONCLUSIVE: "ERROR"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from .thresholds import Measurement, SamplerSettings
+from rtgate.core.thresholds import Measurement, SamplerSettings
 
 
 def with_duration(settings: SamplerSettings, duration_s: int | None) -> SamplerSettings:
@@ -72,7 +72,7 @@ def sampler_args(m: Measurement, json_path: str | None, duration_s: int | None =
     if json_path:
         args += [f"--json={json_path}", f"--checkpoint={s.checkpoint_seconds}"]
     if native_gates:
-        from .native_gates import native_args
+        from rtgate.measure.native_gates import native_args
         args += native_args(m)
     return args
 

@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass, field
 from statistics import median
 
-from .history.stats import mann_whitney_greater
+from rtgate.history.stats import mann_whitney_greater
 
 
 @dataclass

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import __version__
-from .gates import Verdict, exit_code
+from rtgate import __version__
+from rtgate.core.gates import Verdict, exit_code
 
 
 def verdicts_document(platform: str, threshold_files: list[str], verdicts: list[Verdict],

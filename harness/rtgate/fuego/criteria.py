@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import RtgateError
-from .session import predicted_thread_ids
-from .thresholds import Measurement, ThresholdFile
+from rtgate.errors import RtgateError
+from rtgate.measure.session import predicted_thread_ids
+from rtgate.core.thresholds import Measurement, ThresholdFile
 
 TEST = "Benchmark.rtgate"
 

@@ -6,8 +6,8 @@ tests/vectors/gates.txt holds both evaluators to the same answers.
 
 from __future__ import annotations
 
-from .errors import RtgateError
-from .thresholds import GateSpec, Measurement
+from rtgate.errors import RtgateError
+from rtgate.core.thresholds import GateSpec, Measurement
 
 # RTGATE-GATE NAME THREAD STATUS VALUE LIMIT BOUND SAMPLES UNITS REASON...  (values: us, or % for rates)
 GATE_LINE_FIELDS = ("gate", "thread", "status", "value", "limit", "bound", "samples", "units", "reason")

@@ -13,14 +13,14 @@ import time
 from pathlib import Path
 from typing import IO
 
-from .conditions import measured_cpus, unmet
-from .environment import capture
-from .errors import RtgateError, SamplerError
-from .load import Load, LoadSpec
-from .model import RunResult
-from .parsers import load_results
-from .sampler_args import expected_seconds, sampler_args
-from .thresholds import Measurement
+from rtgate.measure.conditions import measured_cpus, unmet
+from rtgate.measure.environment import capture
+from rtgate.errors import RtgateError, SamplerError
+from rtgate.measure.load import Load, LoadSpec
+from rtgate.core.model import RunResult
+from rtgate.parsers import load_results
+from rtgate.measure.sampler_args import expected_seconds, sampler_args
+from rtgate.core.thresholds import Measurement
 
 
 class RequirementsNotMet(RtgateError):

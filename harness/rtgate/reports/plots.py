@@ -11,8 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from .model import RunResult  # noqa: E402
-from .thresholds import Measurement  # noqa: E402
+from rtgate.core.model import RunResult  # noqa: E402
+from rtgate.core.thresholds import Measurement  # noqa: E402
 
 
 def _limits(m: Measurement | None) -> list[tuple[str, float]]:

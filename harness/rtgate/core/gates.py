@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from .model import RunResult, ThreadResult
-from .stats import clopper_pearson_upper
-from .thresholds import GateSpec, Measurement
+from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.stats import clopper_pearson_upper
+from rtgate.core.thresholds import GateSpec, Measurement
 
 
 class Status(str, Enum):

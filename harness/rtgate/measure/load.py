@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import RtgateError
+from rtgate.errors import RtgateError
 
 KINDS = ("none", "cpu", "hackbench", "memory", "io", "network", "timer", "custom")
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
