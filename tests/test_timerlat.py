@@ -13,11 +13,11 @@ import pytest
 
 from conftest import FIXTURES
 from rtgate.errors import ResultsError, RtgateError, ThresholdsError
-from rtgate.gates import Status, evaluate
+from rtgate.core.gates import Status, evaluate
 from rtgate.parsers import load_results
-from rtgate.sampler_args import sampler_args
-from rtgate.thresholds import load_thresholds
-from rtgate.timerlat import rtla_args
+from rtgate.measure.sampler_args import sampler_args
+from rtgate.core.thresholds import load_thresholds
+from rtgate.measure.timerlat import rtla_args
 
 RTLA = FIXTURES / "rtla"
 RTGATE = [sys.executable, "-m", "rtgate"]

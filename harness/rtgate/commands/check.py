@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ..gates import Verdict, evaluate
-from ..parsers import FORMATS
-from ..thresholds import load_thresholds
-from .common import add_report_options, report
-from .results_args import map_results
+from rtgate.core.gates import Verdict, evaluate
+from rtgate.parsers import FORMATS
+from rtgate.core.thresholds import load_thresholds
+from rtgate.commands.common import add_report_options, report
+from rtgate.commands.results_args import map_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -7,11 +7,11 @@ import json
 import re
 import sys
 
-from ..errors import RtgateError
-from ..gates import evaluate
-from ..kcidb import kcidb_document
-from ..thresholds import load_thresholds
-from .results_args import map_results
+from rtgate.errors import RtgateError
+from rtgate.core.gates import evaluate
+from rtgate.reports.kcidb import kcidb_document
+from rtgate.core.thresholds import load_thresholds
+from rtgate.commands.results_args import map_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

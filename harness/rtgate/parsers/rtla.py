@@ -26,12 +26,13 @@ import math
 import re
 from pathlib import Path
 
-from ..errors import ResultsError
-from ..model import Histogram, RunResult, ThreadResult
-from .common import numbered_lines
+from rtgate.errors import ResultsError
+from rtgate.core.model import Histogram, RunResult, ThreadResult
+from rtgate.core.timerlat_spec import CONTEXTS
+from rtgate.parsers.common import numbered_lines
 
 MAGIC = "# RTLA timerlat histogram"
-CONTEXTS = {"IRQ": "irq", "Thr": "thread", "Usr": "user"}
+COLUMNS = {"IRQ": "irq", "Thr": "thread", "Usr": "user"}  # rtla column prefix -> context
 _COLUMN = re.compile(r"^(IRQ|Thr|Usr)-(\d+)$")
 _UNIT = re.compile(r"^# Time unit is (?:microseconds|nanoseconds) \((us|ns)\)\s*$")
 _DURATION = re.compile(r"^# Duration:\s+(\d+)\s+(\d+):(\d+):(\d+)\s*$")
@@ -93,7 +94,7 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
                     if not c:
                         raise ResultsError(f"unknown column {w!r} (rtla timerlat hist has IRQ-, Thr- and Usr-NNN)",
                                            path=str(path), line=number)
-                    columns.append((CONTEXTS[c.group(1)], int(c.group(2))))
+                    columns.append((COLUMNS[c.group(1)], int(c.group(2))))
                 if not columns:
                     raise ResultsError("no CPU had a sample: rtla printed no columns", path=str(path), line=number)
                 if len(set(columns)) != len(columns):
@@ -155,7 +156,7 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
     width = _width([r[0] for r in rows], bucket)
     threads: list[ThreadResult] = []
     problems: list[str] = []
-    order = sorted(range(len(columns)), key=lambda j: (list(CONTEXTS.values()).index(columns[j][0]), columns[j][1]))
+    order = sorted(range(len(columns)), key=lambda j: (CONTEXTS.index(columns[j][0]), columns[j][1]))
     for j in order:
         context, cpu = columns[j]
         name = f"{context}-cpu{cpu}"
