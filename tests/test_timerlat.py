@@ -239,3 +239,33 @@ def test_run_on_a_kernel_without_timerlat_reports_error_verdicts(tmp_path: Path)
     v = json.loads((tmp_path / "v.json").read_text())["verdicts"]
     assert [x["status"] for x in v] == ["ERROR"] and "not measured" in v[0]["reason"]
     assert "timerlat tracer" in v[0]["reason"] or "rtla" in v[0]["reason"] or "tracefs" in v[0]["reason"]
+
+
+def test_newer_rtla_totals_and_dashes_are_read(tmp_path: Path) -> None:
+    # rtla after 6.1 prints '-' for figures of an empty column and an ALL: block of totals after the
+    # per-CPU summary (timerlat_print_stats_all); the per-CPU columns are what is gated.
+    text = (RTLA / "stop.txt").read_text().replace("rtla timerlat hit stop tracing", "ALL:        IRQ       Thr\n"
+                                                   "count:        1         1\nmin:       5240      9341\n"
+                                                   "avg:       5240      9341\nmax:       5240      9341\n"
+                                                   "rtla timerlat hit stop tracing")
+    p = tmp_path / "newer.txt"
+    p.write_text(text)
+    run = load_results(p)
+    assert [(t.label, t.cycles, t.max) for t in run.threads] == [("irq", 1, 5240), ("thread", 1, 9341)]
+    assert run.stop_reason == "threshold"
+    q = tmp_path / "dash.txt"
+    q.write_text(text.replace("count:        1         1 \n", "count:        0         1 \n", 1)
+                 .replace("over:         1         1 ", "over:         0         1 ", 1)
+                 .replace("min:       5240      9341 ", "min:          -      9341 ", 1))
+    irq = load_results(q).threads[0]
+    assert (irq.cycles, irq.min) == (0, None)
+
+
+def test_history_keeps_irq_and_thread_latency_of_one_cpu_apart(tmp_path: Path) -> None:
+    db = tmp_path / "h.db"
+    r = subprocess.run([*RTGATE, "history", "add", "--db", str(db), "--platform", "qemu-rt", "--kernel-release",
+                        "6.1.0-56-rt-amd64", str(RTLA / "basic.txt")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    import sqlite3
+    rows = sqlite3.connect(db).execute("SELECT thread, cycles FROM threads ORDER BY thread").fetchall()
+    assert rows == [("irq-cpu0", 4954), ("irq-cpu1", 4952), ("thread-cpu0", 4954), ("thread-cpu1", 4952)]

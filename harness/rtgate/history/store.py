@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from rtgate.errors import RtgateError
-from rtgate.core.gates import Verdict
+from rtgate.core.gates import Verdict, thread_ids
 from rtgate.core.model import RunResult, ThreadResult
 
 SCHEMA_VERSION = 1
@@ -119,7 +119,11 @@ class HistoryDB:
                  json.dumps(metadata or {}, sort_keys=True), run.source, run.format, run.unit, time.time(),
                  json.dumps(run.environment, default=str)))
             run_id = int(cur.lastrowid or 0)
-            for t in run.threads:
+            ids = [_thread_id(t) for t in run.threads]
+            if len(set(ids)) < len(ids):  # several threads per CPU (rtla's irq and thread): name them as gates do
+                named = thread_ids(run, [t.label for t in run.threads])
+                ids = [named[t.index] for t in run.threads]
+            for t, tid in zip(run.threads, ids):
                 p99 = p999 = None
                 hist = None
                 if t.histogram is not None:
@@ -135,7 +139,7 @@ class HistoryDB:
                     bm = json.dumps({"block_seconds": t.block_maxima.block_seconds, "values": t.block_maxima.values})
                 self.db.execute(
                     "INSERT INTO threads VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (run_id, _thread_id(t), t.index, t.cpu, t.priority, t.cycles, t.missed,
+                    (run_id, tid, t.index, t.cpu, t.priority, t.cycles, t.missed,
                      None if t.min is None else t.min / scale, None if t.avg is None else t.avg / scale,
                      None if t.max is None else t.max / scale, p99, p999, hist, bm))
             for v in verdicts:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 RTLA = "rtla"
 TRACE_LINES = 60         # of the saved trace, quoted as the analysis
+GRACE_S = 120            # beyond its duration, for rtla to set up the tracer (slow under emulation) and stop
 
 
 def stop_limits(m: Measurement) -> dict[str, int]:
@@ -153,11 +154,11 @@ def run(m: Measurement, outdir: Path, duration_s: int | None = None) -> tuple[Ru
         except OSError as e:
             raise SamplerError(f"cannot start {rtla}: {e.strerror}") from e
         try:
-            rc = proc.wait()
+            rc = _wait(proc, (duration_s or m.timerlat.duration_s) + GRACE_S)
         except KeyboardInterrupt:
             interrupted = True
             proc.send_signal(signal.SIGINT)  # rtla stops and prints what it has
-            rc = proc.wait()
+            rc = _wait(proc, GRACE_S)
     text = out_path.read_text(encoding="utf-8", errors="replace")
     if rtla_parser.MAGIC not in text:
         detail = (outdir / f"{m.name}.stderr").read_text(errors="replace").strip().splitlines()
@@ -172,6 +173,21 @@ def run(m: Measurement, outdir: Path, duration_s: int | None = None) -> tuple[Ru
     if run_result.stop_reason == "threshold":
         run_result.environment["analysis"] = analysis_text(run_result.environment.get("analysis", ""), trace_path)
     return run_result, interrupted
+
+
+def _wait(proc: subprocess.Popen[bytes], seconds: float) -> int:
+    """rtla's exit status; one that outlives its duration is stopped (SIGINT: it prints what it has),
+    then killed: a CI gate never hangs on it."""
+    try:
+        return proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    raise SamplerError(f"rtla did not stop {seconds:.0f} s after it started; stopped it")
 
 
 def analysis_text(printed: str, trace_path: Path) -> str:
