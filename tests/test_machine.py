@@ -78,3 +78,61 @@ def test_pm_qos_holders_are_seen() -> None:
 
 def test_capture_carries_the_description() -> None:
     assert capture(BOARD)["machine"]["clocksource"] == "arch_sys_counter"
+
+
+# ---------------------------------------------------------------- board files that know their board
+
+def test_a_board_file_refuses_another_machine(tmp_path: Path) -> None:
+    """The shipped i.MX8MP file on this x86 VM: not measured, and the message names both machines."""
+    import subprocess as sp
+    import sys
+
+    from conftest import ROOT
+
+    r = sp.run([sys.executable, "-m", "rtgate", "run", str(ROOT / "thresholds/boards/imx8mp-evk.yaml"),
+                "--duration", "1s", "--json", "v.json"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert not (tmp_path / "rtgate-results" / "idle.json").exists()  # nothing was measured
+    import json
+
+    verdicts = json.loads((tmp_path / "v.json").read_text())["verdicts"]
+    assert verdicts and all(v["status"] == "ERROR" for v in verdicts)
+    reason = verdicts[0]["reason"]
+    assert "this file is for aarch64, compatible fsl,imx8mp-evk, 4 CPUs; this machine is " in reason
+    assert f"this machine is {os.uname().machine}" in reason
+
+
+def test_the_recorded_board_meets_its_own_file() -> None:
+    from rtgate.measure.conditions import machine_mismatch, unmet
+
+    env = capture(BOARD)
+    board = {"preempt_rt": True, "compatible": "fsl,imx8mp-evk", "cpu_count": 4}
+    assert machine_mismatch(board, env) is None
+    assert unmet(board, env, [2, 3]) == []
+    other = machine_mismatch({"compatible": "rockchip,rk3568-evb", "cpu_count": 8}, env)
+    assert other == ("this file is for compatible rockchip,rk3568-evb, 8 CPUs; "
+                     "this machine is compatible fsl,imx8mp-evk, fsl,imx8mp, 4 CPUs")
+    # A fixture tree does not say which architecture it ran on: unknown, so never a match.
+    assert "an unknown architecture" in (machine_mismatch({"architecture": "aarch64"}, env) or "")
+
+
+def test_a_governor_that_cannot_be_judged_is_not_met(tmp_path: Path) -> None:
+    from rtgate.measure.conditions import unmet
+
+    env = capture(tmp_path)  # no cpufreq at all
+    assert unmet({"governor": "performance"}, env, None) == [
+        "requires governor performance; cannot be judged here: no cpufreq governor on this machine"]
+
+
+@pytest.mark.parametrize("value", ['"4"', "true", "0", "4.5"])
+def test_cpu_count_must_be_a_count(tmp_path: Path, value: str) -> None:
+    from rtgate.core.thresholds import load_thresholds
+    from rtgate.errors import ThresholdsError
+
+    spec = tmp_path / "t.yaml"
+    spec.write_text(f"platform: p\nrequire: {{cpu_count: {value}}}\nmeasurements:\n  m:\n"
+                    "    sampler: {duration: 1s, threads: [{name: a, cpus: [0]}]}\n"
+                    "    gates: [{name: max, kind: max, limit_us: 10}]\n")
+    with pytest.raises(ThresholdsError) as e:
+        load_thresholds(str(spec))
+    assert "cpu_count" in str(e.value) and ":2" in str(e.value)
