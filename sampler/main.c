@@ -1,6 +1,8 @@
 /* rtgate-sampler: wiring. Parse, prepare, start the threads, watch, stop, write every output. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +22,12 @@
 
 #define BLOCK_CAP 4096        /* block-maxima entries per thread before coarsening */
 #define RING_SIZE 16384       /* -v: samples buffered per thread between prints */
-#define STACK_SIZE (256 * 1024)
+#define STACK_SIZE (64 * 1024) /* the measurement loop uses a few hundred bytes */
 #define TICK_NS 10000000LL    /* main loop period on screen, as cyclictest's refresh */
-#define QUIET_TICK_NS 100000000LL /* -q: signals cut the sleep short; nothing else is urgent */
+#define QUIET_TICK_NS 1000000000LL /* -q: thread ends and signals wake main at once */
+#define LEAD_NS 2000000LL     /* from the start instant to the first period: thread creation */
+#define LEAD_PER_THREAD_NS 50000LL
+#define CREATE_MARGIN_NS 200000LL
 
 static volatile sig_atomic_t sig_stop;
 static volatile sig_atomic_t sig_status;
@@ -52,7 +57,9 @@ struct sampler {
 	uint64_t *verbose_read;
 	uint64_t *oscope_n, *oscope_max, *oscope_cycle;
 	int latency_fd;
-	int64_t start_rt_ns, start_mono_ns;
+	int64_t start_rt_ns, start_mono_ns, end_mono_ns;
+	int64_t expected_end_mono_ns;   /* scheduled end of the run; 0 = endless */
+	uint64_t longest_interval_ns;
 };
 
 static void die_oom(void)
@@ -141,72 +148,107 @@ static void install_signals(void)
 	sigaction(WAKE_SIGNAL, &sa, NULL);
 }
 
-static const char *step_name(int step)
+/* First wake of thread i: the start instant, its phase, one interval. */
+static int64_t first_wake(const struct params *p, int64_t start, int i, uint64_t interval_ns)
 {
-	switch (step) {
-	case STEP_AFFINITY: return "pin to its CPU";
-	case STEP_SCHEDULER: return "set its scheduling policy";
-	case STEP_TIMER: return "create its POSIX timer";
-	default: return "start";
-	}
+	int64_t phase;
+
+	if (p->aligned)
+		phase = (int64_t)p->align_offset_us * 1000 * i;
+	else if (p->secaligned)
+		phase = (int64_t)p->align_offset_us * 1000;
+	else /* independent phases, as cyclictest's threads that each start on their own */
+		phase = (int64_t)(p->interval_us * 1000 * (uint64_t)i / (uint64_t)p->num_threads);
+	return start + phase + (int64_t)interval_ns;
 }
 
-/* Start all threads; they set themselves up and wait. Returns 0, or 1 after a clear message. */
+static void stop_threads(struct sampler *s);
+
+/*
+ * One start instant for the whole run, taken here before any thread exists; each thread's
+ * schedule follows from it. Policy, priority and CPU are pthread attributes, so a refused
+ * privilege is known when pthread_create returns and no thread has to run for the run to
+ * start. Returns 0, or 1 after a clear message.
+ */
 static int start_threads(struct sampler *s)
 {
-	const int n = s->p.num_threads;
+	const struct params *p = &s->p;
+	const int n = p->num_threads;
+	const clockid_t clock = p->clock_id;
+	int64_t now = now_ns(clock), mono = now_ns(CLOCK_MONOTONIC), start;
 	sigset_t all, old;
-	pthread_attr_t attr;
-	int failed = 0;
 
-	pthread_barrier_init(&s->ctl.ready, NULL, (unsigned)n + 1);
-	pthread_barrier_init(&s->ctl.go, NULL, (unsigned)n + 1);
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, STACK_SIZE);
+	start = now + LEAD_NS + LEAD_PER_THREAD_NS * n;
+	if (p->secaligned)
+		start = (start / 1000000000LL + 1) * 1000000000LL;
+	s->ctl.start_ns = start;
+	s->ctl.stop_at_ns = p->duration_s ? start + (int64_t)p->duration_s * 1000000000LL : 0;
+	s->start_mono_ns = mono + (start - now);
+	s->start_rt_ns = now_ns(CLOCK_REALTIME) + (start - now_ns(clock));
+	sem_init(&s->ctl.finished, 0, 0);
+
 	/* Measurement threads inherit a mask that blocks everything; signals are the main thread's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (int i = 0; i < n; i++) {
-		int err = pthread_create(&s->ts[i].thread, &attr, measure_thread, &s->args[i]);
-		if (err) {
-			fprintf(stderr, "rtgate-sampler: cannot create thread %d: %s\n", i, strerror(err));
-			exit(1); /* nothing measured yet */
+		struct thread_state *ts = &s->ts[i];
+		struct sched_param sp = { .sched_priority = ts->priority };
+		pthread_attr_t attr;
+		int64_t t = now_ns(clock);
+		int err;
+
+		ts->first_next_ns = first_wake(p, start, i, ts->interval_ns);
+		if (t + CREATE_MARGIN_NS > ts->first_next_ns) {
+			/* main itself was held up: this thread starts whole periods later, same phase */
+			int64_t k = (t + CREATE_MARGIN_NS - ts->first_next_ns) / (int64_t)ts->interval_ns + 1;
+			ts->first_next_ns += k * (int64_t)ts->interval_ns;
 		}
-		s->ts[i].started = 1;
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, STACK_SIZE);
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, ts->policy);
+		pthread_attr_setschedparam(&attr, &sp);
+		if (ts->cpu >= 0) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(ts->cpu, &set);
+			pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		}
+		err = pthread_create(&ts->thread, &attr, measure_thread, &s->args[i]);
+		pthread_attr_destroy(&attr);
+		if (err) {
+			char why[256];
+
+			if (err == EPERM)
+				sys_explain_sched_failure(why, sizeof(why), ts->policy, ts->priority, err);
+			else
+				snprintf(why, sizeof(why), "%s", strerror(err));
+			fprintf(stderr, "rtgate-sampler: cannot start thread %d%s: %s\n", i,
+				ts->cpu >= 0 ? " on its CPU" : "", why);
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			s->p.num_threads = i; /* join those that run; nothing is written */
+			stop_threads(s);
+			return 1;
+		}
+		ts->started = 1;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
 
-	pthread_barrier_wait(&s->ctl.ready);
-	for (int i = 0; i < n; i++) {
-		int err = atomic_load(&s->ts[i].setup_errno);
-		char why[256];
-
-		if (!err)
-			continue;
-		if (atomic_load(&s->ts[i].setup_step) == STEP_SCHEDULER)
-			sys_explain_sched_failure(why, sizeof(why), s->ts[i].policy, s->ts[i].priority, err);
-		else
-			snprintf(why, sizeof(why), "%s", strerror(err));
-		fprintf(stderr, "rtgate-sampler: thread %d cannot %s: %s\n", i,
-			step_name(atomic_load(&s->ts[i].setup_step)), why);
-		failed = 1;
-	}
-	if (failed)
-		atomic_store(&s->ctl.abort_start, 1);
-	if (s->p.aligned || s->p.secaligned) {
-		int64_t t = now_ns(s->p.clock_id) + 1000000; /* 1 ms for all threads to get there */
-		if (s->p.secaligned)
-			t = (t / 1000000000LL + 1) * 1000000000LL;
-		s->ctl.common_start_ns = t;
-	}
-	s->start_rt_ns = now_ns(CLOCK_REALTIME);
-	s->start_mono_ns = now_ns(CLOCK_MONOTONIC);
-	pthread_barrier_wait(&s->ctl.go);
-	if (failed) {
-		for (int i = 0; i < n; i++)
-			pthread_join(s->ts[i].thread, NULL);
-		return 1;
+	for (int i = 0; i < n; i++)
+		if (s->ts[i].interval_ns > s->longest_interval_ns)
+			s->longest_interval_ns = s->ts[i].interval_ns;
+	if (s->ctl.stop_at_ns) {
+		s->expected_end_mono_ns = s->start_mono_ns + (int64_t)p->duration_s * 1000000000LL;
+	} else if (p->loops) {
+		/* cyclictest: the first thread through its -l periods ends the run; per thread: the last */
+		int64_t end = 0;
+		for (int i = 0; i < n; i++) {
+			int64_t e = s->ts[i].first_next_ns + (int64_t)(p->loops - 1) * (int64_t)s->ts[i].interval_ns;
+			if (i == 0 || (p->loops_per_thread ? e > end : e < end))
+				end = e;
+		}
+		s->expected_end_mono_ns = s->start_mono_ns + (end - start);
 	}
 	return 0;
 }
@@ -227,7 +269,15 @@ static void snapshot(struct sampler *s, struct run_result *r, int complete)
 	r->complete = complete;
 	r->start_rt_ns = s->start_rt_ns;
 	r->end_rt_ns = now_ns(CLOCK_REALTIME);
-	r->elapsed_s = (double)(now_ns(CLOCK_MONOTONIC) - s->start_mono_ns) / 1e9;
+	{
+		int64_t end = s->end_mono_ns ? s->end_mono_ns : now_ns(CLOCK_MONOTONIC);
+		int64_t late = s->expected_end_mono_ns ? end - s->expected_end_mono_ns : 0;
+
+		r->elapsed_s = end > s->start_mono_ns ? (double)(end - s->start_mono_ns) / 1e9 : 0.0;
+		r->overrun_s = complete && late > 0 ? (double)late / 1e9 : 0.0;
+		/* "a few periods": five of the longest, plus 20 ms for the process to wind down */
+		r->ended_late = complete && late > 5 * (int64_t)s->longest_interval_ns + 20000000LL;
+	}
 	r->latency_target = s->latency_fd >= 0 ? s->p.latency_target : -1;
 	r->break_thread = break_idx;
 	r->reason = STOP_NONE;
@@ -304,6 +354,19 @@ static int all_done(struct sampler *s)
 	return 1;
 }
 
+/* Sleep until the tick, a thread's end or a signal, whichever comes first. */
+static void wait_tick(struct sampler *s, int64_t tick_ns)
+{
+	struct timespec until;
+	int64_t t;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	t = (int64_t)until.tv_sec * 1000000000LL + until.tv_nsec + tick_ns;
+	until.tv_sec = t / 1000000000LL;
+	until.tv_nsec = t % 1000000000LL;
+	sem_timedwait(&s->ctl.finished, &until);
+}
+
 static void watch(struct sampler *s)
 {
 	const int live = !s->p.quiet && !s->p.verbose;
@@ -311,9 +374,12 @@ static void watch(struct sampler *s)
 	uint64_t last_max_sum = UINT64_MAX;
 
 	for (;;) {
-		struct timespec tick = { 0, live || s->p.verbose ? TICK_NS : QUIET_TICK_NS };
-		int done = all_done(s) || atomic_load(&s->ctl.stop) || sig_stop;
+		int64_t tick = live || s->p.verbose ? TICK_NS : QUIET_TICK_NS, now;
+		int done;
 
+		if (sig_stop)
+			run_stop(&s->ctl, STOP_SIGNAL);
+		done = all_done(s) || atomic_load(&s->ctl.stop);
 		if (sig_status) {
 			sig_status = 0;
 			fprintf(stderr, "#---------------------------\n# rtgate-sampler current status:\n");
@@ -338,11 +404,14 @@ static void watch(struct sampler *s)
 		}
 		if (done)
 			break;
-		if (s->p.checkpoint_s && now_ns(CLOCK_MONOTONIC) >= next_checkpoint) {
+		now = now_ns(CLOCK_MONOTONIC);
+		if (s->p.checkpoint_s && now >= next_checkpoint) {
 			write_checkpoint(s);
 			next_checkpoint += (int64_t)s->p.checkpoint_s * 1000000000LL;
 		}
-		nanosleep(&tick, NULL);
+		if (s->p.checkpoint_s && next_checkpoint - now < tick)
+			tick = next_checkpoint - now > 0 ? next_checkpoint - now : 1;
+		wait_tick(s, tick);
 	}
 }
 
@@ -350,9 +419,12 @@ static void stop_threads(struct sampler *s)
 {
 	atomic_store(&s->ctl.stop, 1);
 	for (int i = 0; i < s->p.num_threads; i++)
-		pthread_kill(s->ts[i].thread, WAKE_SIGNAL);
+		if (s->ts[i].started && !atomic_load(&s->ts[i].done))
+			pthread_kill(s->ts[i].thread, WAKE_SIGNAL);
 	for (int i = 0; i < s->p.num_threads; i++)
-		pthread_join(s->ts[i].thread, NULL);
+		if (s->ts[i].started)
+			pthread_join(s->ts[i].thread, NULL);
+	s->end_mono_ns = now_ns(CLOCK_MONOTONIC);
 	if (s->p.verbose)
 		drain_verbose(s);
 }
@@ -414,6 +486,9 @@ static int write_outputs(struct sampler *s)
 		}
 	}
 	text_break(stdout, &r);
+	if (r.ended_late)
+		fprintf(stderr, "rtgate-sampler: the run ended %.3f s after its scheduled end: a thread could "
+			"not run (another real-time task on its CPU?)\n", r.overrun_s);
 	print_gates(s, &r);
 	fflush(stdout);
 	if (s->p.json_path[0] && json_write_file(s->p.json_path, &r)) {
@@ -453,6 +528,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	sys_cpu_info(&cpus);
+	options_set_warning_stream(stderr);
 	switch (options_parse(argc, argv, &cpus, &s.p, err, sizeof(err))) {
 	case OPTIONS_EXIT_OK:
 		return 0;

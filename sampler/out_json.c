@@ -203,6 +203,8 @@ void json_write(FILE *f, const struct run_result *r)
 		p->posix_timers ? "posix_timers" : "clock_nanosleep", p->relative ? "true" : "false");
 	fprintf(f, "    \"start_time_ns\": %lld,\n    \"end_time_ns\": %lld,\n    \"elapsed_s\": %.6f,\n",
 		(long long)r->start_rt_ns, (long long)r->end_rt_ns, r->elapsed_s);
+	fprintf(f, "    \"overrun_s\": %.6f,\n    \"ended_late\": %s,\n    \"loops_per_thread\": %s,\n",
+		r->overrun_s, r->ended_late ? "true" : "false", p->loops_per_thread ? "true" : "false");
 	fprintf(f, "    \"loops\": %llu,\n    \"duration_s\": %llu,\n    \"mlockall\": %s,\n"
 		"    \"latency_target_us\": ",
 		(unsigned long long)p->loops, (unsigned long long)p->duration_s,
