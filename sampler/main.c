@@ -17,6 +17,7 @@
 #include "out_histtext.h"
 #include "out_json.h"
 #include "out_text.h"
+#include "outfile.h"
 #include "result.h"
 #include "sysprep.h"
 
@@ -294,6 +295,19 @@ static void snapshot(struct sampler *s, struct run_result *r, int complete)
 			if (s->tr[i].reason == STOP_ERROR)
 				r->reason = STOP_ERROR;
 	}
+	if (r->reason == STOP_DURATION) {
+		/* Every period up to the end is sampled or missed; fewer means the run did not happen as scheduled. */
+		for (int i = 0; i < r->nthreads; i++) {
+			uint64_t expected = periods_before(s->ts[i].first_next_ns, s->ctl.stop_at_ns,
+							   (int64_t)s->ts[i].interval_ns);
+			if (r->t[i].cycles + r->t[i].missed + 1 < expected) {
+				fprintf(stderr, "rtgate-sampler: thread %d accounted for %llu of its %llu periods\n", i,
+					(unsigned long long)(r->t[i].cycles + r->t[i].missed),
+					(unsigned long long)expected);
+				r->reason = STOP_ERROR;
+			}
+		}
+	}
 	r->return_code = r->reason == STOP_ERROR ? 1 : 0;
 }
 
@@ -454,6 +468,11 @@ static void print_gates(struct sampler *s, const struct run_result *r)
 	}
 }
 
+static void histtext_cb(FILE *f, const void *r)
+{
+	histtext_write(f, r);
+}
+
 static int write_outputs(struct sampler *s)
 {
 	struct run_result r;
@@ -465,25 +484,14 @@ static int write_outputs(struct sampler *s)
 			text_status_line(stdout, &r, &r.t[i]);
 	if (s->p.spike)
 		text_spikes(stdout, &r);
-	if (s->p.hist_limit) {
-		FILE *f = stdout;
-
-		if (s->p.histfile[0]) {
-			f = fopen(s->p.histfile, "w");
-			if (!f) {
-				fprintf(stderr, "rtgate-sampler: cannot write histogram file %s: %s\n",
-					s->p.histfile, strerror(errno));
-				rc = 1;
-			}
+	if (s->p.hist_limit && s->p.histfile[0]) {
+		if (outfile_write(s->p.histfile, histtext_cb, &r)) {
+			fprintf(stderr, "rtgate-sampler: cannot write histogram file %s: %s\n", s->p.histfile,
+				strerror(errno));
+			rc = 1;
 		}
-		if (f) {
-			histtext_write(f, &r);
-			if (f != stdout && fclose(f)) {
-				fprintf(stderr, "rtgate-sampler: error writing %s: %s\n", s->p.histfile,
-					strerror(errno));
-				rc = 1;
-			}
-		}
+	} else if (s->p.hist_limit) {
+		histtext_write(stdout, &r);
 	}
 	text_break(stdout, &r);
 	if (r.ended_late)
@@ -499,6 +507,11 @@ static int write_outputs(struct sampler *s)
 		int err = atomic_load(&s->ts[i].run_errno);
 		if (r.t[i].reason == STOP_ERROR)
 			fprintf(stderr, "rtgate-sampler: thread %d stopped on an error: %s\n", i, strerror(err));
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "rtgate-sampler: cannot write to standard output: %s\n",
+			errno ? strerror(errno) : "write error");
+		rc = 1;
 	}
 	return rc || r.return_code;
 }
@@ -540,6 +553,12 @@ int main(int argc, char **argv)
 	}
 	if (s.p.unbuffered)
 		setvbuf(stdout, NULL, _IONBF, 0);
+	/* Every output checked before anything is measured: no hour of measuring for nothing. */
+	if ((s.p.json_path[0] && outfile_check(s.p.json_path, err, sizeof(err))) ||
+	    (s.p.histfile[0] && outfile_check(s.p.histfile, err, sizeof(err)))) {
+		fprintf(stderr, "rtgate-sampler: %s\n", err);
+		return 2;
+	}
 	sys_facts(&s.sys);
 	if (s.p.main_affinity) {
 		cpu_set_t set;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "outfile.h"
 #include "version.h"
 
 static void json_string(FILE *f, const char *s)
@@ -229,35 +230,12 @@ void json_write(FILE *f, const struct run_result *r)
 	fprintf(f, "    ]\n  }\n}\n");
 }
 
+static void write_cb(FILE *f, const void *ctx)
+{
+	json_write(f, ctx);
+}
+
 int json_write_file(const char *path, const struct run_result *r)
 {
-	char tmp[PATH_LEN + 32];
-	FILE *f;
-	int fd, err = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	f = fdopen(fd, "w");
-	if (!f) {
-		err = errno;
-		close(fd);
-		unlink(tmp);
-		errno = err;
-		return -1;
-	}
-	json_write(f, r);
-	if (fflush(f) || ferror(f) || fsync(fd))
-		err = errno ? errno : EIO;
-	if (fclose(f) && !err)
-		err = errno;
-	if (!err && rename(tmp, path))
-		err = errno;
-	if (err) {
-		unlink(tmp);
-		errno = err;
-		return -1;
-	}
-	return 0;
+	return outfile_write(path, write_cb, r);
 }
