@@ -575,6 +575,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rtgate-sampler: cannot lock memory: %s\n", why);
 		return 1;
 	}
+	if (s.p.verbose) /* cyclictest's order: CPUs, then the PM QoS line, then the intervals */
+		printf("Max CPUs = %ld\nOnline CPUs = %ld\n", sysconf(_SC_NPROCESSORS_CONF),
+		       sysconf(_SC_NPROCESSORS_ONLN));
 	s.latency_fd = -1;
 	if (s.p.latency_target >= 0) {
 		s.latency_fd = sys_set_dma_latency(s.p.latency_target);
@@ -591,8 +594,6 @@ int main(int argc, char **argv)
 		check_resolution(&s.p);
 	prepare_threads(&s);
 	if (s.p.verbose) {
-		printf("Max CPUs = %ld\nOnline CPUs = %ld\n", sysconf(_SC_NPROCESSORS_CONF),
-		       sysconf(_SC_NPROCESSORS_ONLN));
 		for (int i = 0; i < s.p.num_threads; i++)
 			printf("Thread %d Interval: %llu\n", i, (unsigned long long)(s.ts[i].interval_ns / 1000));
 	}
