@@ -78,7 +78,12 @@ static void *xcalloc(size_t n, size_t size)
 	return ptr;
 }
 
-/* Everything a thread will touch is allocated and written here, before the first sample. */
+/*
+ * Everything a thread will touch is allocated here, before the first sample. Buffers come
+ * zeroed from calloc and are not written: with -m, mlockall(MCL_FUTURE) maps every page now;
+ * without it, as with cyclictest, only the pages a run uses become resident (a histogram
+ * of 17,665 buckets touches the few pages its latencies fall in).
+ */
 static void prepare_threads(struct sampler *s)
 {
 	const struct params *p = &s->p;
@@ -109,23 +114,19 @@ static void prepare_threads(struct sampler *s)
 		ts->priority = p->thread_prio[i] >= 0 ? p->thread_prio[i] : p->priority - (p->priospread ? i : 0);
 		ts->interval_ns = interval_ns;
 		ts->hist = xcalloc(nb, sizeof(*ts->hist));
-		memset((void *)ts->hist, 0, nb * sizeof(*ts->hist));
 		if (p->hist_limit) {
 			ts->overflow_cap = p->hist_limit;
 			ts->overflow_cycles = xcalloc(p->hist_limit, sizeof(uint64_t));
-			memset(ts->overflow_cycles, 0, p->hist_limit * sizeof(uint64_t));
 		}
 		bm_init(&ts->maxima, xcalloc(BLOCK_CAP, sizeof(_Atomic uint64_t)), BLOCK_CAP,
 			block_cycles ? block_cycles : 1);
 		if (p->verbose) {
 			ts->ring = xcalloc(RING_SIZE, sizeof(*ts->ring));
-			memset((void *)ts->ring, 0, RING_SIZE * sizeof(*ts->ring));
 			ts->ring_mask = RING_SIZE - 1;
 		}
 		if (p->spike) {
 			ts->spike_cap = p->spike_nodes;
 			ts->spikes = xcalloc(p->spike_nodes, sizeof(*ts->spikes));
-			memset(ts->spikes, 0, p->spike_nodes * sizeof(*ts->spikes));
 		}
 		s->hist_bufs[i] = xcalloc(nb, sizeof(uint64_t));
 		s->block_bufs[i] = xcalloc(BLOCK_CAP, sizeof(uint64_t));
