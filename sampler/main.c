@@ -205,6 +205,10 @@ static int start_threads(struct sampler *s)
 			int64_t k = (t + CREATE_MARGIN_NS - ts->first_next_ns) / (int64_t)ts->interval_ns + 1;
 			ts->first_next_ns += k * (int64_t)ts->interval_ns;
 		}
+		/* -D: every thread serves duration / interval periods of its own schedule */
+		if (p->duration_s)
+			ts->stop_at_ns = ts->first_next_ns - (int64_t)ts->interval_ns +
+					 (int64_t)p->duration_s * 1000000000LL;
 		pthread_attr_init(&attr);
 		pthread_attr_setstacksize(&attr, STACK_SIZE);
 		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
@@ -241,7 +245,11 @@ static int start_threads(struct sampler *s)
 		if (s->ts[i].interval_ns > s->longest_interval_ns)
 			s->longest_interval_ns = s->ts[i].interval_ns;
 	if (s->ctl.stop_at_ns) {
-		s->expected_end_mono_ns = s->start_mono_ns + (int64_t)p->duration_s * 1000000000LL;
+		int64_t end = 0;
+		for (int i = 0; i < n; i++)
+			if (s->ts[i].stop_at_ns > end)
+				end = s->ts[i].stop_at_ns;
+		s->expected_end_mono_ns = s->start_mono_ns + (end - start);
 	} else if (p->loops) {
 		/* cyclictest: the first thread through its -l periods ends the run; per thread: the last */
 		int64_t end = 0;
@@ -299,7 +307,7 @@ static void snapshot(struct sampler *s, struct run_result *r, int complete)
 	if (r->reason == STOP_DURATION) {
 		/* Every period up to the end is sampled or missed; fewer means the run did not happen as scheduled. */
 		for (int i = 0; i < r->nthreads; i++) {
-			uint64_t expected = periods_before(s->ts[i].first_next_ns, s->ctl.stop_at_ns,
+			uint64_t expected = periods_before(s->ts[i].first_next_ns, s->ts[i].stop_at_ns + 1,
 							   (int64_t)s->ts[i].interval_ns);
 			if (r->t[i].cycles + r->t[i].missed + 1 < expected) {
 				fprintf(stderr, "rtgate-sampler: thread %d accounted for %llu of its %llu periods\n", i,

@@ -117,8 +117,8 @@ static int64_t skip_lost(struct run_control *ctl, struct thread_state *ts, int64
 		return next;
 	skipped = (uint64_t)((now - next) / interval) + 1;
 	owned = skipped;
-	if (ctl->stop_at_ns) {
-		uint64_t left = periods_before(next, ctl->stop_at_ns, interval);
+	if (ts->stop_at_ns) {
+		uint64_t left = periods_before(next, ts->stop_at_ns + 1, interval);
 		if (owned > left)
 			owned = left;
 	}
@@ -139,7 +139,7 @@ void *measure_thread(void *arg)
 	const struct params *p = ctl->p;
 	const clockid_t clock = p->clock_id;
 	const int64_t interval = (int64_t)ts->interval_ns;
-	const int64_t stop_at = ctl->stop_at_ns;
+	const int64_t stop_at = ts->stop_at_ns;
 	timer_t timer = 0;
 	sigset_t waitset;
 	int64_t next = ts->first_next_ns;
@@ -234,7 +234,7 @@ void *measure_thread(void *arg)
 				run_stop(ctl, STOP_LOOPS); /* cyclictest: the first thread at -l ends the run */
 			break;
 		}
-		if (stop_at && next >= stop_at) {
+		if (stop_at && next > stop_at) {
 			reason = STOP_DURATION;
 			break;
 		}

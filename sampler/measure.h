@@ -29,7 +29,7 @@ struct run_control {
 	_Atomic int break_claimed;   /* index + 1 of the thread that hit -b */
 	int trace_fd;                /* tracefs trace_marker, or -1 */
 	int64_t start_ns;            /* the run's start on p->clock_id */
-	int64_t stop_at_ns;          /* start + duration; 0 = no duration */
+	int64_t stop_at_ns;          /* start + duration (each thread: its own start + duration); 0 = none */
 	sem_t finished;              /* posted by each thread as it ends: main wakes at once */
 };
 

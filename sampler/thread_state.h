@@ -32,6 +32,7 @@ struct thread_state {
 	int policy;
 	uint64_t interval_ns;
 	int64_t first_next_ns;          /* first scheduled wake, on the run's clock */
+	int64_t stop_at_ns;             /* -D: last scheduled wake at most this; 0 = none */
 	pthread_t thread;
 	int started;
 

@@ -61,7 +61,9 @@ def test_block_maxima_cover_the_run(sampler: str, tmp_path: Path) -> None:
     t = load_json(out)["rtgate"]["threads"][0]
     bm = t["block_maxima"]
     assert bm["block_cycles"] == 200
-    assert len(bm["values"]) == 10 and bm["partial_cycles"] == 100
+    # 2100 periods, sampled or missed: 10 full blocks of 200 samples, the rest in the partial one
+    assert t["cycles"] + t["missed_periods"] == 2100 and t["cycles"] >= 2000, t["cycles"]
+    assert len(bm["values"]) == 10 and bm["partial_cycles"] == t["cycles"] - 2000
     assert max(bm["values"] + [bm["partial_max"]]) == t["max"]
 
 
@@ -259,7 +261,7 @@ def test_stall_before_the_start_is_measured(sampler: str, cyclictest: str, hog_c
     # the periods the stall swallowed are missed (a busy machine may add a few more later)
     assert t["max"] / 1000 - 3 <= t["missed_periods"] <= stall_us / 1000 + 500, (t["missed_periods"], t["max"])
     # Every 1 ms period of the 4 s run is sampled or missed, and the run ended on time.
-    assert 3990 <= t["cycles"] + t["missed_periods"] <= 4000
+    assert t["cycles"] + t["missed_periods"] == 4000
     assert doc["rtgate"]["elapsed_s"] < 4.5 and doc["rtgate"]["ended_late"] is False
     assert re.search(r"^RTGATE-GATE max cpu\d+ FAIL ", r.stdout, re.M), r.stdout
     # Debian's cyclictest under the same hog sees most of it too: one huge first latency, no missed count.
@@ -301,7 +303,7 @@ def test_quiet_run_ends_right_after_its_last_period(sampler: str, tmp_path: Path
     assert r.returncode == 0, r.stderr
     rg = load_json(out)["rtgate"]
     worst = max(t["max"] for t in rg["threads"]) / 1e6
-    assert 1.0 - 0.002 <= rg["elapsed_s"] <= 1.0 + worst + 0.02, rg["elapsed_s"]
+    assert 1.0 - 0.002 <= rg["elapsed_s"] <= 1.0 + 0.001 + worst + 0.02, rg["elapsed_s"]  # + one phase
     assert rg["overrun_s"] <= worst + 0.02
     assert wall >= rg["elapsed_s"]
 
