@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from conftest import RT_OPTS, RT_TESTS
-from rtgate.evt import estimate
+from rtgate.reports.evt import estimate
 from rtgate.parsers import load_results
-from rtgate.plots import describe, histogram_figure, png, timeline_figure
-from rtgate.thresholds import load_thresholds
+from rtgate.reports.plots import describe, histogram_figure, png, timeline_figure
+from rtgate.core.thresholds import load_thresholds
 
 SPEC = """\
 platform: vm

@@ -11,10 +11,10 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from .errors import RtgateError, ThresholdsError
-from .gates import Status, Verdict
-from .session import GateSession, LatencyResult, Settings, predicted_thread_ids
-from .thresholds import Measurement, ThresholdFile, load_thresholds
+from rtgate.errors import RtgateError, ThresholdsError
+from rtgate.core.gates import Status, Verdict
+from rtgate.measure.session import GateSession, LatencyResult, Settings, predicted_thread_ids
+from rtgate.core.thresholds import Measurement, ThresholdFile, load_thresholds
 
 _SESSION = pytest.StashKey[GateSession]()
 

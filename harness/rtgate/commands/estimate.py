@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import RtgateError
-from ..evt import estimate
-from ..parsers import load_results
+from rtgate.errors import RtgateError
+from rtgate.reports.evt import estimate
+from rtgate.parsers import load_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
