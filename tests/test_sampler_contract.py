@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from conftest import ROOT
-from rtgate.native_gates import GATE_LINE_FIELDS
-from rtgate.thresholds import load_thresholds
+from rtgate.measure.native_gates import GATE_LINE_FIELDS
+from rtgate.core.thresholds import load_thresholds
 
 
 @pytest.fixture(scope="module")
