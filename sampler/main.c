@@ -560,6 +560,8 @@ int main(int argc, char **argv)
 	default:
 		break;
 	}
+	/* Handlers first: a stop signal from here on ends the run cleanly (it only sets a flag). */
+	install_signals();
 	if (s.p.unbuffered)
 		setvbuf(stdout, NULL, _IONBF, 0);
 	/* Every output checked before anything is measured: no hour of measuring for nothing. */
@@ -606,7 +608,6 @@ int main(int argc, char **argv)
 		for (int i = 0; i < s.p.num_threads; i++)
 			printf("Thread %d Interval: %llu\n", i, (unsigned long long)(s.ts[i].interval_ns / 1000));
 	}
-	install_signals();
 	if (start_threads(&s))
 		return 1;
 	if (s.p.json_path[0])

@@ -264,12 +264,13 @@ def test_stall_before_the_start_is_measured(sampler: str, cyclictest: str, hog_c
     assert t["cycles"] + t["missed_periods"] == 4000
     assert doc["rtgate"]["elapsed_s"] < 4.5 and doc["rtgate"]["ended_late"] is False
     assert re.search(r"^RTGATE-GATE max cpu\d+ FAIL ", r.stdout, re.M), r.stdout
-    # Debian's cyclictest under the same hog sees most of it too: one huge first latency, no missed count.
+    # Debian's cyclictest under the same hog: its thread starts its clock when it first runs, so it
+    # sees the stall in some runs (issue 21: 2.56 s) and not in others (2.2 ms here): never more than we do.
     ct_json = tmp_path / "ct.json"
     c, held_ct = _run_under_hog([cyclictest, "-p", "80", "-m", "-t", "1", "-a", str(hog_cpu), "-i", "1000", "-D", "4",
                                  "-q", f"--json={ct_json}"], hog_cpu)
     assert c.returncode == 0, c.stderr
-    assert load_json(ct_json)["thread"]["0"]["max"] >= held_ct * 1e6 / 2
+    assert t["max"] >= load_json(ct_json)["thread"]["0"]["max"] - 500_000
 
 
 def test_loops_end_the_run_when_the_first_thread_is_through(sampler: str, tmp_path: Path) -> None:
