@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rtgate.errors import ResultsError
 from rtgate.core.model import Histogram, RunResult, ThreadResult, merge_counts
+from rtgate.core.setup import MeasuredSetup
 from rtgate.parsers.common import check_unit, numbered_lines
 
 _SAMPLE = re.compile(r"^\s*(\d+):\s*(\d+):\s*(\d+)(?:\s+\d+)?\s*$")
@@ -61,5 +62,11 @@ def parse(path: Path, unit: str = "us") -> RunResult:
         result.append(ThreadResult(
             index=idx, cycles=cycles, min=min(t.values), max=max(t.values), avg=total / cycles,
             interval_us=intervals.get(idx),
-            histogram=Histogram(unit=unit, buckets=merge_counts(t.values.items()))))
-    return RunResult(source=str(path), format="verbose-text", unit=unit, threads=result)
+            histogram=Histogram(unit=unit, buckets=merge_counts(t.values.items())),
+            missed_derivation="-v samples say neither how long the run was nor (cyclictest prints the next "
+                              "thread's interval in its header) the exact interval: missed periods cannot be known"))
+    run = RunResult(source=str(path), format="verbose-text", unit=unit, threads=result)
+    if intervals:
+        run.measured_setup = MeasuredSetup(source="-v headers", interval_us=result[0].interval_us,
+                                           threads=len(result), verbose_intervals=True)
+    return run
