@@ -139,7 +139,7 @@ def test_setup_reconciliation_and_accepting(tmp_path: Path) -> None:
                           "--junit", str(tmp_path / "j.xml")], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout
     assert "accepted set-up differences: m: measured -i 1000 at prio 80 on cpu 1 for 10 s" in out.stdout
-    assert 'name="setup_accepted" value="measured -i 1000' in (tmp_path / "j.xml").read_text()
+    assert '::setup_accepted" value="measured -i 1000' in (tmp_path / "j.xml").read_text()
     bad = subprocess.run([sys.executable, "-m", "rtgate", "check", str(t), str(r), "--accept-setup", "colour"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "--accept-setup: unknown difference colour" in bad.stderr

@@ -31,6 +31,8 @@ def handle(args: argparse.Namespace) -> int:
     tf = load_thresholds(args.thresholds)
     accept = parse_accept(args.accept_setup)
     verdicts: list[Verdict] = []
+    durations: dict[str, float] = {}
     for name, run in map_results(tf, args.results, args.format, args.unit):
         verdicts.extend(evaluate_measured(tf.measurements[name], run, accept))
-    return report(tf, verdicts, args)
+        durations[name] = durations.get(name, 0.0) + (run.elapsed_s or 0.0)
+    return report(tf, verdicts, args, durations)
