@@ -56,8 +56,9 @@ def load_results(path: str | Path, fmt: str = "auto", unit: str | None = None) -
 def check_plausible_unit(run: RunResult, interval_us: int | None, explicit: bool = True) -> None:
     """Refuse text-format values that make no sense in the unit they are read in.
 
-    Read as ns, every wake-up under 1 us is not a real system; read as us, every wake-up more than
-    a period late is not a measurement anyone ran (it would have skipped every other period)."""
+    Read as ns, every wake-up under 1 us, or any under 0.1 us (less than a timer interrupt and a context
+    switch take), is not a real system; read as us, every wake-up more than a period late is not a
+    measurement anyone ran (it would have skipped every other period)."""
     measured = [t for t in run.threads if t.cycles and t.max is not None and t.min is not None]
     if not measured:
         return
@@ -65,6 +66,10 @@ def check_plausible_unit(run: RunResult, interval_us: int | None, explicit: bool
     if run.unit == "ns" and all(t.max < 1000 for t in measured):
         raise ResultsError(f"read as {how}, every latency is under 1 us (max {max(t.max for t in measured):g} ns): "
                            "these values look like microseconds (use --unit us)", path=run.source)
+    if run.unit == "ns" and all(t.min < 100 for t in measured):
+        raise ResultsError(f"read as {how}, the fastest wake-up took {min(t.min for t in measured):g} ns, less than "
+                           "a timer interrupt takes: these values look like microseconds (use --unit us)",
+                           path=run.source)
     if run.unit == "us":
         periods = [(t, t.interval_us or interval_us) for t in measured]
         if all(iv for _, iv in periods) and all(t.min > iv for t, iv in periods):  # type: ignore[operator]
