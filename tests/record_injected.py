@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import RT_TESTS  # noqa: E402
-from test_cyclictest_known_answers import CPU, run_cyclictest_under_injection  # noqa: E402
+from conftest import RT_TESTS
+from test_cyclictest_known_answers import CPU, run_cyclictest_under_injection
 
 RUNS = {"ct-inject-D6": ["-D", "6", "-h", "2000"], "ct-inject-l5000-h100": ["-l", "5000", "-h", "100"]}
 

@@ -45,7 +45,7 @@ def thresholds(tmp_path: Path, sampler: str, gates: str | None = None) -> Path:
     return p
 
 
-def judge(t: Path, r: Path, accept: set[str] = set()) -> dict[str, Any]:
+def judge(t: Path, r: Path, accept: frozenset[str] = frozenset()) -> dict[str, Any]:
     tf = load_thresholds(t)
     return {f"{v.gate}[{v.thread}]": v for v in evaluate_measured(tf.measurements["m"], load_results(r), accept)}
 
@@ -129,10 +129,11 @@ def test_setup_reconciliation_and_accepting(tmp_path: Path) -> None:
     assert v.status == Status.ERROR
     assert ("measured -i 1000 at prio 80 on cpu 1 for 10 s; thresholds ask -i 200 at prio 99 on cpu 0 for 1 h"
             in v.reason) and "--accept-setup interval,priority,cpus,duration" in v.reason
-    v = judge(t, r, {"interval", "priority", "cpus"})["max[cpu1]"]
+    v = judge(t, r, frozenset({"interval", "priority", "cpus"}))["max[cpu1]"]
     assert v.status == Status.INCONCLUSIVE and "shorter than asked" in v.reason
-    assert v.properties["setup_accepted"] == "measured -i 1000 at prio 80 on cpu 1; thresholds ask -i 200 at prio 99 on cpu 0"
-    v = judge(t, r, {"interval", "priority", "cpus", "duration"})["max[cpu1]"]
+    assert v.properties["setup_accepted"] == ("measured -i 1000 at prio 80 on cpu 1; "
+                                              "thresholds ask -i 200 at prio 99 on cpu 0")
+    v = judge(t, r, frozenset({"interval", "priority", "cpus", "duration"}))["max[cpu1]"]
     assert v.status == Status.PASS
     # the CLI: the accepted differences in every report
     out = subprocess.run([sys.executable, "-m", "rtgate", "check", str(t), str(r), "--accept-setup", "all",
@@ -189,10 +190,9 @@ def test_our_sampler_never_trips_reconciliation(sampler: str, tmp_path: Path) ->
     r = run_tool([sampler, *RT_OPTS[2:], "--thread-cpus=0,1", "--thread-priorities=51,48", "-i", "500", "-d", "0",
                   "-D", "1s", "-q", f"--json={out}"])
     assert r.returncode == 0, r.stderr
-    prio = "51" if RT_OPTS else "0"
-    t = thresholds(tmp_path, "{interval_us: 500, duration: 1s, threads: [{name: A, priority: %s, cpus: [0]}, "
-                   "{name: B, priority: %s, cpus: [1]}]%s}" % (prio, "48" if RT_OPTS else "0",
-                                                               "" if RT_OPTS else ", policy: other"),
+    a, b, policy = ("51", "48", "") if RT_OPTS else ("0", "0", ", policy: other")
+    t = thresholds(tmp_path, f"{{interval_us: 500, duration: 1s, threads: [{{name: A, priority: {a}, cpus: [0]}}, "
+                   f"{{name: B, priority: {b}, cpus: [1]}}]{policy}}}",
                    "      - {name: max, kind: max, limit_us: 10000000}\n")
     for v in judge(t, out).values():
         assert v.status != Status.ERROR and "setup_accepted" not in v.properties, v.reason

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from rtgate.core.gates import Verdict
-from rtgate.core.setup import ASPECTS, evaluate_measured, parse_accept
-from rtgate.parsers import FORMATS
-from rtgate.core.thresholds import load_thresholds
 from rtgate.commands.common import add_report_options, report
 from rtgate.commands.results_args import map_results
+from rtgate.core.gates import Verdict
+from rtgate.core.setup import ASPECTS, evaluate_measured, parse_accept
+from rtgate.core.thresholds import load_thresholds
+from rtgate.parsers import FORMATS
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -69,7 +69,7 @@ def handle_squad(args: argparse.Namespace) -> int:
     metadata: dict[str, object] = {"platform": tf.platform, "thresholds": ", ".join(tf.files)}
     runs = []
     for name, run in map_results(tf, args.results):
-        runs.append((name, run, evaluate(tf.measurements[name], run)))
+        runs.append((name, run, evaluate_measured(tf.measurements[name], run)))
         release = (run.environment.get("system") or {}).get("kernel_release")
         if release:
             metadata.setdefault("kernel_release", release)

@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rtgate.errors import RtgateError
+from rtgate.core.model import RunResult
 from rtgate.core.setup import evaluate_measured
+from rtgate.core.thresholds import ThresholdFile, load_thresholds
+from rtgate.errors import RtgateError
 from rtgate.history.compare import Settings, compare_releases, trend
 from rtgate.history.store import HistoryDB
-from rtgate.core.model import RunResult
 from rtgate.parsers import load_results
-from rtgate.core.thresholds import ThresholdFile, load_thresholds
 
 DEFAULT_DB = "rtgate-history.db"
 
@@ -77,7 +77,8 @@ def add_run(db: HistoryDB, run: RunResult, platform: str, measurement: str, tf: 
     release = release or found_release
     if not release:
         raise RtgateError(f"{run.source}: the results do not say the kernel release: give --kernel-release")
-    verdicts = evaluate_measured(tf.measurements[measurement], run, duration_s=duration_s) if tf and measurement in tf.measurements else []
+    verdicts = (evaluate_measured(tf.measurements[measurement], run, duration_s=duration_s)
+                if tf and measurement in tf.measurements else [])
     return db.add_run(run, platform, measurement, release, config or found_config, tags or [], meta or {}, verdicts)
 
 

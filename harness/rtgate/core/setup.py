@@ -142,23 +142,24 @@ def reconcile(m: Measurement, run: RunResult, duration_s: int | None = None) -> 
 
     # duration: a longer run is fine, a shorter one cannot stand for the asked one
     s = m.sampler
-    asked: list[tuple[float, str]] = []
+    asked_len: list[tuple[float, str]] = []
     if duration_s is not None:
-        asked.append((float(duration_s), _seconds(duration_s)))
+        asked_len.append((float(duration_s), _seconds(duration_s)))
     else:
         if s.duration_s is not None:
-            asked.append((float(s.duration_s), _seconds(s.duration_s)))
+            asked_len.append((float(s.duration_s), _seconds(s.duration_s)))
         if s.loops is not None:
-            asked.append((s.loops * s.interval_us / 1e6, f"-l {s.loops} ({_seconds(s.loops * s.interval_us / 1e6)})"))
-    measured: list[tuple[float, str]] = []
+            length = s.loops * s.interval_us / 1e6
+            asked_len.append((length, f"-l {s.loops} ({_seconds(length)})"))
+    measured_len: list[tuple[float, str]] = []
     if setup.duration_s is not None:
-        measured.append((setup.duration_s, _seconds(setup.duration_s)))
+        measured_len.append((setup.duration_s, _seconds(setup.duration_s)))
     if setup.loops is not None and setup.interval_us:
         length = setup.loops * setup.interval_us / 1e6
-        measured.append((length, f"-l {setup.loops} ({_seconds(length)})"))
-    want_s, asked_text = min(asked)
-    if measured:
-        got_s, measured_text = min(measured)
+        measured_len.append((length, f"-l {setup.loops} ({_seconds(length)})"))
+    want_s, asked_text = min(asked_len)
+    if measured_len:
+        got_s, measured_text = min(measured_len)
         if got_s < want_s * (1 - 1e-9):
             check.differences["duration"] = (f"for {measured_text}", f"for {asked_text}")
     elif setup.elapsed_s is None:

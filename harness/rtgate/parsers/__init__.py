@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rtgate.errors import ResultsError
 from rtgate.core.model import RunResult
+from rtgate.errors import ResultsError
 from rtgate.parsers import histtext, json_results, summary, verbose
 
 FORMATS = ("auto", "json", "histogram", "summary", "verbose")
@@ -59,21 +59,23 @@ def check_plausible_unit(run: RunResult, interval_us: int | None, explicit: bool
     Read as ns, every wake-up under 1 us, or any under 0.1 us (less than a timer interrupt and a context
     switch take), is not a real system; read as us, every wake-up more than a period late is not a
     measurement anyone ran (it would have skipped every other period)."""
-    measured = [t for t in run.threads if t.cycles and t.max is not None and t.min is not None]
+    measured = [(t, float(t.min), float(t.max)) for t in run.threads
+                if t.cycles and t.max is not None and t.min is not None]
     if not measured:
         return
+    lows, highs = [lo for _, lo, _ in measured], [hi for _, _, hi in measured]
     how = f"--unit {run.unit}" if explicit else f"{run.unit} (the default for {run.format})"
-    if run.unit == "ns" and all(t.max < 1000 for t in measured):
-        raise ResultsError(f"read as {how}, every latency is under 1 us (max {max(t.max for t in measured):g} ns): "
+    if run.unit == "ns" and max(highs) < 1000:
+        raise ResultsError(f"read as {how}, every latency is under 1 us (max {max(highs):g} ns): "
                            "these values look like microseconds (use --unit us)", path=run.source)
-    if run.unit == "ns" and all(t.min < 100 for t in measured):
-        raise ResultsError(f"read as {how}, the fastest wake-up took {min(t.min for t in measured):g} ns, less than "
+    if run.unit == "ns" and max(lows) < 100:
+        raise ResultsError(f"read as {how}, the fastest wake-up took {min(lows):g} ns, less than "
                            "a timer interrupt takes: these values look like microseconds (use --unit us)",
                            path=run.source)
     if run.unit == "us":
-        periods = [(t, t.interval_us or interval_us) for t in measured]
-        if all(iv for _, iv in periods) and all(t.min > iv for t, iv in periods):  # type: ignore[operator]
-            t, iv = periods[0]
+        periods = [(t, lo, t.interval_us or interval_us) for t, lo, _ in measured]
+        if all(iv is not None and lo > iv for _, lo, iv in periods):
+            t, _, iv = periods[0]
             asked = "" if t.interval_us else ", or come from a run at a longer period than the thresholds ask"
             raise ResultsError(f"read as {how}, every latency is above the period (thread {t.index}: min "
                                f"{t.min:g} us > interval {iv} us): these values look like nanoseconds "

@@ -124,7 +124,8 @@ class CommandSetup:
     def priorities(self, nthreads: int) -> list[int | None]:
         """Each thread's priority as cyclictest sets it (rt-tests 2.x rules)."""
         if self.thread_priorities:
-            return (list(self.thread_priorities) + [None] * nthreads)[:nthreads]  # type: ignore[list-item]
+            padded: list[int | None] = [*self.thread_priorities, *([None] * nthreads)]
+            return padded[:nthreads]
         prio = self.priority or 0
         rt_policy = self.policy in ("fifo", "rr")
         if prio == 0 and (self.priospread or rt_policy):
@@ -159,11 +160,12 @@ def parse_cmdline(cmdline: str) -> CommandSetup:
         threads = None
     elif "threads" in v:
         threads = _int(v["threads"]) or None
-    if "thread-cpus" in v and v["thread-cpus"]:
-        threads = len(v["thread-cpus"].split(","))
+    thread_cpus, thread_prios = v.get("thread-cpus"), v.get("thread-priorities")
+    if thread_cpus:
+        threads = len(thread_cpus.split(","))
     prios = None
-    if v.get("thread-priorities"):
-        prios = [p for p in (_int(x) for x in v["thread-priorities"].split(",")) if p is not None]
+    if thread_prios:
+        prios = [p for p in (_int(x) for x in thread_prios.split(",")) if p is not None]
     return CommandSetup(
         program=o.program, interval_us=_int(v.get("interval")) or 1000, distance_us=max(0, distance),
         duration_s=parse_duration(v.get("duration")) or None, loops=_int(v.get("loops")) or None,

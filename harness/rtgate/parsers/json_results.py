@@ -9,10 +9,9 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
-from rtgate.errors import ResultsError
-
 from rtgate.core.model import BlockMaxima, Histogram, RunResult, ThreadResult
 from rtgate.core.setup import MeasuredSetup
+from rtgate.errors import ResultsError
 from rtgate.parsers.cmdline import parse_cmdline
 from rtgate.parsers.periods import derive_missed
 
@@ -96,7 +95,7 @@ def _parse_rt_tests(path: Path, doc: dict[str, Any]) -> RunResult:
     nthreads = len(threads_obj)
     priorities = command.priorities(nthreads) if command else [None] * nthreads
     intervals: list[int | None] = list(command.intervals(nthreads)) if command else [None] * nthreads
-    threads = []
+    threads: list[ThreadResult] = []
     for key in sorted(threads_obj, key=lambda k: int(k) if str(k).isdigit() else -1):
         where = f"thread.{key}"
         if not str(key).isdigit():

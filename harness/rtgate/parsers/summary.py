@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rtgate.errors import ResultsError
 from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.setup import MeasuredSetup
+from rtgate.errors import ResultsError
 from rtgate.parsers.common import ANSI, check_unit, numbered_lines
 from rtgate.parsers.periods import derive_missed
 

@@ -6,9 +6,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from rtgate.errors import ResultsError
 from rtgate.core.model import Histogram, RunResult, ThreadResult, merge_counts
 from rtgate.core.setup import MeasuredSetup
+from rtgate.errors import ResultsError
 from rtgate.parsers.common import check_unit, numbered_lines
 
 _SAMPLE = re.compile(r"^\s*(\d+):\s*(\d+):\s*(\d+)(?:\s+\d+)?\s*$")
@@ -22,7 +22,7 @@ def looks_like(head: str) -> bool:
 
 
 class _Thread:
-    __slots__ = ("values", "next_cycle", "interval")
+    __slots__ = ("interval", "next_cycle", "values")
 
     def __init__(self) -> None:
         self.values: Counter[int] = Counter()
