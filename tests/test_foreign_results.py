@@ -196,3 +196,10 @@ def test_our_sampler_never_trips_reconciliation(sampler: str, tmp_path: Path) ->
                    "      - {name: max, kind: max, limit_us: 10000000}\n")
     for v in judge(t, out).values():
         assert v.status != Status.ERROR and "setup_accepted" not in v.properties, v.reason
+
+
+def test_more_cycles_than_the_command_line_allows_falls_back_to_latencies(tmp_path: Path) -> None:
+    r = ct_json(tmp_path, "cyclictest -m -t 1 -p 80 -i 1000 -D 2 -h 100 -q --json=r.json",
+                [{"cycles": 4000, "max": 60, "histogram": {"20": 3999, "60": 1}}])
+    t = load_results(r).threads[0]
+    assert t.missed == 0 and t.expected_periods is None and "does not say how it ran" in (t.missed_derivation or "")

@@ -128,8 +128,14 @@ def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> Non
             early.append(f"no thread reached -l {loops} ({max(x.cycles for x in run.threads)} cycles at most)")
             expected = loops
             basis = f"-l {loops}"
-        t.expected_periods = expected
         assert expected is not None
+        if t.cycles > expected + 2:
+            # More samples than the periods the command line allows: it did not run as we read it.
+            t.missed, t.missed_upper = lat_lo, (lat_hi if lat_hi > lat_lo else None)
+            t.missed_derivation = (f"{basis}: {expected} periods expected but {t.cycles} cycles, so the command "
+                                   f"line does not say how it ran; {lat}")
+            continue
+        t.expected_periods = expected
         deficit = expected - t.cycles
         cnt_lo = max(0, deficit - 1)       # one period of start/stop slack
         cnt_hi = max(0, deficit + 1)
