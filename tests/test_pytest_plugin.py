@@ -60,7 +60,7 @@ def test_pass_and_fail_per_gate_with_readable_failure(pytester: pytest.Pytester,
 def test_rates_read_as_percentages(pytester: pytest.Pytester, board: Path) -> None:
     spec(pytester, rate="0.05%")  # INCONCLUSIVE: 0 of 5000 above 900 us cannot prove 0.05 %
     r = pytester.runpytest("board.yaml", "--rtgate-results", "results.json")
-    r.stdout.fnmatch_lines(["INCONCLUSIVE*board.yaml::app-thread-a::over-900[[]cpu0[]]  0 % (limit 0.05 %)"])
+    r.stdout.fnmatch_lines(["INCONCLUSIVE*board.yaml::app-thread-a::over-900[[]cpu1[]]  0 % (limit 0.05 %)"])
     out = r.stdout.str()
     assert re.search(r"^  limit +0\.05 %$", out, re.M) and "0.0005" not in out  # the failure's short table
 
