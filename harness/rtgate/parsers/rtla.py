@@ -152,7 +152,8 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
             raise ResultsError(f"truncated: no '{key}:' row (run rtla without --no-summary)", path=str(path))
     the_unit = found_unit or unit or "us"
     if unit and found_unit and unit != found_unit:
-        raise ResultsError(f"the file says its unit is {found_unit}, not {unit}", path=str(path))
+        raise ResultsError(f"--unit {unit} contradicts the results, which state their unit: {found_unit} "
+                           "(# Time unit)", path=str(path))
     width = _width([r[0] for r in rows], bucket)
     threads: list[ThreadResult] = []
     problems: list[str] = []
