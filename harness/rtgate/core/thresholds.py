@@ -414,7 +414,7 @@ def _sampler(c: _Checker, raw: Any, key: Key) -> SamplerSettings:
 
 _LOAD_KEYS = {"kind", "workers", "cpus", "size", "command", "warmup_seconds", "min_cpu_percent"}
 REQUIREMENTS = {"preempt_rt": bool, "isolated_cpus": bool, "governor": str, "bare_metal": bool,
-                "rt_throttling_off": bool}
+                "rt_throttling_off": bool, "no_competing_rt": bool}
 
 
 def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
