@@ -291,7 +291,8 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
         else:
             verdicts.extend(per_thread)
     for v in verdicts:
-        cause = validity.likely_cause(run, v.properties.get("cpu")) if v.status == Status.FAIL else None
+        cause = validity.likely_cause(run, v.properties.get("cpu")) if v.status in (Status.FAIL, Status.ERROR) \
+            else None
         if cause:
             v.reason += f"; {cause}"
     return verdicts

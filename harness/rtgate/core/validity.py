@@ -106,13 +106,13 @@ def describe_task(t: dict[str, Any]) -> str:
 
 
 def competing_tasks(run: RunResult) -> list[dict[str, Any]]:
-    """Unexpected real-time tasks the record saw on the measured CPUs, before or after measuring."""
+    """Unexpected real-time tasks the record saw on the measured CPUs, before, while or after measuring."""
     rec = run.environment.get(RECORD)
     seen = rec.get("rt_tasks") if isinstance(rec, dict) else None
     if not isinstance(seen, dict):
         return []
     out: dict[tuple[Any, Any], dict[str, Any]] = {}
-    for when in ("before", "after"):
+    for when in ("before", "during", "after"):
         for t in seen.get(when) or []:
             if isinstance(t, dict) and not t.get("expected"):
                 out.setdefault((t.get("pid"), t.get("tid")), t)

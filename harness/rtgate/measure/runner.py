@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 from rtgate import __version__
 from rtgate.core import validity
@@ -30,6 +30,7 @@ from rtgate.measure.sampler_args import expected_seconds, sampler_args
 from rtgate.measure.stop import STOP, die_with_parent
 from rtgate.parsers import load_results
 
+RT_SCAN_EVERY_S = 1.0  # competing real-time tasks are looked for this often while measuring
 SAMPLER_STOP_GRACE_S = 30.0  # after SIGTERM, the sampler joins its threads and writes; then SIGKILL
 
 
@@ -187,11 +188,12 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
     _write_atomic(env_path, _dumps({"results": json_path.name, "state": "measuring", "system": system}))
     load = Load(m.load, load_cpus(m.load, m) if m.load.kind != "none" else [], outdir / f"{m.name}.load",
                 bound_s=load_bound(m, duration_s))
+    during: dict[tuple[int, int], RtTask] = {}
     try:
         load.start()
         if STOP.requested:
             raise StoppedBeforeMeasuring(STOP.signal or "a signal", "during the load's warm-up")
-        _run_sampler(sampler, m, json_path, duration_s, progress)
+        _run_sampler(sampler, m, json_path, duration_s, progress, priorities, during)
         after = scan(priorities)
         load.finish()  # did the load hold until the sampler stopped?
     finally:
@@ -201,7 +203,8 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
     over = validity.overrun(run)
     if over:
         invalid.append(over)
-    seen = {(t["pid"], t["tid"]): t for t in competitors(before) + competitors(after)}
+    seen = {(t["pid"], t["tid"]): t for t in competitors(before) + competitors(list(during.values()))
+            + competitors(after)}
     if rt_matters and seen:
         invalid.append(_competing_text(list(seen.values()), "a competing real-time task could preempt the sampler:"))
     record = {
@@ -216,7 +219,9 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
         "load": load.summary(),
         "rt_tasks": {"sampler_priority": {str(c): p for c, p in sorted(priorities.items())},
                      "competing_matters": rt_matters,
-                     "before": [t.as_dict() for t in before], "after": [t.as_dict() for t in after]},
+                     "before": [t.as_dict() for t in before],
+                     "during": [t.as_dict() for t in during.values()],  # competitors only
+                     "after": [t.as_dict() for t in after]},
         "environment": env_path.name,
     }
     add_record(json_path, record)
@@ -278,15 +283,19 @@ def add_record(json_path: Path, record: dict[str, Any]) -> None:
     _write_atomic(json_path, new)
 
 
-def _wait(proc: subprocess.Popen[str]) -> int:
-    """Wait for the sampler; on a stop request, SIGTERM it (it joins its threads and writes every
-    output), and SIGKILL it only if it does not end within the grace time."""
+def _wait(proc: subprocess.Popen[str], watch: Callable[[], None]) -> int:
+    """Wait for the sampler, calling `watch` about once a second; on a stop request, SIGTERM it (it
+    joins its threads and writes every output), and SIGKILL it only if it does not end in time."""
     asked = None
+    next_watch = time.monotonic() + RT_SCAN_EVERY_S
     while True:
         try:
             return proc.wait(timeout=0.05)
         except subprocess.TimeoutExpired:
             pass
+        if time.monotonic() >= next_watch:
+            watch()
+            next_watch = time.monotonic() + RT_SCAN_EVERY_S
         if STOP.requested and asked is None:
             proc.send_signal(signal.SIGTERM)
             asked = time.monotonic()
@@ -295,7 +304,7 @@ def _wait(proc: subprocess.Popen[str]) -> int:
 
 
 def _run_sampler(sampler: str, m: Measurement, json_path: Path, duration_s: int | None,
-                 progress: bool | None) -> None:
+                 progress: bool | None, priorities: dict[int, int], during: dict[tuple[int, int], RtTask]) -> None:
     outdir = json_path.parent
     argv = [sampler] + sampler_args(m, str(json_path), duration_s=duration_s)
     (outdir / f"{m.name}.cmdline").write_text(" ".join(argv) + "\n", encoding="utf-8")
@@ -314,8 +323,12 @@ def _run_sampler(sampler: str, m: Measurement, json_path: Path, duration_s: int 
         bar = _Progress(proc, m.name, expected_seconds(m, duration_s), sys.stderr, stderr_path)
         if progress:
             bar.thread.start()
+        def watch() -> None:  # a competitor that comes and goes mid-run is seen too
+            for t in scan(priorities, own_pids={proc.pid}):
+                if not t.expected and (t.pid, t.tid) not in during:
+                    during[(t.pid, t.tid)] = t
         try:
-            rc = _wait(proc)
+            rc = _wait(proc, watch)
         finally:
             bar.finish()
     errors = [line for line in stderr_path.read_text(encoding="utf-8", errors="replace").splitlines()

@@ -40,7 +40,8 @@ class StopRequest:
             self.signal = None
             try:
                 for s in STOP_SIGNALS:
-                    self._saved[s] = signal.signal(s, self._handler)
+                    if signal.getsignal(s) != signal.SIG_IGN:  # nohup, or a background job's SIGINT: keep
+                        self._saved[s] = signal.signal(s, self._handler)
             except ValueError:  # not the main thread
                 pass
         self._depth += 1
