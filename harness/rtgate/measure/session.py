@@ -3,6 +3,7 @@ gate helpers for users' own tests. Used by the pytest plugin; knows nothing abou
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,7 +209,11 @@ class GateSession:
         self._platforms[tf.platform] = display
         self.verdicts.extend((display, v) for v in verdicts)
         table = {(v.gate, v.thread): v for v in verdicts}
-        got = {(v.gate, v.thread) for v in verdicts}
+        for v in verdicts:  # a run that cannot be judged (invalid, incomplete): its ERROR on every collected test
+            if v.thread == "all" and v.status == Status.ERROR:
+                del table[(v.gate, v.thread)]
+                table.update({(v.gate, t): dataclasses.replace(v, thread=t) for t in expected.get(v.gate, [])})
+        got = set(table)
         want = {(g, t) for g, ts in expected.items() for t in ts}
         if got != want:
             # The threads that ran are not the ones collected: never let a gate go unreported.
