@@ -43,7 +43,9 @@ def unmet(require: dict[str, Any], env: dict[str, Any], measured: list[int] | No
             problems.append(f"requires isolated CPUs; cpu {','.join(str(c) for c in measured if c not in isolated)} "
                             f"not in isolcpus ({sorted(isolated) or 'none'})")
     wanted = require.get("governor")
-    if wanted:
+    if wanted and not env.get("governors"):
+        problems.append(f"requires governor {wanted}; cannot be judged here: no cpufreq governor on this machine")
+    elif wanted:
         wrong = {cpu: g for cpu, g in env.get("governors", {}).items()
                  if g != wanted and (measured is None or int(cpu) in measured)}
         if wrong:
@@ -52,7 +54,46 @@ def unmet(require: dict[str, Any], env: dict[str, Any], measured: list[int] | No
         problems.append(f"requires bare metal; running under {env['virtualisation']}")
     if require.get("rt_throttling_off") and env.get("sched_rt_runtime_us") not in (-1, None):
         problems.append(f"requires RT throttling off; sched_rt_runtime_us is {env['sched_rt_runtime_us']}")
+    wrong_machine = machine_mismatch(require, env)
+    if wrong_machine:
+        problems.append(wrong_machine)
     return problems
+
+
+def machine_mismatch(require: dict[str, Any], env: dict[str, Any]) -> str | None:
+    """'this file is for ...; this machine is ...' when a board file names another machine, else None."""
+    machine = env.get("machine") or {}
+    board = machine.get("board") or {}
+    this = {"architecture": machine.get("architecture"),
+            "compatible": board.get("dt_compatible") or [],
+            "dmi_product": board.get("dmi_product_name"),
+            "cpu_count": env.get("cpu_count")}
+    wrong = []
+    if require.get("architecture") and require["architecture"] != this["architecture"]:
+        wrong.append("architecture")
+    if require.get("compatible") and require["compatible"] not in this["compatible"]:
+        wrong.append("compatible")
+    if require.get("dmi_product") and require["dmi_product"] != this["dmi_product"]:
+        wrong.append("dmi_product")
+    if require.get("cpu_count") and require["cpu_count"] != this["cpu_count"]:
+        wrong.append("cpu_count")
+    if not wrong:
+        return None
+    keys = [k for k in ("architecture", "compatible", "dmi_product", "cpu_count") if require.get(k)]
+
+    def show(k: str, value: Any) -> str:
+        if k == "compatible":
+            return f"compatible {', '.join(value) if isinstance(value, list) else value}" if value else \
+                "no devicetree compatible"
+        if k == "cpu_count":
+            return f"{value} CPUs" if value else "an unknown CPU count"
+        if k == "dmi_product":
+            return f"DMI product {value}" if value else "no DMI product"
+        return str(value or "an unknown architecture")
+
+    wanted = ", ".join(show(k, require[k]) for k in keys)
+    actual = ", ".join(show(k, this[k]) for k in keys)
+    return f"this file is for {wanted}; this machine is {actual}"
 
 
 def doctor(env: dict[str, Any], require: dict[str, Any], measured: list[int] | None,
