@@ -72,21 +72,36 @@ def _expected(comm: str, kernel: bool, own: set[int], pid: int) -> str | None:
     return None
 
 
+def _tasks(proc: str) -> list[tuple[int, int]]:
+    """Every (pid, tid) under /proc, in order. os.listdir: a scan runs every second while measuring."""
+    out = []
+    for name in os.listdir(proc):
+        if name.isdigit():
+            try:
+                out.extend((int(name), int(t)) for t in os.listdir(f"{proc}/{name}/task") if t.isdigit())
+            except OSError:
+                continue
+    return sorted(out)
+
+
 def scan(priorities: dict[int, int], own_pids: set[int] | None = None, root: Path = Path("/")) -> list[RtTask]:
     """Every RT task that may preempt a sampler thread: on a CPU of `priorities` at or above its priority."""
     own = own_pids or set()
     found: list[RtTask] = []
-    for stat in sorted((root / "proc").glob("[0-9]*/task/[0-9]*/stat"), key=lambda p: (int(p.parts[-4]),
-                                                                                      int(p.parts[-2]))):
+    proc = str(root / "proc")
+    for pid, tid in _tasks(proc):
+        base = f"{proc}/{pid}/task/{tid}"
         try:
-            text = stat.read_text()
-            comm = text[text.index("(") + 1:text.rindex(")")]
+            with open(f"{base}/stat", encoding="utf-8", errors="replace") as f:
+                text = f.read()
             fields = text[text.rindex(")") + 2:].split()
             policy = int(fields[38])  # field 41 of proc(5); fields[0] is field 3 (state)
             if policy not in _POLICIES:
                 continue
+            comm = text[text.index("(") + 1:text.rindex(")")]
             rt_priority, flags = int(fields[37]), int(fields[6])
-            status = (stat.parent / "status").read_text()
+            with open(f"{base}/status", encoding="utf-8", errors="replace") as f:
+                status = f.read()
         except (OSError, ValueError, IndexError):
             continue  # the task ended while we looked
         m = re.search(r"^Cpus_allowed_list:\s*(\S+)", status, re.M)
@@ -96,7 +111,6 @@ def scan(priorities: dict[int, int], own_pids: set[int] | None = None, root: Pat
         on = [c for c in sorted(priorities) if c in cpus and (prio is None or prio >= priorities[c])]
         if not on:
             continue
-        pid, tid = int(stat.parts[-4]), int(stat.parts[-2])
         kernel = bool(flags & _PF_KTHREAD)
         found.append(RtTask(pid=pid, tid=tid, comm=comm, policy=name, priority=prio, cpus=cpus, kernel=kernel,
                             on_cpus=on, expected=_expected(comm, kernel, own, pid)))
