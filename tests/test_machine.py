@@ -32,7 +32,7 @@ def test_a_recorded_board() -> None:
     cpus = m["topology"]["cpus"]
     assert sorted(cpus) == [0, 1, 2, 3] and m["topology"]["packages"] == 1
     assert [s["disabled"] for s in cpus[2]["idle_states"]] == [False, True]
-    assert cpus[0]["idle_states"][1] == {"name": "cpu-pd-wait", "exit_latency_us": 500, "disabled": False}
+    assert cpus[0]["idle_states"][1] == {"name": "cpu-pd-wait", "exit_latency_us": 500, "disabled": True}
     # Not in the recording: said so, never guessed.
     assert "smt" in m["unknown"] and m["topology"]["smt_control"] is None
 
@@ -136,3 +136,45 @@ def test_cpu_count_must_be_a_count(tmp_path: Path, value: str) -> None:
     with pytest.raises(ThresholdsError) as e:
         load_thresholds(str(spec))
     assert "cpu_count" in str(e.value) and ":2" in str(e.value)
+
+
+# ---------------------------------------------------------------- doctor's machine checks
+
+def _machine(**over: object) -> dict:
+    base: dict = {"topology": {"cpus": {0: {"siblings": [0, 2], "idle_states": [
+        {"name": "C1", "exit_latency_us": 2, "disabled": False},
+        {"name": "C6", "exit_latency_us": 133, "disabled": False}]}}, "smt_active": True},
+        "pm_qos_latency_us": 2000000000, "pm_qos_holders": [{"pid": 9, "comm": "pulseaudio"}],
+        "irqbalance_running": True, "timer_migration": "1", "transparent_hugepage": "always",
+        "clocksource": "hpet"}
+    base.update(over)
+    return base
+
+
+def test_doctor_names_each_spoiler_with_its_fix() -> None:
+    from rtgate.measure.conditions import machine_checks
+
+    checks = {c.what.split(":")[0].split(" (")[0]: c for c in machine_checks(_machine(), [0], {})}
+    text = "\n".join(c.what for c in checks.values())
+    assert "exit latency up to 133 us are enabled on cpu 0" in text
+    assert "pulseaudio (9)" in text and "SMT is active: cpu 2 share cores" in text
+    assert "irqbalance is running" in text and "timer_migration is on" in text
+    assert "transparent hugepages are 'always'" in text and "clocksource is hpet" in text
+    assert all(c.status == "warn" and c.fix for c in checks.values())
+
+
+def test_doctor_is_quiet_on_a_tuned_machine() -> None:
+    from rtgate.measure.conditions import machine_checks
+
+    tuned = _machine(pm_qos_latency_us=0, pm_qos_holders=[], irqbalance_running=False, timer_migration="0",
+                     transparent_hugepage="never", clocksource="tsc",
+                     topology={"cpus": {0: {"siblings": [0], "idle_states": []}}, "smt_active": False})
+    assert [c.status for c in machine_checks(tuned, [0], {})] == ["ok"]
+
+
+def test_isolated_but_ticking_cpus_are_flagged() -> None:
+    from rtgate.measure.conditions import machine_checks
+
+    isolation = {"isolcpus": {"cpus": [2, 3]}, "nohz_full": {"cpus": [2, 3]}}
+    text = [c.what for c in machine_checks({}, [2, 3], isolation)]
+    assert text == ["measured cpu 2,3 isolated but not in rcu_nocbs: the tick and RCU callbacks still run there"]

@@ -148,6 +148,76 @@ def doctor(env: dict[str, Any], require: dict[str, Any], measured: list[int] | N
                             "measure on the board itself, not in a VM"))
     else:
         checks.append(Check("ok", "no hypervisor detected"))
+    load = env.get("loadavg") or []
+    ncpu = env.get("cpu_count") or 1
+    if live and load and load[0] > 0.5 * ncpu:
+        checks.append(Check("warn", f"the machine is busy (load average {load[0]:.2f} on {ncpu} CPUs): other work "
+                            "competes with the measurement and its latencies", "measure on a quiet machine, or "
+                            "declare the load you want in the threshold file (load:)"))
+    elif live and load:
+        checks.append(Check("ok", f"the machine is quiet (load average {load[0]:.2f} on {ncpu} CPUs)"))
+    checks += machine_checks(env.get("machine") or {}, measured, env.get("isolation") or {})
+    return checks
+
+
+def _cpus(cpus: list[int]) -> str:
+    return ",".join(map(str, cpus))
+
+
+def machine_checks(machine: dict[str, Any], measured: list[int] | None, isolation: dict[str, Any]) -> list[Check]:
+    """What rteval's report would show that spoils a latency figure: idle states, SMT, IRQ placement, ..."""
+    checks: list[Check] = []
+    cpus = (machine.get("topology") or {}).get("cpus") or {}
+    targets = measured if measured is not None else sorted(int(c) for c in cpus)
+    deep = {}
+    for cpu in targets:
+        states = (cpus.get(cpu) or cpus.get(str(cpu)) or {}).get("idle_states") or []
+        slow = [st for st in states if not st.get("disabled") and (st.get("exit_latency_us") or 0) > 10]
+        if slow:
+            deep[cpu] = max(st.get("exit_latency_us") or 0 for st in slow)
+    qos = machine.get("pm_qos_latency_us")
+    if deep and (qos is None or qos > 10):
+        worst = max(deep.values())
+        checks.append(Check("warn", f"idle states with exit latency up to {worst} us are enabled on cpu "
+                            f"{_cpus(sorted(deep))} and no PM QoS request holds them off",
+                            "keep --latency 0 (the sampler's default), or disable deep states: "
+                            "echo 1 > /sys/devices/system/cpu/cpuN/cpuidle/stateK/disable"))
+    elif cpus:
+        checks.append(Check("ok", "no deep idle state can delay a wake-up on the measured CPUs"))
+    holders = [h for h in machine.get("pm_qos_holders") or [] if h.get("comm") != "rtgate-sampler"]
+    if holders:
+        checks.append(Check("warn", "other processes hold /dev/cpu_dma_latency: " + ", ".join(
+            f"{h['comm']} ({h['pid']})" for h in holders) + "; their request shapes idle states during the run",
+            "stop them, or accept that the run measures under their PM QoS setting"))
+    topology = machine.get("topology") or {}
+    if topology.get("smt_active"):
+        shared = sorted({c for cpu in targets for c in ((cpus.get(cpu) or cpus.get(str(cpu)) or {})
+                                                         .get("siblings") or []) if c != cpu})
+        checks.append(Check("warn", "SMT is active" + (f": cpu {_cpus(shared)} share cores with measured CPUs"
+                                                       if shared else ""),
+                            "echo off > /sys/devices/system/cpu/smt/control (or nosmt on the kernel command line)"))
+    if machine.get("irqbalance_running"):
+        checks.append(Check("warn", "irqbalance is running: it moves interrupts onto measured CPUs during the run",
+                            "stop irqbalance, or set IRQBALANCE_BANNED_CPULIST to the measured CPUs"))
+    if machine.get("timer_migration") == "1":
+        checks.append(Check("warn", "timer_migration is on: timers of other CPUs can migrate onto measured CPUs",
+                            "echo 0 > /proc/sys/kernel/timer_migration"))
+    if machine.get("transparent_hugepage") == "always":
+        checks.append(Check("warn", "transparent hugepages are 'always': khugepaged compaction adds latency spikes",
+                            "echo never > /sys/kernel/mm/transparent_hugepage/enabled"))
+    source = machine.get("clocksource")
+    if source and source not in ("tsc", "arch_sys_counter", "riscv_clocksource", "timebase"):
+        checks.append(Check("warn", f"clocksource is {source}: reading the clock is slow and adds to every sample",
+                            "use the CPU's own counter if it is stable (tsc on x86: clocksource=tsc)"))
+    isolated = set(isolation.get("isolcpus", {}).get("cpus", []) or machine.get("isolated_cpus") or [])
+    if measured is not None and isolated and set(measured) <= isolated:
+        nohz = set(isolation.get("nohz_full", {}).get("cpus", []))
+        nocbs = set(isolation.get("rcu_nocbs", {}).get("cpus", []))
+        missing = [name for name, got in (("nohz_full", nohz), ("rcu_nocbs", nocbs)) if not set(measured) <= got]
+        if missing:
+            checks.append(Check("warn", f"measured cpu {_cpus(measured)} isolated but not in "
+                                + " or ".join(missing) + ": the tick and RCU callbacks still run there",
+                                f"add {'='.join([missing[0], _cpus(measured)])} to the kernel command line"))
     return checks
 
 
