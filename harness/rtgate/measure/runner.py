@@ -196,6 +196,11 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
         _run_sampler(sampler, m, json_path, duration_s, progress, priorities, during)
         after = scan(priorities)
         load.finish()  # did the load hold until the sampler stopped?
+    except StoppedBeforeMeasuring:
+        load.stop()
+        _write_atomic(env_path, _dumps({"results": json_path.name, "state": "not measured",
+                                        "stopped_by": STOP.signal, "system": system, "load": load.summary()}))
+        raise
     finally:
         load.stop()
     run = load_results(json_path)
