@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Any
 
 from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core import validity
 from rtgate.core.stats import clopper_pearson_upper
 from rtgate.core.thresholds import GateSpec, Measurement
 
@@ -258,11 +259,12 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
     for t, label in zip(run.threads, labels):
         t.label = label
     problem = None
+    invalid = validity.problems(run)
     if (measurement.backend == "timerlat") != (run.format == "rtla-timerlat-hist"):
         problem = (Status.ERROR, f"the measurement uses the {measurement.backend} backend but the results are "
                    f"{run.format}")
-    elif run.environment.get("invalid"):
-        problem = (Status.ERROR, "the measurement is invalid: " + "; ".join(run.environment["invalid"]))
+    elif invalid:
+        problem = (Status.ERROR, "the measurement is invalid: " + "; ".join(invalid))
     elif not run.complete:
         problem = (Status.ERROR, "the results are a checkpoint of a run that did not finish")
     elif run.stop_reason == "error":
@@ -303,6 +305,11 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
             verdicts.append(worst)
         else:
             verdicts.extend(per_thread)
+    for v in verdicts:
+        cause = validity.likely_cause(run, v.properties.get("cpu")) if v.status in (Status.FAIL, Status.ERROR) \
+            else None
+        if cause:
+            v.reason += f"; {cause}"
     return verdicts
 
 

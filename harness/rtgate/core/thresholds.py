@@ -424,7 +424,7 @@ _LOAD_KEYS = {"kind", "workers", "cpus", "size", "command", "warmup_seconds", "m
 # and cpu_count name the machine a board file is for: elsewhere its budget means nothing.
 REQUIREMENTS = {"preempt_rt": bool, "isolated_cpus": bool, "governor": str, "bare_metal": bool,
                 "rt_throttling_off": bool, "architecture": str, "compatible": str, "dmi_product": str,
-                "cpu_count": int}
+                "cpu_count": int, "no_competing_rt": bool}
 
 
 def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:

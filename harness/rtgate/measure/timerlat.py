@@ -15,12 +15,14 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from rtgate.core.model import RunResult
 from rtgate.core.timerlat_spec import MAX_ENTRIES, POLICIES, TimerlatSettings, with_all_cpus
 from rtgate.errors import SamplerError
+from rtgate.measure.stop import die_with_parent
 from rtgate.parsers import rtla as rtla_parser
 
 if TYPE_CHECKING:
@@ -135,8 +137,10 @@ def _help(rtla: str) -> str:
     return r.stdout + r.stderr
 
 
-def run(m: Measurement, outdir: Path, duration_s: int | None = None) -> tuple[RunResult, bool]:
-    """Run rtla for a measurement; returns the results and whether the user interrupted it."""
+def run(m: Measurement, outdir: Path, duration_s: int | None = None,
+        stop_requested: Callable[[], bool] = lambda: False) -> RunResult:
+    """Run rtla for a measurement. When stop_requested() turns true, rtla gets SIGINT: it stops and
+    prints what it has, which is returned (the caller marks the run stopped)."""
     rtla = find_rtla()
     if rtla is None:
         raise SamplerError("rtla not found (apt-get install rtla)")
@@ -147,18 +151,14 @@ def run(m: Measurement, outdir: Path, duration_s: int | None = None) -> tuple[Ru
         stale.unlink(missing_ok=True)
     argv = [rtla] + rtla_args(m, duration_s, str(trace_path))
     (outdir / f"{m.name}.cmdline").write_text(" ".join(argv) + "\n", encoding="utf-8")
-    interrupted = False
     with out_path.open("w", encoding="utf-8") as out, (outdir / f"{m.name}.stderr").open("w") as err:
         try:
-            proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=outdir)
+            # If rtgate dies, rtla gets SIGINT: it stops and puts the tracer back as it found it.
+            proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=outdir,
+                                    preexec_fn=die_with_parent(signal.SIGINT))
         except OSError as e:
             raise SamplerError(f"cannot start {rtla}: {e.strerror}") from e
-        try:
-            rc = _wait(proc, (duration_s or m.timerlat.duration_s) + GRACE_S)
-        except KeyboardInterrupt:
-            interrupted = True
-            proc.send_signal(signal.SIGINT)  # rtla stops and prints what it has
-            rc = _wait(proc, GRACE_S)
+        rc = _wait(proc, (duration_s or m.timerlat.duration_s) + GRACE_S, stop_requested)
     text = out_path.read_text(encoding="utf-8", errors="replace")
     if rtla_parser.MAGIC not in text:
         detail = (outdir / f"{m.name}.stderr").read_text(errors="replace").strip().splitlines()
@@ -168,26 +168,31 @@ def run(m: Measurement, outdir: Path, duration_s: int | None = None) -> tuple[Ru
     run_result = rtla_parser.parse(out_path, bucket=s.bucket_us, entries=entries(m))
     run_result = with_all_cpus(run_result, m, measured_cpu_list(s))
     run_result.cmdline = " ".join(argv)
-    if interrupted:
-        run_result.stop_reason, run_result.signal = "signal", "SIGINT"
     if run_result.stop_reason == "threshold":
         run_result.environment["analysis"] = analysis_text(run_result.environment.get("analysis", ""), trace_path)
-    return run_result, interrupted
+    return run_result
 
 
-def _wait(proc: subprocess.Popen[bytes], seconds: float) -> int:
-    """rtla's exit status; one that outlives its duration is stopped (SIGINT: it prints what it has),
-    then killed: a CI gate never hangs on it."""
-    try:
-        return proc.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=GRACE_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    raise SamplerError(f"rtla did not stop {seconds:.0f} s after it started; stopped it")
+def _wait(proc: subprocess.Popen[bytes], seconds: float, stop_requested: Callable[[], bool]) -> int:
+    """rtla's exit status. On a stop request, or when rtla outlives its duration, it gets SIGINT (it
+    stops and prints what it has), then SIGKILL: a CI gate never hangs on it."""
+    deadline = time.monotonic() + seconds
+    asked: float | None = None
+    while True:
+        try:
+            rc = proc.wait(timeout=0.1)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        if asked is None and (stop_requested() or now > deadline):
+            proc.send_signal(signal.SIGINT)
+            asked = now
+        elif asked is not None and now - asked > GRACE_S:
+            proc.kill()
+    if asked is not None and not stop_requested():
+        raise SamplerError(f"rtla did not stop {seconds:.0f} s after it started; stopped it")
+    return rc
 
 
 def analysis_text(printed: str, trace_path: Path) -> str:
