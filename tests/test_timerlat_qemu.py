@@ -41,6 +41,11 @@ measurements:
       - {name: median, kind: percentile, percentile: 50, limit_us: 10000000}
       - {name: rare, kind: miss_rate, above_us: 10000000, rate: 50%}
       - {name: avg, kind: avg, limit_us: 10000000}
+  long:
+    backend: timerlat
+    timerlat: {interval_us: 1000, duration: 2m, cpus: [0, 1], analysis: false}
+    gates:
+      - {name: max, kind: max, limit_us: 10000000}
   stop:
     backend: timerlat
     timerlat: {interval_us: 1000, duration: 20s, cpus: [0, 1]}
@@ -51,7 +56,14 @@ measurements:
 SCRIPT = """\
 PY={python}
 $PY -m rtgate doctor spec.yaml > doctor.txt 2>&1; echo $? > doctor.rc
-$PY -m rtgate run spec.yaml --output-dir out --json verdicts.json > run.txt 2>&1; echo $? > run.rc
+$PY -m rtgate run spec.yaml --output-dir out --json verdicts.json --measurement sampler --measurement kernel \
+  --measurement stop > run.txt 2>&1; echo $? > run.rc
+# Stop a 2-minute timerlat run a few seconds after rtla started: what was measured is judged.
+# (SIGTERM: a background job of a script has SIGINT ignored, and rtgate keeps it so.)
+$PY -m rtgate run spec.yaml --output-dir out-int --json int.json --measurement long > int.txt 2>&1 &
+pid=$!
+i=0; while [ $i -lt 300 ] && ! pgrep -x rtla > /dev/null; do sleep 1; i=$((i + 1)); done
+sleep 5; kill -TERM $pid; wait $pid; echo $? > int.rc
 """
 
 
@@ -151,3 +163,15 @@ def test_check_reads_the_saved_rtla_output_the_same(guest_run: dict[str, Any], t
     pick = lambda d: sorted((v["gate"], v["thread"], v["status"], v["value"]) for v in d["verdicts"]  # noqa: E731
                             if v["measurement"] == "kernel")
     assert pick(doc) == pick(live), r.stdout
+
+
+def test_a_stop_signal_ends_rtla_and_what_it_measured_is_judged(guest_run: dict[str, Any]) -> None:
+    work = guest_run["work"]
+    text = _text(work, "int.txt")
+    assert _text(work, "int.rc").strip() == "3", text  # INCONCLUSIVE: stopped early
+    v = json.loads(_text(work, "int.json"))["verdicts"]
+    assert {x["thread"] for x in v} == {"irq-cpu0", "irq-cpu1", "thread-cpu0", "thread-cpu1"}
+    for x in v:
+        assert x["status"] == "INCONCLUSIVE" and "stopped early by SIGTERM" in x["reason"], x["reason"]
+        assert x["samples"] > 0
+    assert (work / "out-int" / "long.rtla.txt").read_text().startswith("# RTLA timerlat histogram")

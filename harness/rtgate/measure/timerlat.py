@@ -153,9 +153,8 @@ def run(m: Measurement, outdir: Path, duration_s: int | None = None,
     (outdir / f"{m.name}.cmdline").write_text(" ".join(argv) + "\n", encoding="utf-8")
     with out_path.open("w", encoding="utf-8") as out, (outdir / f"{m.name}.stderr").open("w") as err:
         try:
-            # If rtgate dies, rtla gets SIGINT: it stops and puts the tracer back as it found it.
             proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=outdir,
-                                    preexec_fn=die_with_parent(signal.SIGINT))
+                                    preexec_fn=_child_setup())
         except OSError as e:
             raise SamplerError(f"cannot start {rtla}: {e.strerror}") from e
         rc = _wait(proc, (duration_s or m.timerlat.duration_s) + GRACE_S, stop_requested)
@@ -173,11 +172,24 @@ def run(m: Measurement, outdir: Path, duration_s: int | None = None,
     return run_result
 
 
+def _child_setup() -> Callable[[], None]:
+    """rtla starts with SIGINT ignored: a SIGINT before it installs its own handler (setting up the
+    tracer takes seconds under emulation) would otherwise kill it with nothing printed and the
+    tracer left on; _wait repeats its SIGINT until rtla stops. If rtgate dies, rtla gets SIGINT."""
+    on_parent_death = die_with_parent(signal.SIGINT)
+
+    def setup() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        on_parent_death()
+    return setup
+
+
 def _wait(proc: subprocess.Popen[bytes], seconds: float, stop_requested: Callable[[], bool]) -> int:
     """rtla's exit status. On a stop request, or when rtla outlives its duration, it gets SIGINT (it
     stops and prints what it has), then SIGKILL: a CI gate never hangs on it."""
     deadline = time.monotonic() + seconds
     asked: float | None = None
+    next_int = 0.0
     while True:
         try:
             rc = proc.wait(timeout=0.1)
@@ -186,10 +198,13 @@ def _wait(proc: subprocess.Popen[bytes], seconds: float, stop_requested: Callabl
             pass
         now = time.monotonic()
         if asked is None and (stop_requested() or now > deadline):
-            proc.send_signal(signal.SIGINT)
             asked = now
-        elif asked is not None and now - asked > GRACE_S:
-            proc.kill()
+        if asked is not None:
+            if now - asked > GRACE_S:
+                proc.kill()
+            elif now >= next_int:  # again and again: rtla ignores it until its handler is installed
+                proc.send_signal(signal.SIGINT)
+                next_int = now + 2.0
     if asked is not None and not stop_requested():
         raise SamplerError(f"rtla did not stop {seconds:.0f} s after it started; stopped it")
     return rc
