@@ -24,6 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--output-dir", default="rtgate-results", metavar="DIR",
                    help="where results, histograms and logs go (default: rtgate-results)")
     p.add_argument("--history", metavar="DB", help="also add each run to this history database")
+    p.add_argument("--tag", action="append", default=[], metavar="TAG", help="with --history: tag the runs")
+    p.add_argument("--pair-id", metavar="ID", help="with --history: the interleaved A/B pair of these runs")
     add_report_options(p)
     p.set_defaults(handler=handle)
 
@@ -63,7 +65,7 @@ def handle(args: argparse.Namespace) -> int:
             from ..commands.history import add_run
             from ..history.store import HistoryDB
             with HistoryDB(args.history) as db:
-                add_run(db, run, tf.platform, name, tf)
+                add_run(db, run, tf.platform, name, tf, tags=args.tag, pair_id=args.pair_id)
         _save_environment(outdir / f"{name}.environment.json", run.environment)
         if interrupted:
             print("rtgate: interrupted: evaluating what was measured", file=sys.stderr)
