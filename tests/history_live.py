@@ -17,8 +17,9 @@ cpu, busy, period = int(sys.argv[1]), float(sys.argv[2]) / 1e6, float(sys.argv[3
 os.sched_setaffinity(0, {cpu})
 os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(99))
 print("ready", flush=True)
+parent = os.getppid()
 deadline = time.monotonic()
-while True:
+while os.getppid() == parent:  # never outlive the test that started it
     deadline += period
     pause = deadline - time.monotonic()
     if pause > 0:

@@ -42,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument("--new", required=True, metavar="RELEASE")
     c.add_argument("--metric", action="append", metavar="M",
                    help="tail (default), max, p99, p99.9, avg, min, above_<us> (repeatable)")
+    c.add_argument("--alpha", type=float, metavar="A", help="false-alarm rate of the whole comparison "
+                   "(default: the threshold file's history: alpha, else 0.05)")
     c.add_argument("--paired", action="store_true",
                    help="compare within pairs of runs sharing a --pair-id (interleaved A/B runs)")
     c.add_argument("--accept-drift", action="store_true",
@@ -146,9 +148,15 @@ def handle_compare(args: argparse.Namespace) -> int:
         value = getattr(args, name)
         if not value >= 0:  # also refuses NaN
             raise RtgateError(f"--{name.replace('_', '-')} {value}: must be a number >= 0")
+    settings_alpha = args.alpha
+    if settings_alpha is not None and not 0 < settings_alpha <= 0.5:
+        raise RtgateError(f"--alpha {settings_alpha}: must be above 0 and at most 0.5")
     with HistoryDB(args.db) as db:
         m = _measurement(db, args, platform)
-        outcome = compare(db, platform, m, args.base, args.new, _settings(tf, args.metric, m), args.paired,
+        settings = _settings(tf, args.metric, m)
+        if settings_alpha is not None:
+            settings.alpha = settings_alpha
+        outcome = compare(db, platform, m, args.base, args.new, settings, args.paired,
                           Tolerance(args.load_tolerance, args.steal_tolerance))
     refused = bool(outcome.drift) and not args.accept_drift
     if refused:  # host drift looks exactly like a kernel change: no verdict from it
