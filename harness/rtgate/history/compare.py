@@ -285,6 +285,11 @@ def compare(db: HistoryDB, platform: str, measurement: str, base: str, new: str,
             c = _compare_figure(*job, pairs, settings)
         if c.p_worse is not None:
             _decide(c, alpha, settings, c.better_effect)
+            # An exact test on few runs cannot reach a small alpha at all: say so, not "no change".
+            smallest = 0.5 ** len(c.new) if paired else 1 / math.comb(len(c.base) + len(c.new), len(c.new))
+            if smallest >= alpha:
+                c.decision = "not enough runs"
+                c.evidence += f" (with these runs no p-value can be below {smallest:.3g}: add runs)"
             c.evidence += (f", p={c.p_worse:.3g} (worse) / {c.p_better:.3g} (better), alpha {alpha:.3g} after "
                            f"{len(jobs)} tests")
         out.append(c)

@@ -109,13 +109,19 @@ def midranks(values: list[float]) -> np.ndarray:
     return ranks
 
 
+@lru_cache(maxsize=16)
+def _all_arrangements(n_total: int, n_new: int) -> np.ndarray:
+    rows = np.zeros((math.comb(n_total, n_new), n_total))
+    for i, chosen in enumerate(itertools.combinations(range(n_total), n_new)):
+        rows[i, list(chosen)] = 1.0
+    rows.setflags(write=False)
+    return rows
+
+
 def _group_indicators(n_total: int, n_new: int, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
     """Rows of 0/1 marking the 'new' runs: every arrangement, or a random sample of them."""
     if math.comb(n_total, n_new) <= EXACT_LIMIT:
-        rows = np.zeros((math.comb(n_total, n_new), n_total))
-        for i, chosen in enumerate(itertools.combinations(range(n_total), n_new)):
-            rows[i, list(chosen)] = 1.0
-        return rows, True
+        return _all_arrangements(n_total, n_new), True
     rows = np.zeros((MONTE_CARLO, n_total))
     for i in range(MONTE_CARLO):
         rows[i, rng.choice(n_total, n_new, replace=False)] = 1.0
