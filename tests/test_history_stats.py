@@ -78,9 +78,10 @@ def _rates(n_runs: int, scale: float, reps: int, seed: int, tail_only: bool = Fa
 @pytest.mark.slow
 def test_false_alarms_and_power_at_the_recommended_runs() -> None:
     """README recommends 5 runs per release (benchmarks/README.md: measured). Seeded: on runs whose
-    p99.9 spans ~20x, at most 5 % false alarms, at least 80 % detection of every latency x1.2."""
-    assert _rates(5, 1.0, 60, seed=11) <= 0.05
-    assert _rates(5, 1.2, 30, seed=12) >= 0.8
+    p99.9 spans ~20x, false alarms at the exact test's level (12/252 = 4.8 %; 200 comparisons
+    estimate it within +-1.5 %), at least 80 % detection of every latency x1.2."""
+    assert _rates(5, 1.0, 200, seed=11) <= 0.06
+    assert _rates(5, 1.2, 50, seed=12) >= 0.8
 
 
 def _env(load: float, governor: str = "performance") -> dict:
