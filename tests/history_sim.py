@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rtgate.model import Histogram, RunResult, ThreadResult
+from rtgate.core.model import Histogram, RunResult, ThreadResult
 
 
 def host_state(rng: np.random.Generator, spread: float = 0.7) -> float:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..lava.job import DEVICE_TYPES, JobOptions, render_job
-from ..lava.results import lava_verdicts
-from ..thresholds import load_thresholds
-from .common import add_compiled_args_command, add_report_options, parse_seconds, report
+from rtgate.lava.job import DEVICE_TYPES, JobOptions, render_job
+from rtgate.lava.results import lava_verdicts
+from rtgate.core.thresholds import load_thresholds
+from rtgate.commands.common import add_compiled_args_command, add_report_options, parse_seconds, report
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -67,6 +67,6 @@ def handle_job(args: argparse.Namespace) -> int:
 def handle_results(args: argparse.Namespace) -> int:
     tf = load_thresholds(args.thresholds) if args.thresholds else None
     verdicts = lava_verdicts(args.results, tf)
-    from ..thresholds import ThresholdFile
+    from rtgate.core.thresholds import ThresholdFile
     shown = tf or ThresholdFile(path=args.results, platform="lava", description="", measurements={}, files=[])
     return report(shown, verdicts, args)

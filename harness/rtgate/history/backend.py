@@ -11,7 +11,7 @@ import sqlite3
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
-from ..errors import RtgateError
+from rtgate.errors import RtgateError
 
 
 def is_postgres_url(target: str) -> bool:

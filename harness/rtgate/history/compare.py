@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
-from .drift import Tolerance, differences
-from .stats import (Interval, bootstrap_median_diff, gehan_scores, midranks, paired_max_test, signed_ranks,
-                    two_sample_max_test)
-from .store import HistoryDB, StoredRun, StoredThread
-from .tail import QUANTILES, exceedances, overflow_range, thresholds
+from rtgate.history.drift import Tolerance, differences
+from rtgate.history.stats import (Interval, bootstrap_median_diff, gehan_scores, midranks, paired_max_test,
+                                  signed_ranks, two_sample_max_test)
+from rtgate.history.store import HistoryDB, StoredRun, StoredThread
+from rtgate.history.tail import QUANTILES, exceedances, overflow_range, thresholds
 
 DEFAULTS = {"alpha": 0.05, "min_effect": 0.05, "min_runs": 3, "metrics": ["tail"]}
 

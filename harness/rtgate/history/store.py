@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..errors import RtgateError
-from ..gates import Verdict
-from ..model import UNIT_SCALE, RunResult, ThreadResult
-from .backend import Backend, is_postgres_url, redacted
-from .drift import fingerprint
+from rtgate.errors import RtgateError
+from rtgate.core.gates import Verdict
+from rtgate.core.model import UNIT_SCALE, RunResult, ThreadResult
+from rtgate.history.backend import Backend, is_postgres_url, redacted
+from rtgate.history.drift import fingerprint
 
 SCHEMA_VERSION = 2
 MIGRATIONS: dict[int, list[str]] = {
