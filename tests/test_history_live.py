@@ -34,16 +34,16 @@ def test_threads_sharing_a_cpu_are_stored(threads: str, cpus: str, names: set[st
                             f"--json={out}", *extra], capture_output=True, text=True, timeout=120,
                            stdin=subprocess.DEVNULL)
         assert r.returncode == 0, r.stderr
-        for _ in range(3):
+        for _ in range(5):  # 5 against 5: an exact test can reach alpha even split over 5 threads
             r = rtgate("history", "add", "--db", "h.db", "--platform", Path(tool).name, "--kernel-release", "k",
                        str(out), cwd=tmp_path)
             assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
         with HistoryDB(tmp_path / "h.db") as db:
             stored = db.threads(Path(tool).name, "default", "k")
-        assert {t.thread for t in stored} == names and len(stored) == 3 * len(names)
+        assert {t.thread for t in stored} == names and len(stored) == 5 * len(names)
         assert all(t.histogram for t in stored)
         r = rtgate("history", "compare", "--db", "h.db", "--platform", Path(tool).name, "--base", "k", "--new", "k",
-                   "--metric", "tail", "--metric", "max", cwd=tmp_path)
+                   "--metric", "max", cwd=tmp_path)
         assert r.returncode == 0 and "t1-cpu1" in r.stdout, r.stdout + r.stderr
 
 

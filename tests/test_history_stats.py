@@ -146,10 +146,13 @@ def test_paired_comparison_cancels_host_drift(tmp_path: Path) -> None:
         db.add_run(run_result([_lat(rng, 1.0, 1.0)]), "b", "m", "slow")  # unpaired: said, not used
         slow = compare(db, "b", "m", "base", "slow", Settings(), paired=True)
         same = compare(db, "b", "m", "base", "same", Settings(), paired=True)
+        figures = compare(db, "b", "m", "base", "slow", Settings(metrics=["p99.9"]), paired=True)
     assert slow.comparisons[0].decision == "regression", slow.comparisons[0].evidence
     assert "8 pairs" in slow.comparisons[0].evidence
     assert any("without a partner" in n for n in slow.notes)
     assert same.comparisons[0].decision == "no change", same.comparisons[0].evidence
+    worst = next(c for c in figures.comparisons if c.thread == "worst")
+    assert len(worst.new) == 8 and "over 8 pairs" in worst.evidence and worst.p_worse is not None
 
 
 def _lat(rng: np.random.Generator, host: float, scale: float) -> np.ndarray:

@@ -165,8 +165,9 @@ def _compare_figure(metric: str, thread: str, b: dict[int, Interval], n: dict[in
         # A pair's difference counts only when its intervals do not overlap (censoring).
         diffs = [0.0 if not (n[y].lo > b[x].hi or n[y].hi < b[x].lo) else n[y].lo - b[x].lo for x, y in pairs]
         c.p_worse, c.p_better, _, _ = paired_max_test([signed_ranks(diffs)])
-        c.effect = _effect(median(b[x].lo for x, _ in pairs), median(n[y].lo for _, y in pairs))
-        c.evidence = f"median {median(bl):.4g} -> {median(nl):.4g} ({c.effect:+.1%}) over {len(pairs)} pairs"
+        c.base, c.new = [b[x].lo for x, _ in pairs], [n[y].lo for _, y in pairs]
+        c.effect = _effect(median(c.base), median(c.new))
+        c.evidence = f"median {median(c.base):.4g} -> {median(c.new):.4g} ({c.effect:+.1%}) over {len(pairs)} pairs"
     else:
         if len(b) < settings.min_runs or len(n) < settings.min_runs:
             c.evidence = f"{len(b)} and {len(n)} runs; at least {settings.min_runs} of each are needed"
