@@ -7,14 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rtgate.core.model import RunResult
+from rtgate.core.setup import evaluate_measured
+from rtgate.core.thresholds import ThresholdFile, load_thresholds
 from rtgate.errors import RtgateError
-from rtgate.core.gates import evaluate
 from rtgate.history.compare import Settings, compare, trend
 from rtgate.history.drift import Tolerance
 from rtgate.history.store import HistoryDB
-from rtgate.core.model import RunResult
 from rtgate.parsers import load_results
-from rtgate.core.thresholds import ThresholdFile, load_thresholds
 
 DEFAULT_DB = "rtgate-history.db"
 
@@ -87,12 +87,13 @@ def kernel_facts(run: RunResult) -> tuple[str | None, str | None]:
 
 def add_run(db: HistoryDB, run: RunResult, platform: str, measurement: str, tf: ThresholdFile | None,
             release: str | None = None, config: str | None = None, tags: list[str] | None = None,
-            meta: dict[str, Any] | None = None, pair_id: str | None = None) -> int:
+            meta: dict[str, Any] | None = None, duration_s: int | None = None, pair_id: str | None = None) -> int:
     found_release, found_config = kernel_facts(run)
     release = release or found_release
     if not release:
         raise RtgateError(f"{run.source}: the results do not say the kernel release: give --kernel-release")
-    verdicts = evaluate(tf.measurements[measurement], run) if tf and measurement in tf.measurements else []
+    verdicts = (evaluate_measured(tf.measurements[measurement], run, duration_s=duration_s)
+                if tf and measurement in tf.measurements else [])
     return db.add_run(run, platform, measurement, release, config or found_config, tags or [], meta or {}, verdicts,
                       pair_id=pair_id)
 
@@ -113,7 +114,7 @@ def handle_add(args: argparse.Namespace) -> int:
                 name, path = (next(iter(tf.measurements)) if tf and len(tf.measurements) == 1 else "default"), item
             run = load_results(path)
             run_id = add_run(db, run, platform, name, tf, args.kernel_release, args.kernel_config, args.tag, meta,
-                             args.pair_id)
+                             pair_id=args.pair_id)
             print(f"added run {run_id}: {platform} {name} {args.kernel_release or kernel_facts(run)[0]} ({path})")
     return 0
 
