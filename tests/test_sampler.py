@@ -270,7 +270,9 @@ def test_stall_before_the_start_is_measured(sampler: str, cyclictest: str, hog_c
     c, held_ct = _run_under_hog([cyclictest, "-p", "80", "-m", "-t", "1", "-a", str(hog_cpu), "-i", "1000", "-D", "4",
                                  "-q", f"--json={ct_json}"], hog_cpu)
     assert c.returncode == 0, c.stderr
-    assert t["max"] >= load_json(ct_json)["thread"]["0"]["max"] - 500_000
+    # The two runs held their hogs for different times on a busy machine: compare the share of each stall seen.
+    ct_share = load_json(ct_json)["thread"]["0"]["max"] / (held_ct * 1e6)
+    assert t["max"] / stall_us >= ct_share - 0.2, (t["max"], stall_us, ct_share)
 
 
 def test_loops_end_the_run_when_the_first_thread_is_through(sampler: str, tmp_path: Path) -> None:
