@@ -267,5 +267,6 @@ def test_history_keeps_irq_and_thread_latency_of_one_cpu_apart(tmp_path: Path) -
                         "6.1.0-56-rt-amd64", str(RTLA / "basic.txt")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     import sqlite3
-    rows = sqlite3.connect(db).execute("SELECT thread, cycles FROM threads ORDER BY thread").fetchall()
-    assert rows == [("irq-cpu0", 4954), ("irq-cpu1", 4952), ("thread-cpu0", 4954), ("thread-cpu1", 4952)]
+    rows = sqlite3.connect(db).execute("SELECT idx, thread, cycles FROM threads ORDER BY idx").fetchall()
+    # history names threads that share a CPU by their index: irq-cpu0 is t0-cpu0, thread-cpu0 t2-cpu0
+    assert rows == [(0, "t0-cpu0", 4954), (1, "t1-cpu1", 4952), (2, "t2-cpu0", 4954), (3, "t3-cpu1", 4952)]
