@@ -270,3 +270,17 @@ def test_history_keeps_irq_and_thread_latency_of_one_cpu_apart(tmp_path: Path) -
     rows = sqlite3.connect(db).execute("SELECT idx, thread, cycles FROM threads ORDER BY idx").fetchall()
     # history names threads that share a CPU by their index: irq-cpu0 is t0-cpu0, thread-cpu0 t2-cpu0
     assert rows == [(0, "t0-cpu0", 4954), (1, "t1-cpu1", 4952), (2, "t2-cpu0", 4954), (3, "t3-cpu1", 4952)]
+
+
+def test_a_stop_before_any_sample_is_an_error_with_the_analysis(tmp_path: Path) -> None:
+    # Real: rtla stopped at the first thread latency above 2 us before it counted any sample.
+    run = load_results(RTLA / "stop-no-sample.txt")
+    assert run.threads == [] and run.stop_reason == "threshold"
+    for timerlat in ("{duration: 20s, cpus: [0, 1]}", "{duration: 20s}"):  # CPUs known, or not
+        v = verdicts(tmp_path, "{name: t, kind: max, threads: [thread], limit_us: 1}", "stop-no-sample.txt", timerlat)
+        assert v and all(x.status == Status.ERROR and "hit stop tracing" in x.properties["analysis"]
+                         for x in v.values())
+    with pytest.raises(ResultsError, match="no CPU had a sample"):
+        cut = tmp_path / "cut.txt"
+        cut.write_text((RTLA / "stop-no-sample.txt").read_text().split("rtla timerlat hit")[0])
+        load_results(cut)

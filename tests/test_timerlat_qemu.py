@@ -140,15 +140,20 @@ def test_a_hit_threshold_stops_rtla_and_its_analysis_is_kept(guest_run: dict[str
     doc = json.loads(_text(work, "verdicts.json"))
     stop = [v for v in doc["verdicts"] if v["measurement"] == "stop"]
     assert {v["thread"] for v in stop} == {"thread-cpu0", "thread-cpu1"}
-    failed = [v for v in stop if v["status"] == "FAIL"]
-    assert failed, [v["reason"] for v in stop]
-    for v in failed:
-        assert v["value"] > 1
+    # Never a PASS from a stopped run. rtla stops at the first sample above 2 us: counted (FAIL), or,
+    # when tracing stopped before rtla counted it, a CPU without samples (ERROR; rtla then prints no
+    # column for it). Either way the analysis comes with it.
+    assert all(v["status"] in ("FAIL", "ERROR", "INCONCLUSIVE") for v in stop), [v["reason"] for v in stop]
+    bad = [v for v in stop if v["status"] in ("FAIL", "ERROR")]
+    assert bad
+    for v in bad:
+        if v["status"] == "FAIL":
+            assert v["value"] > 1
+        else:
+            assert "no samples" in v["reason"], v["reason"]
         analysis = v["properties"]["analysis"]
         assert "rtla timerlat hit stop tracing" in analysis
         assert "timer_latency" in analysis  # the saved trace's timerlat events are quoted
-    # Whatever did not fail ran too briefly to pass: never a PASS from a stopped run.
-    assert all(v["status"] in ("FAIL", "INCONCLUSIVE", "ERROR") for v in stop)
     assert "rtla analysis of stop:" in _text(work, "run.txt")
 
 

@@ -269,6 +269,9 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
         problem = (Status.ERROR, "the results are a checkpoint of a run that did not finish")
     elif run.stop_reason == "error":
         problem = (Status.ERROR, "the sampler stopped on an error")
+    if problem is None and not run.threads:
+        problem = (Status.ERROR, "the results hold no thread" + (" (rtla stopped before it counted a sample)"
+                                                                   if run.stop_reason == "threshold" else ""))
     expected = _expected_threads(measurement)
     if problem is None and expected is not None and expected != len(run.threads):
         problem = (Status.ERROR, f"the measurement has {expected} threads but the results have {len(run.threads)}")
@@ -283,7 +286,7 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
             status, reason = problem or (Status.ERROR, missing or "")
             verdicts.append(Verdict(measurement.name, gate.name, gate.kind,
                                     "worst" if gate.scope == "worst" else "all", status, reason,
-                                    critical=gate.critical))
+                                    critical=gate.critical, properties={"analysis": analysis} if analysis else {}))
             continue
         per_thread = []
         for t in chosen:
@@ -296,7 +299,7 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
                 props[t.index] = _properties(run, t)
             per_thread.append(Verdict(measurement.name, gate.name, gate.kind, ids[t.index], status, reason,
                                       critical=gate.critical, properties=dict(props[t.index]), **kw))
-            if analysis and status == Status.FAIL:
+            if analysis and status != Status.PASS:
                 per_thread[-1].properties["analysis"] = analysis  # what rtla saw when it stopped
         if gate.scope == "worst":
             worst = max(per_thread, key=lambda v: (_SEVERITY[v.status], v.value if v.value is not None else -1.0))

@@ -74,9 +74,10 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
     lost: list[str] = []
     tail: list[str] = []
     in_all = False
+    header_line: int | None = None  # the 'Index' line: before it, the file's header
     for number, line in numbered_lines(path):
         words = line.split()
-        if not columns:
+        if header_line is None:
             m = _UNIT.match(line)
             if m:
                 found_unit = m.group(1)
@@ -95,8 +96,7 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
                         raise ResultsError(f"unknown column {w!r} (rtla timerlat hist has IRQ-, Thr- and Usr-NNN)",
                                            path=str(path), line=number)
                     columns.append((COLUMNS[c.group(1)], int(c.group(2))))
-                if not columns:
-                    raise ResultsError("no CPU had a sample: rtla printed no columns", path=str(path), line=number)
+                header_line = number
                 if len(set(columns)) != len(columns):
                     raise ResultsError("a column appears twice", path=str(path), line=number)
                 continue
@@ -144,9 +144,12 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
         if line.strip() == "rtla timerlat hit stop tracing":
             stopped = True
         tail.append(line)
-    if not columns:
+    if header_line is None:
         raise ResultsError("no 'Index' header line: not rtla timerlat hist output (or --no-header, "
                            "which rtgate cannot read: the columns are unnamed)", path=str(path))
+    if not columns and not stopped:
+        # When a stop threshold is hit before rtla counted any sample it prints no column at all.
+        raise ResultsError("no CPU had a sample: rtla printed no columns", path=str(path), line=header_line)
     for key in ("over",) + _SUMMARY:
         if key not in summary:
             raise ResultsError(f"truncated: no '{key}:' row (run rtla without --no-summary)", path=str(path))
