@@ -24,7 +24,7 @@ SPEC = """\
 platform: vm
 measurements:
   smp:
-    sampler: {loops: 5000, threads: [{name: all, count: 2}]}
+    sampler: {interval_us: 500, loops: 3000, priority: 80, threads: [{name: all, count: 2}]}  # as ct-new-t2-H200
     gates:
       - {name: max, kind: max, limit_us: 500}
       - {name: over-100, kind: miss_rate, above_us: 100, rate: 1%}
