@@ -376,6 +376,6 @@ def test_package_builds_a_wheel_that_installs_rtgate(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     subprocess.run([str(venv / "bin/pip"), "install", "--quiet", "--no-deps", str(wheels[0])], check=True)
-    names = subprocess.run([str(venv / "bin/python"), "-c", "import rtgate.fuego.names as n; print(n.fuego_name('p99.9'))"],
-                           capture_output=True, text=True)
+    code = "import rtgate.fuego.names as n; print(n.fuego_name('p99.9'))"
+    names = subprocess.run([str(venv / "bin/python"), "-c", code], capture_output=True, text=True)
     assert names.stdout.strip() == "p99_9", names.stderr

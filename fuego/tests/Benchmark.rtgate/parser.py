@@ -18,7 +18,7 @@ import re
 import sys
 
 sys.path.insert(0, os.environ["FUEGO_CORE"] + "/scripts/parser")
-import common as plib  # noqa: E402
+import common as plib
 
 VERDICT = {"PASS": 0, "INCONCLUSIVE": 1, "FAIL": 2, "ERROR": 3}
 LINE = r"^RTGATE-GATE (\S+) (\S+) (\S+) (\S+) (\S+) (\S+) (\S+) (\S+) (.*)$"
@@ -33,7 +33,7 @@ def p999(histogram, cycles, top):
     """Conservative 99.9th percentile of an rtgate full-range histogram ([low, high, count])."""
     rank = max(1, -(-999 * cycles // 1000))
     seen = 0
-    for low, high, count in histogram:
+    for _low, high, count in histogram:
         seen += count
         if seen >= rank:
             return min(top, high - 1 if high is not None else top)

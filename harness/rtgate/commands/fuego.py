@@ -6,11 +6,11 @@ import argparse
 import json
 from pathlib import Path
 
+from rtgate.commands.common import add_compiled_args_command
+from rtgate.core.thresholds import find_thresholds, load_thresholds
 from rtgate.errors import RtgateError
 from rtgate.fuego.criteria import TEST, fuego_files
 from rtgate.fuego.names import check_plain_name
-from rtgate.core.thresholds import find_thresholds, load_thresholds
-from rtgate.commands.common import add_compiled_args_command
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -82,13 +82,15 @@ def fuego_files(tf: ThresholdFile, names: list[str], cpus: int | None) -> dict[s
                 t = fuego_name(thread)
                 measures.append({"name": t, "unit": _unit(gate)})
                 if limit is not None:
-                    criteria.append({"tguid": f"{test_set}.{case}.{t}", "reference": {"value": limit, "operator": "le"}})
+                    criteria.append({"tguid": f"{test_set}.{case}.{t}",
+                                     "reference": {"value": limit, "operator": "le"}})
                 if _is_rate(gate):
                     measures.append({"name": f"{t}_bound", "unit": "%"})
                     criteria.append({"tguid": f"{test_set}.{case}.{t}_bound",
                                      "reference": {"value": limit, "operator": "le"}})
                 measures.append({"name": f"{t}_verdict", "unit": "verdict"})
-                criteria.append({"tguid": f"{test_set}.{case}.{t}_verdict", "reference": {"value": 0, "operator": "le"}})
+                criteria.append({"tguid": f"{test_set}.{case}.{t}_verdict",
+                                 "reference": {"value": 0, "operator": "le"}})
                 cpu = thread.rsplit("-", 1)[-1]
                 if thread not in ("worst", "all") and cpu not in cpu_ids:
                     cpu_ids.append(cpu)

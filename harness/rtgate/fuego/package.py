@@ -34,7 +34,7 @@ def find_source(start: Path) -> Path:
 
 def _skip(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
     name = os.path.basename(info.name)
-    if name in ("__pycache__", ".git") or name.startswith("build") and info.isdir():
+    if name in ("__pycache__", ".git") or (name.startswith("build") and info.isdir()):
         return None
     info.uid = info.gid = 0
     info.uname = info.gname = "root"
