@@ -47,7 +47,7 @@ CASES: dict[str, list[str]] = {
                         "--testdef-repo", "https://example.org/rtgate.git", "-o", "{out}/job.yaml"],
     "fuego-args-two-thread": ["fuego", "args", TWO, "--measurement", "app"],
     "fuego-criteria-two-thread": ["fuego", "criteria", TWO, "-o", "{out}"],
-    "fuego-criteria-board": ["fuego", "criteria", BOARD, "--cpus", "4", "--board", "imx8mp-evk", "-o", "{out}"],
+    "fuego-criteria-board": ["fuego", "criteria", BOARD, "--cpus", "4", "--board", "imx8mp_evk", "-o", "{out}"],
     "export-kcidb": ["export", "kcidb", DEFAULT, CT_NEW_JSON, "--build-id", "ci:1", "-o", "{out}/kcidb.json"],
 }
 
