@@ -179,7 +179,7 @@ def fuego_env(tmp_path: Path, spec_vars: dict[str, str]) -> tuple[dict[str, str]
 
 
 PHASES = ("source {double}/fuego_functions.sh && source {home}/fuego_test.sh && test_pre_check && "
-          "unpack && test_build >/dev/null && test_deploy && test_run; rc=$?; post_test; test_processing; exit $rc")
+          "unpack && test_build >build.log 2>&1 && test_deploy && test_run; rc=$?; post_test; test_processing; exit $rc")
 
 
 def generate_criteria(spec: Path, env: dict[str, str], rw: Path) -> None:
@@ -202,7 +202,8 @@ def fuego_run(tmp_path: Path, spec_vars: dict[str, str], criteria_for: Path | No
     r = subprocess.run(["bash", "-c", PHASES.format(double=DOUBLE, home=env["TEST_HOME"])], cwd=build, env=env,
                        capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
-        return -r.returncode or -1, logdir, r.stdout + r.stderr
+        log = (build / "build.log").read_text() if (build / "build.log").exists() else ""
+        return -r.returncode or -1, logdir, r.stdout + r.stderr + log[-3000:]
     p = run_parser(env)
     return p.returncode, logdir, r.stdout + p.stdout + p.stderr
 
@@ -232,6 +233,7 @@ def test_local_fuego_run(tmp_path: Path, variant: str, a_limit: int, tool: objec
     status, logdir, out = fuego_run(tmp_path, {"BENCHMARK_RTGATE_THRESHOLDS": str(spec),
                                                "BENCHMARK_RTGATE_MEASUREMENT": "app",
                                                "BENCHMARK_RTGATE_DURATION": "3s"}, spec)
+    assert (logdir / "run.json").is_file(), (status, out, sorted(p.name for p in logdir.iterdir()))
     run = json.loads((logdir / "run.json").read_text())
     measures = measures_of(run)
     assert (logdir / "rtgate.json").is_file()  # fetched back from the board

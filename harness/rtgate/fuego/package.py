@@ -20,7 +20,7 @@ from rtgate import __version__
 from rtgate.errors import RtgateError
 
 TARBALL = "rtgate-sampler.tar.gz"  # the name fuego_test.sh's `tarball=` gives
-SAMPLER_FILES = ("meson.build", "meson_options.txt", "sampler")
+SAMPLER_FILES = ("meson.build", "meson_options.txt", "sampler", "doc/rtgate-sampler.8")
 
 
 def find_source(start: Path) -> Path:
