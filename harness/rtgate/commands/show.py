@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from rtgate.core.gates import percentile_text
 from rtgate.core.model import RunResult
 from rtgate.parsers import FORMATS, load_results
 
@@ -22,16 +23,14 @@ def describe(run: RunResult) -> str:
         head += f", stopped by {run.stop_reason}" + (f" ({run.signal})" if run.signal else "")
     if not run.complete:
         head += ", INCOMPLETE (checkpoint)"
-    lines = [head, "  THREAD  CPU  PRIO  CYCLES      MIN      AVG      MAX    P99.9  MISSED  OVERFLOW"]
+    lines = [head, "  THREAD  CPU  PRIO  CYCLES      MIN      AVG      MAX        P99.9  MISSED  OVERFLOW"]
     for t in run.threads:
-        p999 = "-"
-        if t.histogram is not None:
-            v, over = t.histogram.percentile(99.9, t.max)
-            p999 = "-" if v is None else (">=" if over else "") + f"{v:g}"
+        # A range (lo..hi) where a wide bucket or the histogram overflow hides the exact value.
+        p999 = (percentile_text(t.histogram, 99.9, t.max, 1) if t.histogram is not None else None) or "-"
         lines.append(f"  {t.index:6d}  {'-' if t.cpu is None or t.cpu < 0 else t.cpu:>3}  "
                      f"{'-' if t.priority is None else t.priority:>4}  {t.cycles:6d}  "
                      f"{'-' if t.min is None else f'{t.min:g}':>7}  {'-' if t.avg is None else f'{t.avg:.2f}':>7}  "
-                     f"{'-' if t.max is None else f'{t.max:g}':>7}  {p999:>7}  "
+                     f"{'-' if t.max is None else f'{t.max:g}':>7}  {p999:>11}  "
                      f"{'?' if t.missed is None else t.missed:>6}  "
                      f"{'-' if t.histogram is None else t.histogram.overflow:>8}")
     return "\n".join(lines)

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from rtgate.core.model import RunResult, ThreadResult
-from rtgate.core.stats import clopper_pearson_upper
+from rtgate.core.model import Histogram, RunResult, ThreadResult
+from rtgate.core.stats import clean_samples_to_pass, decide_rate, samples_to_fail
 from rtgate.core.thresholds import GateSpec, Measurement
 
 
@@ -37,6 +37,7 @@ class Verdict:
     value_text: str = ""
     limit: float | None = None
     bound: float | None = None  # upper confidence bound of a rate
+    lower: float | None = None  # lower confidence bound of a rate
     samples: int = 0
     critical: bool = False
     properties: dict[str, Any] = field(default_factory=dict)
@@ -49,7 +50,7 @@ class Verdict:
         return {"measurement": self.measurement, "gate": self.gate, "kind": self.kind,
                 "thread": self.thread, "status": self.status.value, "reason": self.reason,
                 "value": self.value, "value_text": self.value_text, "limit": self.limit,
-                "bound": self.bound, "samples": self.samples, "critical": self.critical,
+                "bound": self.bound, "lower": self.lower, "samples": self.samples, "critical": self.critical,
                 "properties": self.properties}
 
 
@@ -61,6 +62,28 @@ def _fmt(v: float | None) -> str:
 
 def _pct(r: float) -> str:
     return f"{r * 100:.4g} %"
+
+
+def _pct_range(lo: float, hi: float) -> str:
+    return _pct(lo) if lo == hi else f"{lo * 100:.4g}..{_pct(hi)}"
+
+
+def _us_range(lo: float, hi: float | None) -> str:
+    """A latency known exactly, or only between two values (a wide bucket, the overflow)."""
+    if hi is None:
+        return f">= {_fmt(lo)} us"
+    return f"{_fmt(hi)} us" if lo == hi else f"{_fmt(lo)}..{_fmt(hi)} us"
+
+
+def percentile_text(hist: "Histogram", q: float, known_max: float | None, scale: int) -> str | None:
+    """A percentile as text in us: "50", or "15..4878" where only a range is known."""
+    r = hist.percentile_range(q, known_max)
+    if r is None:
+        return None
+    lo, hi = r[0] / scale, None if r[1] is None else r[1] / scale
+    if hi is None:
+        return f">={lo:g}"
+    return f"{hi:g}" if lo == hi else f"{lo:g}..{hi:g}"
 
 
 def thread_ids(run: RunResult, labels: list[str | None]) -> dict[int, str]:
@@ -90,8 +113,10 @@ def _properties(run: RunResult, t: ThreadResult) -> dict[str, Any]:
     if t.histogram is not None:
         props["overflows"] = t.histogram.overflow
         for q in (99.0, 99.9, 99.99):
-            v, over = t.histogram.percentile(q, t.max)
-            props[f"p{q:g}_us"] = None if v is None else (f">={v / scale:g}" if over else v / scale)
+            r = t.histogram.percentile_range(q, t.max)
+            # A number where it is known; a range as text where a wide bucket or the overflow hides it.
+            props[f"p{q:g}_us"] = (None if r is None else r[0] / scale if r[0] == r[1]
+                                   else percentile_text(t.histogram, q, t.max, scale))
     return props
 
 
@@ -147,50 +172,69 @@ class _Eval:
         return self.verdict(Status.PASS, f"avg {_fmt(v)} us <= {_fmt(limit)} us", **kw)
 
     def eval_percentile(self) -> tuple[Status, str, dict[str, Any]]:
+        """"pQ <= L" is "at most (100 - Q) % of samples above L": judged by the bounds of that rate."""
         t, g = self.t, self.gate
         q, limit = float(g.percentile or 0.0), float(g.limit_us or 0.0)
         name = f"p{q:g}"
-        kw: dict[str, Any] = {"limit": limit, "samples": t.cycles + (t.missed or 0)}
-        if t.missed:
-            # A missed period is a sample above any limit: it sits at the top of the distribution.
-            tail = t.missed / (t.cycles + t.missed)
-            if tail > 1.0 - q / 100.0:
-                return self.verdict(Status.FAIL, f"{name} is a missed period ({t.missed} missed of "
-                                    f"{t.cycles + t.missed}) > {_fmt(limit)} us", value_text="missed", **kw)
+        missed = t.missed or 0
+        n = t.cycles + missed
         if t.histogram is None:
-            if t.max is not None and t.max / self.scale <= limit:
-                v = t.max / self.scale
-                return self.verdict(Status.PASS, f"{name} <= max {_fmt(v)} us <= {_fmt(limit)} us",
-                                    value=v, value_text=f"<= {_fmt(v)} us", **kw)
-            return self.verdict(Status.ERROR, f"results have no histogram, so {name} is unknown "
-                                "(run cyclictest with -h, or use rtgate-sampler JSON)", **kw)
-        # With missed periods on top, the percentile of the whole is at a higher rank of the histogram.
-        q_hist = q if not t.missed else 100.0 * min(1.0, (q / 100.0) * (t.cycles + t.missed) / t.cycles)
-        value, in_overflow = t.histogram.percentile(q_hist, t.max)
-        if value is None:
-            return self.verdict(Status.ERROR, f"{name} is unknown", **kw)
-        v = value / self.scale
-        if in_overflow and (t.max is None or t.max / self.scale > limit):
-            return self.verdict(Status.FAIL, f"{name} lies in the histogram overflow (>= {_fmt(v)} us) "
-                                f"> {_fmt(limit)} us", value=v, value_text=f">= {_fmt(v)} us", **kw)
-        kw.update(value=v, value_text=f"{_fmt(v)} us")
-        if v > limit:
-            return self.verdict(Status.FAIL, f"{name} {_fmt(v)} us > {_fmt(limit)} us", **kw)
-        return self.verdict(Status.PASS, f"{name} {_fmt(v)} us <= {_fmt(limit)} us", **kw)
+            if t.max is None or t.max / self.scale > limit:
+                return self.verdict(Status.ERROR, f"results have no histogram, so {name} is unknown "
+                                    "(run cyclictest with -h, or use rtgate-sampler JSON)",
+                                    limit=limit, samples=n)
+            v = t.max / self.scale
+            figure, value_text, value = f"{name} <= max {_fmt(v)} us", f"<= {_fmt(v)} us", v
+            k_min = k_max = missed
+        else:
+            k_min, k_max = t.histogram.count_range(limit * self.scale, t.max)
+            k_min, k_max = k_min + missed, k_max + missed
+            # Missed periods sit on top of the distribution: the rank is a higher one of the histogram.
+            q_hist = q if not missed else 100.0 * min(1.0, (q / 100.0) * n / t.cycles)
+            rank = math.ceil(q * n / 100.0 - 1e-9)
+            r = t.histogram.percentile_range(q_hist, t.max)
+            if missed and rank > t.cycles:
+                figure, value_text, value = f"{name} is a missed period", "missed", None
+            elif r is None:
+                return self.verdict(Status.ERROR, f"{name} is unknown", limit=limit, samples=n)
+            else:
+                lo, hi = r[0] / self.scale, None if r[1] is None else r[1] / self.scale
+                value_text = _us_range(lo, hi)
+                value = hi
+                figure = f"{name} {value_text}"
+        allowed = (100.0 - q) / 100.0
+        what = f"samples above {_fmt(limit)} us" + (f" or missed ({missed} missed)" if missed else "")
+        status, text, kw = self._decide(k_min, k_max, n, allowed, what)
+        kw.update(value=value, value_text=value_text, limit=limit, bound=None, lower=None)
+        return status, f"{figure}: {text}", kw
 
-    def _rate(self, k: int, n: int, allowed: float, what: str) -> tuple[Status, str, dict[str, Any]]:
+    def _decide(self, k_min: int, k_max: int, n: int, allowed: float,
+                what: str) -> tuple[Status, str, dict[str, Any]]:
+        """A rate against its limit: PASS when the upper bound is at or under it, FAIL when the lower
+        bound is above it, INCONCLUSIVE in between with how many samples would decide it."""
         conf = self.gate.confidence
-        bound = clopper_pearson_upper(k, n, conf)
-        observed = k / n
-        kw = {"value": observed, "value_text": _pct(observed), "limit": allowed, "bound": bound, "samples": n}
-        text = f"{k} of {n} {what} ({_pct(observed)}, {conf * 100:g} % upper bound {_pct(bound)})"
-        if observed > allowed:
-            return self.verdict(Status.FAIL, f"{text} > {_pct(allowed)}", **kw)
-        if bound <= allowed:
-            return self.verdict(Status.PASS, f"{text} <= {_pct(allowed)}", **kw)
-        clean = math.ceil(math.log(1.0 - conf) / math.log1p(-allowed)) if allowed > 0 else None
-        more = f"; about {clean} clean samples are needed" if clean else ""
-        return self.verdict(Status.INCONCLUSIVE, f"{text}: the bound is above {_pct(allowed)}{more}", **kw)
+        d = decide_rate(k_min, k_max, n, allowed, conf)
+        observed = k_max / n
+        kw = {"value": observed, "value_text": _pct_range(k_min / n, observed), "limit": allowed,
+              "bound": d.upper, "lower": d.lower, "samples": n}
+        count = str(k_max) if k_min == k_max else f"between {k_min} and {k_max}"
+        hidden = "" if k_min == k_max else "; the histogram does not show which"
+        text = (f"{count} of {n} {what} ({_pct_range(k_min / n, observed)}{hidden}; {conf * 100:g} % bounds "
+                f"{_pct(d.lower)} to {_pct(d.upper)})")
+        if d.verdict == "PASS":
+            return self.verdict(Status.PASS, f"{text}: upper bound <= {_pct(allowed)}", **kw)
+        if d.verdict == "FAIL":
+            return self.verdict(Status.FAIL, f"{text}: lower bound > {_pct(allowed)}", **kw)
+        more = []
+        clean = clean_samples_to_pass(k_max, n, allowed, conf)
+        if clean is not None:
+            more.append(f"{clean} more clean samples would PASS it")
+        if k_min == k_max:
+            fail = samples_to_fail(k_max, n, allowed, conf)
+            if fail is not None:
+                more.append(f"about {fail} more at the observed rate would FAIL it")
+        tail = "; " + ", ".join(more) if more else ""
+        return self.verdict(Status.INCONCLUSIVE, f"{text}: the bounds straddle {_pct(allowed)}{tail}", **kw)
 
     def eval_miss_rate(self) -> tuple[Status, str, dict[str, Any]]:
         t, g = self.t, self.gate
@@ -201,12 +245,12 @@ class _Eval:
                 return self.verdict(Status.ERROR, f"results have no histogram, so samples above "
                                     f"{_fmt(above)} us cannot be counted (run cyclictest with -h, "
                                     "or use rtgate-sampler JSON)")
-            k = 0
+            k_min = k_max = 0
         else:
-            k = t.histogram.count_above(above * self.scale, known_max)
+            k_min, k_max = t.histogram.count_range(above * self.scale, known_max)
         missed = t.missed or 0
-        return self._rate(k + missed, t.cycles + missed, float(g.rate or 0.0),
-                          f"samples above {_fmt(above)} us" + (f" or missed ({missed} missed)" if missed else ""))
+        return self._decide(k_min + missed, k_max + missed, t.cycles + missed, float(g.rate or 0.0),
+                            f"samples above {_fmt(above)} us" + (f" or missed ({missed} missed)" if missed else ""))
 
     def eval_missed(self) -> tuple[Status, str, dict[str, Any]]:
         t, g = self.t, self.gate
@@ -219,7 +263,7 @@ class _Eval:
             if t.missed > g.max_count:
                 return self.verdict(Status.FAIL, f"{t.missed} missed periods > {g.max_count}", **kw)
             return self.verdict(Status.PASS, f"{t.missed} missed periods <= {g.max_count}", **kw)
-        return self._rate(t.missed, n, float(g.max_rate or 0.0), "periods missed")
+        return self._decide(t.missed, t.missed, n, float(g.max_rate or 0.0), "periods missed")
 
 
 def _select(run: RunResult, gate: GateSpec, labels: list[str | None]) -> tuple[list[ThreadResult], str | None]:

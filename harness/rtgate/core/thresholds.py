@@ -340,7 +340,7 @@ _GATE_KEYS = {"name", "kind", "limit_us", "above_us", "rate", "percentile", "max
               "confidence", "threads", "cpus", "scope", "min_samples", "critical", "description"}
 _KIND_NEEDS = {"max": {"limit_us"}, "avg": {"limit_us"}, "percentile": {"percentile", "limit_us"},
                "miss_rate": {"above_us", "rate"}, "missed": set()}
-_KIND_TAKES = {"max": {"limit_us"}, "avg": {"limit_us"}, "percentile": {"percentile", "limit_us"},
+_KIND_TAKES = {"max": {"limit_us"}, "avg": {"limit_us"}, "percentile": {"percentile", "limit_us", "confidence"},
                "miss_rate": {"above_us", "rate", "confidence"}, "missed": {"max_count", "max_rate", "confidence"}}
 
 

@@ -29,7 +29,7 @@ def gate_arg(gate: GateSpec, m: Measurement, nthreads: int | None) -> str:
     if gate.kind == "missed":
         parts.append(f"max_count={gate.max_count}" if gate.max_count is not None
                      else f"max_rate={_num(gate.max_rate or 0.0)}")
-    if gate.kind in ("miss_rate", "missed") and gate.confidence != 0.95:
+    if gate.kind in ("miss_rate", "missed", "percentile") and gate.confidence != 0.95:
         parts.append(f"confidence={_num(gate.confidence)}")
     if gate.min_samples:
         parts.append(f"min_samples={gate.min_samples}")
