@@ -332,3 +332,16 @@ def test_show_prints_a_percentile_in_the_overflow_as_a_range() -> None:
     fixture = Path(__file__).resolve().parent / "fixtures" / "composed" / "ct-h15-issue12.json"
     text = describe(load_results(str(fixture), "auto", "us"))
     assert "15..4878" in text and ">=" not in text
+
+
+def test_percentile_gate_takes_a_confidence(tmp_path: Path) -> None:
+    """33 of 5000 above 50 us: the 95 % upper bound (0.88 %) passes 1 %; so does the 99 % one (0.997 %)."""
+    values = {10: 5000 - 34, 50: 1, 70: 33}
+    for conf, status in ((0.95, Status.PASS), (0.99, Status.PASS)):
+        m = thresholds(tmp_path, f"      - {{name: p, kind: percentile, percentile: 99, limit_us: 50, "
+                                 f"confidence: {conf}}}")
+        assert one(evaluate(m, run(thread(values)))).status == status
+    values = {10: 5000 - 35, 50: 1, 70: 34}  # 99 % upper bound 1.02 %: no longer passes at 99 %
+    m = thresholds(tmp_path, "      - {name: p, kind: percentile, percentile: 99, limit_us: 50, confidence: 0.99}")
+    v = one(evaluate(m, run(thread(values))))
+    assert v.status == Status.INCONCLUSIVE and "99 % bounds" in v.reason
