@@ -38,7 +38,7 @@ def main() -> int:
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def verdict(k: int, n: int) -> str:
         return decide_rate(k, k, n, a.limit, a.confidence).verdict
 

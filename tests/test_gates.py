@@ -316,7 +316,7 @@ def test_real_cyclictest_overflow_is_bounded_both_ways(tmp_path: Path) -> None:
     fixtures = Path(__file__).resolve().parent / "fixtures" / "rt-tests"
     for name in ("ct-24-t1-h15.json", "ct-24-t1-h15.hist"):
         r = load_results(str(fixtures / name), "auto", "us")
-        def verdict(gate: str) -> object:
+        def verdict(gate: str, r: RunResult = r) -> object:
             return one(evaluate(thresholds(tmp_path, f"      - {gate}"), r))
         v = verdict("{name: mr, kind: miss_rate, above_us: 500, rate: 1%}")
         assert v.status == Status.INCONCLUSIVE and v.reason.startswith("between 1 and 3988 of 3988"), v.reason

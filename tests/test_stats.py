@@ -6,8 +6,14 @@ import math
 
 import pytest
 
-from rtgate.core.stats import (betainc, clean_samples_to_pass, clopper_pearson_lower, clopper_pearson_upper,
-                               decide_rate, samples_to_fail)
+from rtgate.core.stats import (
+    betainc,
+    clean_samples_to_pass,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    decide_rate,
+    samples_to_fail,
+)
 
 
 def binom_cdf(k: int, n: int, p: float) -> float:

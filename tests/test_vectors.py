@@ -11,8 +11,8 @@ import pytest
 from conftest import ROOT
 from rtgate.core.gates import Status, evaluate
 from rtgate.core.model import Histogram, RunResult, ThreadResult
-from rtgate.measure.native_gates import gate_arg, parse_gate_arg
 from rtgate.core.thresholds import Measurement, SamplerSettings, ThreadGroup
+from rtgate.measure.native_gates import gate_arg, parse_gate_arg
 
 VECTORS = ROOT / "tests" / "vectors" / "gates.txt"
 

@@ -117,7 +117,7 @@ def percentile_top(buckets: list[tuple[int, int | None, int]], missed: int, q: D
     n = sum(c for _, _, c in buckets) + missed
     rank = max(1, math.ceil(q * n / 100))
     seen = 0
-    for lo, hi, c in sorted(buckets):
+    for _, hi, c in sorted(buckets):
         seen += c
         if seen >= rank:
             return min(max_, hi - 1) if hi is not None else max_

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rtgate.core.gates import percentile_text
+from rtgate.core.gate_kinds import percentile_text
 from rtgate.core.model import RunResult
 from rtgate.parsers import FORMATS, load_results
 

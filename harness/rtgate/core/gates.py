@@ -1,28 +1,22 @@
 """Gate evaluation, conservative by construction: missing or unknowable data never reads as a pass.
 
-This is the one place where gate math lives; every reporter and adapter reads its verdicts.
+This is the one place where gate math lives (each kind's own judgement is declared in
+gate_kinds.py); every reporter and adapter reads its verdicts.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
-from rtgate.core.model import Histogram, RunResult, ThreadResult
+from rtgate.core.gate_kinds import KINDS, pct, pct_range, percentile_text
+from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.stats import clean_samples_to_pass, decide_rate, samples_to_fail
+from rtgate.core.status import SEVERITY
+from rtgate.core.status import Status as Status  # re-exported: reporters import it from here
 from rtgate.core.thresholds import GateSpec, Measurement
 
-
-class Status(str, Enum):
-    PASS = "PASS"
-    FAIL = "FAIL"
-    INCONCLUSIVE = "INCONCLUSIVE"
-    ERROR = "ERROR"
-
-
-_SEVERITY = {Status.PASS: 0, Status.INCONCLUSIVE: 1, Status.FAIL: 2, Status.ERROR: 3}
+_SEVERITY = SEVERITY
 
 
 @dataclass
@@ -52,38 +46,6 @@ class Verdict:
                 "value": self.value, "value_text": self.value_text, "limit": self.limit,
                 "bound": self.bound, "lower": self.lower, "samples": self.samples, "critical": self.critical,
                 "properties": self.properties}
-
-
-def _fmt(v: float | None) -> str:
-    if v is None:
-        return "n/a"
-    return f"{v:.0f}" if float(v).is_integer() else f"{v:.2f}"
-
-
-def _pct(r: float) -> str:
-    return f"{r * 100:.4g} %"
-
-
-def _pct_range(lo: float, hi: float) -> str:
-    return _pct(lo) if lo == hi else f"{lo * 100:.4g}..{_pct(hi)}"
-
-
-def _us_range(lo: float, hi: float | None) -> str:
-    """A latency known exactly, or only between two values (a wide bucket, the overflow)."""
-    if hi is None:
-        return f">= {_fmt(lo)} us"
-    return f"{_fmt(hi)} us" if lo == hi else f"{_fmt(lo)}..{_fmt(hi)} us"
-
-
-def percentile_text(hist: "Histogram", q: float, known_max: float | None, scale: int) -> str | None:
-    """A percentile as text in us: "50", or "15..4878" where only a range is known."""
-    r = hist.percentile_range(q, known_max)
-    if r is None:
-        return None
-    lo, hi = r[0] / scale, None if r[1] is None else r[1] / scale
-    if hi is None:
-        return f">={lo:g}"
-    return f"{hi:g}" if lo == hi else f"{lo:g}..{hi:g}"
 
 
 def thread_ids(run: RunResult, labels: list[str | None]) -> dict[int, str]:
@@ -135,96 +97,30 @@ class _Eval:
         if t.cycles == 0:
             return self.verdict(Status.ERROR, "no samples (0 cycles)")
         n = t.cycles + (t.missed or 0)
-        need = g.min_samples or self.default_min_samples()
+        kind = KINDS[g.kind]
+        need = g.min_samples or kind.min_samples(g)
         if n < need:
             return self.verdict(Status.INCONCLUSIVE, f"only {n} samples, the {g.kind} gate needs {need}",
                                 samples=n)
-        return getattr(self, "eval_" + g.kind)()
+        return kind.judge(self)
 
-    def default_min_samples(self) -> int:
-        if self.gate.kind == "percentile" and self.gate.percentile is not None:
-            return math.ceil(100.0 / (100.0 - self.gate.percentile) - 1e-9)
-        return 1
-
-    def eval_max(self) -> tuple[Status, str, dict[str, Any]]:
-        t, limit = self.t, float(self.gate.limit_us or 0.0)
-        if t.max is None:
-            return self.verdict(Status.ERROR, "results have no max")
-        v = t.max / self.scale
-        kw = {"value": v, "value_text": f"{_fmt(v)} us", "limit": limit, "samples": t.cycles}
-        if v > limit:
-            return self.verdict(Status.FAIL, f"max {_fmt(v)} us > {_fmt(limit)} us", **kw)
-        return self.verdict(Status.PASS, f"max {_fmt(v)} us <= {_fmt(limit)} us", **kw)
-
-    def eval_avg(self) -> tuple[Status, str, dict[str, Any]]:
-        t, limit = self.t, float(self.gate.limit_us or 0.0)
-        if t.avg is None:
-            return self.verdict(Status.ERROR, "results have no average")
-        v = t.avg / self.scale
-        # How far the true average may lie above the printed one: text formats truncate it to whole
-        # units, rt-tests JSON rounds it to two decimals; rtgate's JSON and -v samples are exact.
-        slack = {"histogram-text": 1.0, "summary-text": 1.0, "rt-tests-json": 0.005}.get(self.run.format, 0.0)
-        upper = (t.avg + slack) / self.scale
-        kw = {"value": v, "value_text": f"{_fmt(v)} us", "limit": limit, "samples": t.cycles}
-        if upper > limit:
-            why = "" if v > limit else " (as printed: the true average may be higher)"
-            return self.verdict(Status.FAIL, f"avg {_fmt(v)} us > {_fmt(limit)} us{why}", **kw)
-        return self.verdict(Status.PASS, f"avg {_fmt(v)} us <= {_fmt(limit)} us", **kw)
-
-    def eval_percentile(self) -> tuple[Status, str, dict[str, Any]]:
-        """"pQ <= L" is "at most (100 - Q) % of samples above L": judged by the bounds of that rate."""
-        t, g = self.t, self.gate
-        q, limit = float(g.percentile or 0.0), float(g.limit_us or 0.0)
-        name = f"p{q:g}"
-        missed = t.missed or 0
-        n = t.cycles + missed
-        if t.histogram is None:
-            if t.max is None or t.max / self.scale > limit:
-                return self.verdict(Status.ERROR, f"results have no histogram, so {name} is unknown "
-                                    "(run cyclictest with -h, or use rtgate-sampler JSON)",
-                                    limit=limit, samples=n)
-            v = t.max / self.scale
-            figure, value_text, value = f"{name} <= max {_fmt(v)} us", f"<= {_fmt(v)} us", v
-            k_min = k_max = missed
-        else:
-            k_min, k_max = t.histogram.count_range(limit * self.scale, t.max)
-            k_min, k_max = k_min + missed, k_max + missed
-            # Missed periods sit on top of the distribution: the rank is a higher one of the histogram.
-            q_hist = q if not missed else 100.0 * min(1.0, (q / 100.0) * n / t.cycles)
-            rank = math.ceil(q * n / 100.0 - 1e-9)
-            r = t.histogram.percentile_range(q_hist, t.max)
-            if missed and rank > t.cycles:
-                figure, value_text, value = f"{name} is a missed period", "missed", None
-            elif r is None:
-                return self.verdict(Status.ERROR, f"{name} is unknown", limit=limit, samples=n)
-            else:
-                lo, hi = r[0] / self.scale, None if r[1] is None else r[1] / self.scale
-                value_text = _us_range(lo, hi)
-                value = hi
-                figure = f"{name} {value_text}"
-        allowed = (100.0 - q) / 100.0
-        what = f"samples above {_fmt(limit)} us" + (f" or missed ({missed} missed)" if missed else "")
-        status, text, kw = self._decide(k_min, k_max, n, allowed, what)
-        kw.update(value=value, value_text=value_text, limit=limit, bound=None, lower=None)
-        return status, f"{figure}: {text}", kw
-
-    def _decide(self, k_min: int, k_max: int, n: int, allowed: float,
+    def decide(self, k_min: int, k_max: int, n: int, allowed: float,
                 what: str) -> tuple[Status, str, dict[str, Any]]:
         """A rate against its limit: PASS when the upper bound is at or under it, FAIL when the lower
         bound is above it, INCONCLUSIVE in between with how many samples would decide it."""
         conf = self.gate.confidence
         d = decide_rate(k_min, k_max, n, allowed, conf)
         observed = k_max / n
-        kw = {"value": observed, "value_text": _pct_range(k_min / n, observed), "limit": allowed,
+        kw = {"value": observed, "value_text": pct_range(k_min / n, observed), "limit": allowed,
               "bound": d.upper, "lower": d.lower, "samples": n}
         count = str(k_max) if k_min == k_max else f"between {k_min} and {k_max}"
         hidden = "" if k_min == k_max else "; the histogram does not show which"
-        text = (f"{count} of {n} {what} ({_pct_range(k_min / n, observed)}{hidden}; {conf * 100:g} % bounds "
-                f"{_pct(d.lower)} to {_pct(d.upper)})")
+        text = (f"{count} of {n} {what} ({pct_range(k_min / n, observed)}{hidden}; {conf * 100:g} % bounds "
+                f"{pct(d.lower)} to {pct(d.upper)})")
         if d.verdict == "PASS":
-            return self.verdict(Status.PASS, f"{text}: upper bound <= {_pct(allowed)}", **kw)
+            return self.verdict(Status.PASS, f"{text}: upper bound <= {pct(allowed)}", **kw)
         if d.verdict == "FAIL":
-            return self.verdict(Status.FAIL, f"{text}: lower bound > {_pct(allowed)}", **kw)
+            return self.verdict(Status.FAIL, f"{text}: lower bound > {pct(allowed)}", **kw)
         more = []
         clean = clean_samples_to_pass(k_max, n, allowed, conf)
         if clean is not None:
@@ -234,36 +130,7 @@ class _Eval:
             if fail is not None:
                 more.append(f"about {fail} more at the observed rate would FAIL it")
         tail = "; " + ", ".join(more) if more else ""
-        return self.verdict(Status.INCONCLUSIVE, f"{text}: the bounds straddle {_pct(allowed)}{tail}", **kw)
-
-    def eval_miss_rate(self) -> tuple[Status, str, dict[str, Any]]:
-        t, g = self.t, self.gate
-        above = float(g.above_us or 0.0)
-        known_max = t.max
-        if t.histogram is None:
-            if known_max is None or known_max / self.scale > above:
-                return self.verdict(Status.ERROR, f"results have no histogram, so samples above "
-                                    f"{_fmt(above)} us cannot be counted (run cyclictest with -h, "
-                                    "or use rtgate-sampler JSON)")
-            k_min = k_max = 0
-        else:
-            k_min, k_max = t.histogram.count_range(above * self.scale, known_max)
-        missed = t.missed or 0
-        return self._decide(k_min + missed, k_max + missed, t.cycles + missed, float(g.rate or 0.0),
-                            f"samples above {_fmt(above)} us" + (f" or missed ({missed} missed)" if missed else ""))
-
-    def eval_missed(self) -> tuple[Status, str, dict[str, Any]]:
-        t, g = self.t, self.gate
-        if t.missed is None:
-            return self.verdict(Status.ERROR, f"{self.run.format} results do not count missed periods "
-                                "(cyclictest skips them silently): use rtgate-sampler")
-        n = t.cycles + t.missed
-        if g.max_count is not None:
-            kw = {"value": float(t.missed), "value_text": str(t.missed), "limit": float(g.max_count), "samples": n}
-            if t.missed > g.max_count:
-                return self.verdict(Status.FAIL, f"{t.missed} missed periods > {g.max_count}", **kw)
-            return self.verdict(Status.PASS, f"{t.missed} missed periods <= {g.max_count}", **kw)
-        return self._decide(t.missed, t.missed, n, float(g.max_rate or 0.0), "periods missed")
+        return self.verdict(Status.INCONCLUSIVE, f"{text}: the bounds straddle {pct(allowed)}{tail}", **kw)
 
 
 def _select(run: RunResult, gate: GateSpec, labels: list[str | None]) -> tuple[list[ThreadResult], str | None]:

@@ -1,4 +1,7 @@
-"""Confidence bounds for rates (miss rates, missed periods, percentile exceedances). Pure Python: boards and CI images need no SciPy."""
+"""Confidence bounds for rates (miss rates, missed periods, percentile exceedances).
+
+Pure Python: boards and CI images need no SciPy.
+"""
 
 from __future__ import annotations
 
@@ -130,7 +133,7 @@ def clopper_pearson_upper(k: int, n: int, confidence: float = 0.95, rel_tol: flo
     if k >= n:
         return 1.0
     if k == 0:
-        return 1.0 - (1.0 - confidence) ** (1.0 / n)
+        return 1.0 - float((1.0 - confidence) ** (1.0 / n))
     return _cdf_root(k, n, 1.0 - confidence, rel_tol)[1]
 
 
@@ -145,7 +148,7 @@ def clopper_pearson_lower(k: int, n: int, confidence: float = 0.95, rel_tol: flo
     _check(confidence)
     k = min(k, n)
     if k == n:
-        return (1.0 - confidence) ** (1.0 / n)
+        return float((1.0 - confidence) ** (1.0 / n))
     return _cdf_root(k - 1, n, confidence, rel_tol)[0]
 
 
