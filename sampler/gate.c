@@ -1,4 +1,4 @@
-/* Native gate evaluation: a line-for-line port of harness/rtgate/gates.py's decisions. */
+/* Native gate evaluation: a port of harness/rtgate/core/gates.py and gate_kinds.py decisions. */
 #include "gate.h"
 
 #include <math.h>

@@ -1,6 +1,6 @@
 /*
  * Native gates for boards without Python: the same verdicts as rtgate's Python gates
- * (harness/rtgate/gates.py), held equal by the shared vectors in tests/vectors/gates.txt.
+ * (harness/rtgate/core/gates.py), held equal by the shared vectors in tests/vectors/gates.txt.
  *
  * --gate=name=NAME,kind=KIND,KEY=VALUE,...   keys:
  *   kind        max | avg | percentile | miss_rate | missed
