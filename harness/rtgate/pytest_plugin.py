@@ -28,6 +28,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="collect the gates of this threshold file (repeatable; ini: rtgate_thresholds)")
     group.addoption("--rtgate-results", action="extend", nargs="+", default=[], metavar="[MEASUREMENT=]PATH",
                     help="evaluate these results instead of running the sampler (ini: rtgate_results)")
+    group.addoption("--rtgate-accept-setup", metavar="LIST",
+                    help="accept these set-up differences of --rtgate-results: interval, priority, policy, "
+                         "cpus, duration or all (ini: rtgate_accept_setup)")
     group.addoption("--rtgate-duration", metavar="TIME",
                     help="override every measurement's duration, e.g. 5s (ini: rtgate_duration)")
     group.addoption("--rtgate-sampler", metavar="PATH", help="rtgate-sampler to run (ini: rtgate_sampler)")
@@ -41,6 +44,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write the session's verdicts as JSON (ini: rtgate_json)")
     parser.addini("rtgate_thresholds", "threshold files whose gates are collected", type="args", default=[])
     parser.addini("rtgate_results", "results to evaluate instead of running the sampler", type="args", default=[])
+    parser.addini("rtgate_accept_setup", "set-up differences of results to accept", default="")
     parser.addini("rtgate_duration", "duration override for every measurement", default="")
     parser.addini("rtgate_sampler", "rtgate-sampler to run", default="")
     parser.addini("rtgate_allow_inconclusive", "INCONCLUSIVE gates are skipped, not failed", type="bool",
@@ -64,6 +68,7 @@ def _settings(config: pytest.Config) -> Settings:
         output_dir=Path(str(pick("rtgate_output_dir", "rtgate_output_dir") or "rtgate-results")),
         junit=pick("rtgate_junit", "rtgate_junit") or None,
         json=pick("rtgate_json", "rtgate_json") or None,
+        accept_setup=str(pick("rtgate_accept_setup", "rtgate_accept_setup") or ""),
     )
 
 
