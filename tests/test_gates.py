@@ -294,6 +294,23 @@ def test_overflow_hides_how_many_are_above_the_limit(tmp_path: Path) -> None:
     assert v.value_text == "0.02508..14.89 %"
 
 
+def test_overflow_and_derived_missed_periods_add_up(tmp_path: Path) -> None:
+    """The same file without -r: a wake-up 4878 us late at -i 1000 skipped 4 periods, counted above any limit."""
+    import json
+
+    from rtgate.parsers import load_results
+
+    src = Path(__file__).resolve().parent / "fixtures" / "composed" / "ct-h15-issue12.json"
+    data = json.loads(src.read_text())
+    data["cmdline:"] = data["cmdline:"].replace(" -r ", " ")
+    path = tmp_path / "absolute.json"
+    path.write_text(json.dumps(data))
+    m = thresholds(tmp_path, "      - {name: mr, kind: miss_rate, above_us: 1000, rate: 1%}")
+    v = one(evaluate(m, load_results(str(path), "auto", "us")))
+    assert v.status == Status.INCONCLUSIVE, v.reason
+    assert v.reason.startswith("between 5 and 598 of 3992 samples above 1000 us or missed (4 missed)")
+
+
 def test_overflow_fails_only_when_the_fewest_fail(tmp_path: Path) -> None:
     # Above 10 us: the overflow starts at 15, so all 594 are above for sure: the lower bound fails.
     v = _issue12(tmp_path, "{name: mr, kind: miss_rate, above_us: 10, rate: 1%}")
