@@ -579,7 +579,7 @@ static int decide(struct eval *e, uint64_t k_min, uint64_t k_max, uint64_t n, do
 
 		status = GATE_INCONCLUSIVE;
 		if (clean)
-			snprintf(text + used, len - used, ": the bounds straddle %s; %llu more clean samples would PASS it",
+			snprintf(text + used, len - used, ": the bounds straddle %s; %llu more clean samples would pass it",
 				 lim, clean);
 		else
 			snprintf(text + used, len - used, ": the bounds straddle %s", lim);

@@ -148,7 +148,7 @@ def test_a_tenth_of_a_percent_gate_with_clean_samples(tmp_path: Path, clean: int
     assert v.status == expected, v.reason
     assert v.samples == clean and v.lower == 0.0
     if expected == Status.INCONCLUSIVE:
-        assert f"{2995 - clean} more clean samples would PASS it" in v.reason  # 2995 pass (test_stats)
+        assert f"{2995 - clean} more clean samples would pass it" in v.reason  # 2995 pass (test_stats)
 
 
 def test_a_tenth_of_a_percent_gate_with_a_million_samples_and_misses(tmp_path: Path) -> None:
@@ -160,7 +160,7 @@ def test_a_tenth_of_a_percent_gate_with_a_million_samples_and_misses(tmp_path: P
     v = one(evaluate(m, run(thread({30: 1_000_000 - 1001, 150: 1001}))))
     # 0.1001 % observed, but the lower bound (0.095 %) is not above 0.1 %: not shown to fail either.
     assert v.status == Status.INCONCLUSIVE and "1001 of 1000000 samples above 100 us" in v.reason
-    assert "more at the observed rate would FAIL it" in v.reason
+    assert "more at the observed rate would fail it" in v.reason
     v = one(evaluate(m, run(thread({30: 1_000_000 - 1053, 150: 1053}))))
     assert v.status == Status.FAIL and v.lower is not None and v.lower > 0.001
 

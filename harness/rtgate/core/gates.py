@@ -124,11 +124,11 @@ class _Eval:
         more = []
         clean = clean_samples_to_pass(k_max, n, allowed, conf)
         if clean is not None:
-            more.append(f"{clean} more clean samples would PASS it")
+            more.append(f"{clean} more clean samples would pass it")
         if k_min == k_max:
             fail = samples_to_fail(k_max, n, allowed, conf)
             if fail is not None:
-                more.append(f"about {fail} more at the observed rate would FAIL it")
+                more.append(f"about {fail} more at the observed rate would fail it")
         tail = "; " + ", ".join(more) if more else ""
         return self.verdict(Status.INCONCLUSIVE, f"{text}: the bounds straddle {pct(allowed)}{tail}", **kw)
 
