@@ -92,6 +92,12 @@ def test_evt_interval_holds_the_true_quantile() -> None:
     assert covered >= 8, covered
 
 
+def test_evt_with_too_few_blocks_is_no_estimate() -> None:
+    for n in (0, 1, 2):
+        e = estimate([100.0 + i for i in range(n)], 1.0)
+        assert not e.valid and "too few" in e.checks[0]
+
+
 def test_evt_checks_its_assumptions() -> None:
     rng = random.Random(5)
     drifting = [v + i * 0.05 for i, v in enumerate(_block_maxima(rng, 200, 100))]

@@ -6,6 +6,8 @@ are rtgate's own modules (session.py, gates.py), which know nothing about pytest
 
 from __future__ import annotations
 
+import signal
+import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -18,6 +20,7 @@ from rtgate.measure.session import GateSession, LatencyResult, Settings, predict
 from rtgate.core.thresholds import Measurement, ThresholdFile, load_thresholds
 
 _SESSION = pytest.StashKey[GateSession]()
+_SAVED_HANDLERS = pytest.StashKey[dict]()
 
 
 # ------------------------------------------------------------------ options
@@ -72,6 +75,10 @@ def _settings(config: pytest.Config) -> Settings:
     )
 
 
+def _stop_as_ctrl_c(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rtgate: a latency gate collected from an rtgate threshold file")
     config.addinivalue_line("markers", "rtgate_critical: a gate its threshold file marks critical")
@@ -79,6 +86,28 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_SESSION] = GateSession(_settings(config), rootdir=Path(str(config.rootpath)))
     except RtgateError as e:
         raise pytest.UsageError(f"rtgate: {e}") from e
+    # SIGTERM and SIGHUP (a CI cancel, a lost ssh session) end the session as Ctrl-C does: pytest
+    # then reports and writes --junitxml. During a measurement, rtgate's own stop takes over.
+    saved = {}
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(s) == signal.SIG_DFL:
+                saved[s] = signal.signal(s, _stop_as_ctrl_c)
+    config.stash[_SAVED_HANDLERS] = saved
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for s, handler in config.stash.get(_SAVED_HANDLERS, {}).items():
+        signal.signal(s, handler)
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """A stop signal cut a measurement short: report its gates (INCONCLUSIVE), then end the session."""
+    gate_session = item.config.stash.get(_SESSION, None)
+    if gate_session is None or not gate_session.stopped_by:
+        return
+    if nextitem is None or not isinstance(item, GateItem) or nextitem.parent is not item.parent:
+        item.session.shouldstop = f"rtgate: stopped by {gate_session.stopped_by}"
 
 
 # ------------------------------------------------------------------ collection

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from rtgate.core import validity
 from rtgate.core.gate_kinds import KINDS, pct, pct_range, percentile_text
 from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.stats import clean_samples_to_pass, decide_rate, samples_to_fail
@@ -162,8 +163,9 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
     for t, label in zip(run.threads, labels):
         t.label = label
     problem = None
-    if run.environment.get("invalid"):
-        problem = (Status.ERROR, "the measurement is invalid: " + "; ".join(run.environment["invalid"]))
+    invalid = validity.problems(run)
+    if invalid:
+        problem = (Status.ERROR, "the measurement is invalid: " + "; ".join(invalid))
     elif not run.complete:
         problem = (Status.ERROR, "the results are a checkpoint of a run that did not finish")
     elif run.stop_reason == "error":
@@ -199,6 +201,11 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
             verdicts.append(worst)
         else:
             verdicts.extend(per_thread)
+    for v in verdicts:
+        cause = validity.likely_cause(run, v.properties.get("cpu")) if v.status in (Status.FAIL, Status.ERROR) \
+            else None
+        if cause:
+            v.reason += f"; {cause}"
     return verdicts
 
 

@@ -415,7 +415,7 @@ _LOAD_KEYS = {"kind", "workers", "cpus", "size", "command", "warmup_seconds", "m
 # and cpu_count name the machine a board file is for: elsewhere its budget means nothing.
 REQUIREMENTS = {"preempt_rt": bool, "isolated_cpus": bool, "governor": str, "bare_metal": bool,
                 "rt_throttling_off": bool, "architecture": str, "compatible": str, "dmi_product": str,
-                "cpu_count": int}
+                "cpu_count": int, "no_competing_rt": bool}
 
 
 def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
@@ -472,8 +472,8 @@ def _history(c: _Checker, raw: Any, key: Key) -> dict[str, Any]:
     if "metrics" in m:
         metrics = m["metrics"]
         if not isinstance(metrics, list) or not all(
-                isinstance(x, str) and re.fullmatch(r"max|min|avg|p99|p99\.9|above_\d+(\.\d+)?", x) for x in metrics):
-            raise c.fail(key + ("metrics",), "must list max, min, avg, p99, p99.9 or above_<us>")
+                isinstance(x, str) and re.fullmatch(r"tail|max|min|avg|p99|p99\.9|above_\d+(\.\d+)?", x) for x in metrics):
+            raise c.fail(key + ("metrics",), "must list tail, max, min, avg, p99, p99.9 or above_<us>")
         out["metrics"] = list(metrics)
     return out
 

@@ -219,6 +219,8 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
     env["sampler"] = rg.get("sampler")
     env["latency_target_us"] = rg.get("latency_target_us")
     env["mlockall"] = rg.get("mlockall")
+    if "rtgate_run" in doc:  # the validity record rtgate run adds (core/validity.py checks it)
+        env["rtgate_run"] = doc["rtgate_run"]
     run = RunResult(source=str(path), format="rtgate-json", unit=unit, threads=threads,
                     complete=bool(rg.get("complete")), stop_reason=rg.get("stop_reason"),
                     signal=rg.get("signal"), cmdline=doc.get("cmdline:"),
