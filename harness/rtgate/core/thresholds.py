@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from rtgate.core.gate_kinds import KINDS
 from rtgate.errors import ThresholdsError
 from rtgate.measure.load import KINDS as LOAD_KINDS
 from rtgate.measure.load import LoadSpec
@@ -16,7 +17,7 @@ from rtgate.measure.load import LoadSpec
 Key = tuple[Any, ...]
 Where = tuple[str, int]  # file, line
 
-GATE_KINDS = ("max", "miss_rate", "percentile", "avg", "missed")
+GATE_KINDS = tuple(KINDS)
 POLICIES = ("fifo", "rr", "other", "batch", "idle")
 
 
@@ -338,10 +339,7 @@ _SAMPLER_KEYS = {"interval_us", "distance_us", "duration", "loops", "policy", "p
 _GROUP_KEYS = {"name", "count", "cpus", "priority", "policy"}
 _GATE_KEYS = {"name", "kind", "limit_us", "above_us", "rate", "percentile", "max_count", "max_rate",
               "confidence", "threads", "cpus", "scope", "min_samples", "critical", "description"}
-_KIND_NEEDS = {"max": {"limit_us"}, "avg": {"limit_us"}, "percentile": {"percentile", "limit_us"},
-               "miss_rate": {"above_us", "rate"}, "missed": set()}
-_KIND_TAKES = {"max": {"limit_us"}, "avg": {"limit_us"}, "percentile": {"percentile", "limit_us"},
-               "miss_rate": {"above_us", "rate", "confidence"}, "missed": {"max_count", "max_rate", "confidence"}}
+_KIND_KEYS = sorted(set().union(*(k.takes for k in KINDS.values())))  # keys that only some kinds take
 
 
 def _sampler(c: _Checker, raw: Any, key: Key) -> SamplerSettings:
@@ -485,12 +483,15 @@ def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
     kind = m["kind"]
     if kind not in GATE_KINDS:
         raise c.fail(key + ("kind",), f"unknown gate kind {kind!r} (one of {', '.join(GATE_KINDS)})")
-    for k in sorted(_KIND_NEEDS[kind]):
+    spec = KINDS[kind]
+    for k in sorted(spec.needs):
         if k not in m:
             raise c.fail(key, f"a {kind} gate needs {k!r}")
-    for k in ("limit_us", "above_us", "rate", "percentile", "max_count", "max_rate", "confidence"):
-        if k in m and k not in _KIND_TAKES[kind]:
+    for k in _KIND_KEYS:
+        if k in m and k not in spec.takes:
             raise c.fail(key + (k,), f"a {kind} gate does not take {k!r}")
+    if spec.one_of and sum(k in m for k in spec.one_of) != 1:
+        raise c.fail(key, f"a {kind} gate needs exactly one of {' or '.join(spec.one_of)}")
     g = GateSpec(name=c.name(m["name"], key + ("name",)), kind=kind, where=c.where(key))
     if "limit_us" in m:
         g.limit_us = c.number(m["limit_us"], key + ("limit_us",), 0.0, 1e9)
@@ -502,13 +503,10 @@ def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
         g.percentile = c.number(m["percentile"], key + ("percentile",), 0.0, 100.0, lo_open=True)
         if g.percentile >= 100.0:
             raise c.fail(key + ("percentile",), "percentile must be below 100 (use a max gate)")
-    if kind == "missed":
-        if ("max_count" in m) == ("max_rate" in m):
-            raise c.fail(key, "a missed gate needs exactly one of max_count or max_rate")
-        if "max_count" in m:
-            g.max_count = c.integer(m["max_count"], key + ("max_count",), 0, 2**62)
-        else:
-            g.max_rate = c.rate(m["max_rate"], key + ("max_rate",))
+    if "max_count" in m:
+        g.max_count = c.integer(m["max_count"], key + ("max_count",), 0, 2**62)
+    if "max_rate" in m:
+        g.max_rate = c.rate(m["max_rate"], key + ("max_rate",))
     if "confidence" in m:
         g.confidence = c.number(m["confidence"], key + ("confidence",), 0.5, 0.999999)
     if "threads" in m:
