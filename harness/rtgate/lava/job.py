@@ -62,6 +62,8 @@ class JobOptions:
     allow_inconclusive: bool = False
     rt_priority: int | None = None
     no_kvm: bool = False
+    cpus: int | None = None  # qemu: vCPUs (default: what the measurements pin or count)
+    tags: list[str] = field(default_factory=list)
     job_name: str | None = None
 
 
@@ -87,7 +89,7 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
         m = tf.measurements[n]
         params = {
             "RTGATE_ARGS": compiled_args(m, opts.duration_s),
-            "MEASUREMENT": m.name,
+            "RTGATE_MEASUREMENT": m.name,
             "SAMPLER": opts.sampler,
             "SAMPLER_URL": opts.sampler_url,
             "ALLOW_INCONCLUSIVE": "true" if opts.allow_inconclusive or tf.allow_inconclusive else "false",
@@ -117,16 +119,35 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
         device_type=opts.device_type, job_name=opts.job_name or f"rtgate {tf.platform} {' '.join(names)}",
         job_minutes=test_minutes + BOOT_AND_DEPLOY_MINUTES, test_minutes=test_minutes, tests=tests,
         testdef=testdef, images=opts.images, kernel_args=_check_param("kernel args", opts.kernel_args),
-        prompt=opts.prompt, no_kvm=opts.no_kvm)
+        prompt=opts.prompt, no_kvm=opts.no_kvm, tags=opts.tags,
+        cpus=opts.cpus or max(cpus_needed(tf.measurements[n]) for n in names))
     yaml.safe_load(text)  # a template bug shows here, not in the lab
     return text
 
 
+def cpus_needed(m: Measurement) -> int:
+    """CPUs a board must have for a measurement: past the highest pinned CPU, or one per thread."""
+    need = 1
+    for g in m.sampler.threads:
+        if isinstance(g.cpus, list) and g.cpus:
+            need = max(need, max(g.cpus) + 1, g.count or 0)
+        else:  # "all" or not pinned: as many as threads, at least two for "all"
+            need = max(need, g.count or (2 if g.cpus == "all" else 1))
+    return need
+
+
 def _inline_testdef(params: dict[str, str]) -> dict[str, Any]:
-    """The test definition with rtgate.sh as its one run step and the parameters as defaults."""
+    """The test definition with the parameters set in its run steps and rtgate.sh as its last step.
+
+    lava-server's submission schema allows no `params` in an inline definition (and lava-dispatcher's
+    none beside it), so the values travel as NAME='value' steps, exactly as LAVA itself writes them
+    into its run.sh (_check_param refused quotes and newlines)."""
     base = testdef_path()
     doc = yaml.safe_load((base / "rtgate.yaml").read_text())
-    doc["params"].update(params)
+    doc.pop("params", None)
+    steps = [f"{name}='{value}'" for name, value in params.items()]
+    steps += doc["run"]["steps"][:-1]  # the export line
     # A subshell: the script's exit must not end LAVA's run.sh before its end-of-run signal.
-    doc["run"]["steps"][-1] = "(\n" + (base / "rtgate.sh").read_text() + ")"
+    steps.append("(\n" + (base / "rtgate.sh").read_text() + ")")
+    doc["run"]["steps"] = steps
     return doc
