@@ -28,7 +28,7 @@ BOARD_KEYS = {"name", "device_type", "device", "tags", "thresholds", "measuremen
               "no_kvm", "prompt", "kernel_args", "sampler", "sampler_url", "template", "kernel_release",
               "inline", "testdef_repo", "testdef_revision", "allow_inconclusive", "initrd", *IMAGE_KEYS}
 LAB_KEYS = {"name", "kernel_release", "defaults", "boards"}
-_LINUX_VERSION = re.compile(r"Linux version (\S+)")
+_LINUX_VERSION = re.compile(r"Linux version (\d[^\s'\"]*)")
 FINAL = "Finished"
 
 
@@ -207,8 +207,8 @@ def collect(server: LavaServer, run: BoardRun, stopped_by: str | None = None, by
             items = read_log_items(run.log_text)
             console = console_statuses(items)
             for item in items:
-                if isinstance(item, dict) and isinstance(item.get("msg"), str):
-                    m = _LINUX_VERSION.search(item["msg"])
+                if isinstance(item, dict) and item.get("lvl") == "target" and isinstance(item.get("msg"), str):
+                    m = _LINUX_VERSION.search(item["msg"])  # the board's console, not LAVA's own lines
                     if m:
                         run.kernel_release = m.group(1)
                         break
