@@ -281,3 +281,98 @@ def test_results_export_yaml_and_csv(tmp_path: Path) -> None:
     (tmp_path / "bad.log").write_text('{"lvl": "results"\n')
     r = rtgate("lava", "results", str(tmp_path / "bad.log"))
     assert r.returncode == 2 and "bad.log:1" in r.stderr
+
+
+def _log_lines(*items: dict[str, object]) -> str:
+    return "".join(json.dumps({"dt": "x", **i}) + "\n" for i in items)
+
+
+SMP_SPEC = """\
+platform: p
+measurements:
+  smp:
+    sampler: {duration: 5s, threads: [{name: all, count: 2}]}
+    gates:
+      - {name: max, kind: max, limit_us: 1000}
+      - {name: p9999, kind: percentile, percentile: 99.99, limit_us: 1000}
+      - {name: lost, kind: max, limit_us: 1000}
+  other:
+    sampler: {duration: 5s, threads: [{name: all, count: 1}]}
+    gates:
+      - {name: max, kind: max, limit_us: 1000}
+"""
+
+
+def test_every_gate_lava_did_not_record_is_an_error(tmp_path: Path) -> None:
+    """Issue 13: a gate missing from LAVA's results never reads as green, or as absent."""
+    spec = tmp_path / "t.yaml"
+    spec.write_text(SMP_SPEC)
+    log = tmp_path / "run.log"
+    log.write_text(_log_lines(
+        {"lvl": "target", "msg": "rtgate: PASS smp/max[t0]: max 20 us <= 1000 us"},
+        {"lvl": "target", "msg": "rtgate: INCONCLUSIVE smp/p9999[t0]: only 5000 samples, the percentile gate needs 10000"},
+        {"lvl": "results", "msg": {"case": "max-t0", "definition": "1_rtgate-smp", "result": "pass",
+                                   "measurement": 20.0, "units": "us", "set": "smp"}},
+        {"lvl": "results", "msg": {"case": "p9999-t0", "definition": "1_rtgate-smp", "result": "fail", "set": "smp"}},
+        {"lvl": "results", "msg": {"case": "other-sampler", "definition": "2_rtgate-other", "result": "fail"}},
+        {"lvl": "results", "msg": {"case": "job", "definition": "lava", "result": "pass"}}))
+    out = tmp_path / "v.json"
+    r = rtgate("lava", "results", str(log), "--thresholds", str(spec), "--json", str(out))
+    assert r.returncode == 1, r.stdout + r.stderr
+    got = {(v["measurement"], v["gate"], v["thread"]): (v["status"], v["reason"])
+           for v in json.loads(out.read_text())["verdicts"]}
+    assert got[("smp", "max", "t0")][0] == "PASS"
+    assert got[("smp", "p9999", "t0")][0] == "INCONCLUSIVE"  # LAVA says fail; the board said which
+    assert got[("smp", "lost", "all")] == ("ERROR", "LAVA recorded no result for this gate")
+    assert got[("other", "max", "all")][0] == "ERROR" and "sampler failed" in got[("other", "max", "all")][1]
+    assert len(got) == 4
+    # Only the measurements the job ran are expected.
+    r = rtgate("lava", "results", str(log), "--thresholds", str(spec), "--measurement", "smp", "--json", str(out))
+    assert {v["measurement"] for v in json.loads(out.read_text())["verdicts"]} == {"smp", "other"}
+    assert rtgate("lava", "results", str(log), "--measurement", "smp").returncode == 2  # needs --thresholds
+    # Without the console lines (a results export and no --log), a LAVA fail stays FAIL: never better.
+    export = [{"suite": "1_rtgate-smp", "name": "p9999-t0", "result": "fail", "measurement": "None", "unit": ""}]
+    import yaml
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(export))
+    r = rtgate("lava", "results", str(tmp_path / "r.yaml"), "--json", str(out))
+    assert [v["status"] for v in json.loads(out.read_text())["verdicts"]] == ["FAIL"]
+    r = rtgate("lava", "results", str(tmp_path / "r.yaml"), "--log", str(log), "--json", str(out))
+    assert [v["status"] for v in json.loads(out.read_text())["verdicts"]] == ["INCONCLUSIVE"]
+
+
+def test_script_stopped_by_a_signal_stops_the_sampler_and_reports(lava_helpers: None, sampler: str,
+                                                                  tmp_path: Path) -> None:
+    """Issue 18: LAVA (or a lost session) stops the test; the sampler stops with it and what it
+    measured is reported, each gate INCONCLUSIVE: stopped early."""
+    import signal
+    import time
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        where = tmp_path / sig.name
+        where.mkdir()
+        results = where / "lava-results"
+        bindir = where / "bin"
+        bindir.mkdir()
+        for helper in ("lava-test-case", "lava-test-set", "lava-common-functions"):
+            (bindir / helper).write_text("#!/bin/sh\n" + (LAVA_SHELL / helper).read_text())
+            (bindir / helper).chmod(0o755)
+        tag = f"rtgate-stop-test-{os.getpid()}-{sig.name}"  # find the sampler by its output path
+        env = {"PATH": f"{bindir}:/usr/bin:/bin", "LAVA_RESULT_DIR": str(results), "OUTPUT_DIR": str(where / tag),
+               "RTGATE_ARGS": "-t 1 -i 1000 -D 60 --gate=name=max,kind=max,limit=1000000",
+               "RTGATE_MEASUREMENT": "m", "SAMPLER": sampler}
+        proc = subprocess.Popen(["sh", str(SCRIPT)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=env, cwd=where)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (where / tag / "m.out").exists():
+            time.sleep(0.1)
+        time.sleep(1.5)  # the sampler is measuring
+        started = time.monotonic()
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=30)
+        assert time.monotonic() - started < 20, out  # not the 60 s duration
+        assert proc.returncode == 0, out
+        left = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True).stdout.split()
+        assert not left, (sig.name, left)  # the sampler did not outlive the script
+        assert f"stopped by SIG{sig.name.removeprefix('SIG')}" in out, out
+        assert (results / "results" / "max-t0" / "result").read_text().strip() == "fail", out
+        assert "rtgate: INCONCLUSIVE m/max[t0]" in out and "stopped early" in out, out
+        assert float((results / "results" / "max-t0" / "measurement").read_text()) > 0

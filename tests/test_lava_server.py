@@ -367,3 +367,40 @@ def test_rtgate_lab_gates_three_boards_through_lava(lava: LocalLava, images: dic
         rows = db.db.execute("SELECT r.platform, v.gate, v.thread, v.status FROM verdicts v "
                              "JOIN runs r ON r.id = v.run_id").fetchall()
     assert {(p, g, t, s) for p, g, t, s in rows} == {(k[0].split("/")[0], k[1], k[2], v[0]) for k, v in want.items()}
+
+
+def test_rtgate_lab_stopped_by_sigterm_cancels_its_jobs_and_reports(lava: LocalLava, images: dict[str, Any],
+                                                                    tmp_path: Path) -> None:
+    """Issue 18 for `rtgate lab`: stopped from outside, it cancels the jobs it submitted, marks what
+    they did not record INCONCLUSIVE (stopped early), and still writes every report."""
+    lava.wait_idle()
+    lab = lab_file(images, tmp_path)
+    doc = yaml.safe_load(lab.read_text())
+    doc["boards"] = [{"name": "long", "device": DEVICES[0], "duration": "30m"}]
+    lab.write_text(yaml.safe_dump(doc))
+    env = {**os.environ, "RTGATE_LAVA_URL": lava.url, "RTGATE_LAVA_TOKEN": lava.token}
+    verdicts = tmp_path / "v.json"
+    proc = subprocess.Popen([sys.executable, "-m", "rtgate", "lab", str(lab), "--poll", "1", "--json", str(verdicts)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    job_id = None
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "submitted" in line:
+                job_id = int(line.split("job ")[1].split()[0])
+                proc.send_signal(signal.SIGTERM)
+                break
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert job_id is not None
+    assert proc.returncode == 3, out + err  # INCONCLUSIVE: stopped early
+    assert f"stopped by SIGTERM: cancelling job {job_id}" in err, err
+    got = {(v["measurement"], v["gate"], v["status"]) for v in json.loads(verdicts.read_text())["verdicts"]}
+    assert got == {("long/smp", g, "INCONCLUSIVE") for g in ("max", "impossible", "p9999", "cpu7")}, got
+    deadline = time.monotonic() + 120
+    while lava.api(f"jobs/{job_id}/")["health"] != "Canceled" and time.monotonic() < deadline:
+        time.sleep(2)
+    assert lava.api(f"jobs/{job_id}/")["health"] == "Canceled"

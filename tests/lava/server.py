@@ -253,6 +253,9 @@ class LocalLava:
         if self.started_cluster:
             subprocess.run(["pg_ctlcluster", PG_VERSION, PG_CLUSTER, "stop", "-m", "fast"], capture_output=True,
                            timeout=120)
+        left = _processes_in(self.base)
+        if left:
+            raise LavaSetupError(f"processes of the LAVA instance survived the teardown: {left}")
 
 
 def _stop_group(proc: subprocess.Popen[bytes], grace: float = 15) -> None:
@@ -273,22 +276,34 @@ def _stop_group(proc: subprocess.Popen[bytes], grace: float = 15) -> None:
         proc.wait(timeout=30)
 
 
-def _stop_jobs_of(base: Path) -> None:
-    """lava-worker starts each lava-run in a process group of its own (setpgrp): stop the ones whose
-    command line names our worker directory, and their QEMU with them."""
-    mine = str(base / "worker")
+def _processes_in(base: Path) -> list[int]:
+    """Processes whose working directory is our instance's directory: every daemon started here
+    runs there, and so does everything they start (lava-run renames itself, so its command line
+    cannot tell; a cancelled job's lava-run can outlive the worker, blocked on a pipe)."""
+    mine = []
     for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
             continue
         try:
-            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cwd = os.readlink(proc / "cwd").removesuffix(" (deleted)")
         except OSError:
             continue
-        if "lava-run" in cmd and mine in cmd:
-            pid = int(proc.name)
+        if cwd == str(base) or cwd.startswith(str(base) + "/"):
+            mine.append(int(proc.name))
+    return mine
+
+
+def _stop_jobs_of(base: Path) -> None:
+    """SIGTERM to what is left of ours (by process group), then SIGKILL to what survives that."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        left = _processes_in(base)
+        if not left:
+            return
+        for pid in left:
             try:
-                os.killpg(os.getpgid(pid), signal.SIGTERM)
-                time.sleep(2)
-                os.killpg(os.getpgid(pid), signal.SIGKILL)
+                os.killpg(os.getpgid(pid), sig)
             except (ProcessLookupError, PermissionError):
                 pass
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _processes_in(base):
+            time.sleep(0.5)

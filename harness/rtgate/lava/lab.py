@@ -215,7 +215,9 @@ def collect(server: LavaServer, run: BoardRun, stopped_by: str | None = None, by
         except (LavaApiError, yaml.YAMLError) as e:
             rows, console = [], {}
             run.log_text = f"cannot read the results of job {job_id}: {e}"
-    if stopped_by:
+    if stopped_by and job_id is None:
+        why = f"rtgate lab was stopped by {stopped_by} before the job was submitted"
+    elif stopped_by:
         why = f"rtgate lab was stopped by {stopped_by} before LAVA job {job_id} finished (the job was cancelled)"
     elif job_id is None:
         why = f"the job was not submitted: {run.log_text}"
@@ -243,16 +245,6 @@ def run_lab(lab: Lab, server: LavaServer, progress: Callable[[str], None], poll_
             timeout_s: float | None = None) -> list[BoardRun]:
     """Submit one job per board, follow them, and collect each as it finishes."""
     runs = [BoardRun(board=b) for b in lab.boards]
-    for run in runs:
-        try:
-            definition = render_job(run.board.thresholds, run.board.options)
-            run.job_id = server.submit(definition)
-            run.state = "Submitted"
-            _say(progress, run.board, f"job {run.job_id} submitted ({server.job_url(run.job_id)})")
-        except LavaApiError as e:
-            run.state, run.health, run.log_text = "refused", "", str(e)
-            _say(progress, run.board, f"not submitted: {e}")
-            collect(server, run)
     stop: list[tuple[str, bool]] = []  # why, and whether it was a signal
 
     def on_signal(signum: int, _frame: Any) -> None:
@@ -262,6 +254,16 @@ def run_lab(lab: Lab, server: LavaServer, progress: Callable[[str], None], poll_
     handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
     deadline = time.monotonic() + timeout_s if timeout_s else None
     try:
+        for run in runs:
+            try:
+                definition = render_job(run.board.thresholds, run.board.options)
+                run.job_id = server.submit(definition)
+                run.state = "Submitted"
+                _say(progress, run.board, f"job {run.job_id} submitted ({server.job_url(run.job_id)})")
+            except LavaApiError as e:
+                run.state, run.health, run.log_text = FINAL, "", str(e)
+                _say(progress, run.board, f"not submitted: {e}")
+                collect(server, run)
         pending = [r for r in runs if r.job_id is not None]
         while pending:
             for run in list(pending):
@@ -293,13 +295,17 @@ def run_lab(lab: Lab, server: LavaServer, progress: Callable[[str], None], poll_
         for s in handlers:
             signal.signal(s, signal.SIG_IGN)
         for run in runs:
-            if run.job_id is not None and run.state != FINAL:
+            if run.state == FINAL:
+                if not run.verdicts:  # the signal came while its results were being read
+                    collect(server, run)
+                continue
+            if run.job_id is not None:
                 _say(progress, run.board, f"stopped by {why}: cancelling job {run.job_id}")
                 try:
                     server.cancel(run.job_id)
                 except LavaApiError as e:
                     _say(progress, run.board, f"cannot cancel job {run.job_id}: {e}")
-                collect(server, run, stopped_by=why, by_signal=by_signal)
+            collect(server, run, stopped_by=why, by_signal=by_signal)
     finally:
         for s, h in handlers.items():
             signal.signal(s, h)
