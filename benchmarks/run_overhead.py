@@ -33,9 +33,9 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=10)
     args = ap.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
-    from rtgate.runner import find_sampler
-    from rtgate.sampler_args import sampler_args
-    from rtgate.thresholds import load_thresholds
+    from rtgate.measure.runner import find_sampler
+    from rtgate.measure.sampler_args import sampler_args
+    from rtgate.core.thresholds import load_thresholds
     sampler = find_sampler()
     with tempfile.TemporaryDirectory() as tmp:
         spec = Path(tmp) / "t.yaml"

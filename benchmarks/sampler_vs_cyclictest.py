@@ -37,7 +37,7 @@ def main() -> None:
     args = ap.parse_args()
     cyclictest = need("cyclictest", "apt-get install rt-tests")
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
-    from rtgate.runner import find_sampler
+    from rtgate.measure.runner import find_sampler
     args.sampler = find_sampler(args.sampler)
     hist = 2000
     opts = ["-m", "-S", "-p", "80", "-i", str(args.interval), "-d", "0", "-l", str(args.loops), "-q",

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, IS_ROOT
-from rtgate.conditions import doctor, unmet
-from rtgate.environment import capture
-from rtgate.load import pgid_processes
+from rtgate.measure.conditions import doctor, unmet
+from rtgate.measure.environment import capture
+from rtgate.measure.load import pgid_processes
 
 def _sigint_default() -> None:
     """A background job inherits SIGINT ignored; Ctrl-C in a terminal is what this test plays."""
@@ -90,7 +90,7 @@ def test_requirements_met_and_unmet() -> None:
     assert unmet(want, rt, [2, 3]) == []
     assert unmet(want, rt, [1, 2]) == ["requires isolated CPUs; cpu 1 not in isolcpus ([2, 3])"]
     assert len(unmet(want, vm, [0])) == 5
-    assert [c.status for c in doctor(rt, want, [2, 3], live=False)] == ["ok"] * 5
+    assert [c.status for c in doctor(rt, want, [2, 3], live=False)] == ["ok"] * 6
 
 
 def test_unmet_requirement_is_an_error_not_a_measurement(tmp_path: Path) -> None:
@@ -174,7 +174,7 @@ def test_a_load_below_its_level_makes_the_measurement_invalid(tmp_path: Path) ->
 
 
 def test_no_load_leaves_nothing_behind(tmp_path: Path) -> None:
-    from rtgate.load import Load, LoadSpec
+    from rtgate.measure.load import Load, LoadSpec
     before = set(Path("/tmp").glob("rtgate-load-*"))
     with Load(LoadSpec(kind="none"), [], tmp_path) as load:
         assert load.summary() == {"kind": "none"}

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rtgate.gates import Status, evaluate, exit_code
-from rtgate.model import Histogram, RunResult, ThreadResult
-from rtgate.thresholds import load_thresholds
+from rtgate.core.gates import Status, evaluate, exit_code
+from rtgate.core.model import Histogram, RunResult, ThreadResult
+from rtgate.core.thresholds import load_thresholds
 
 
 def thresholds(tmp_path: Path, gates: str, threads: str = "- {name: all, count: 1}") -> object:
@@ -249,7 +249,7 @@ def test_group_selection_and_ids(tmp_path: Path) -> None:
 
 
 def test_exit_codes() -> None:
-    from rtgate.gates import Verdict
+    from rtgate.core.gates import Verdict
     mk = lambda s: Verdict("m", "g", "max", "t0", s, "r")  # noqa: E731
     assert exit_code([mk(Status.PASS)], False) == 0
     assert exit_code([mk(Status.PASS), mk(Status.FAIL)], False) == 1

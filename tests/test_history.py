@@ -19,7 +19,7 @@ from conftest import IS_ROOT, RT_TESTS
 from rtgate.history.compare import Settings, compare_releases, trend
 from rtgate.history.stats import mann_whitney_greater
 from rtgate.history.store import HistoryDB
-from rtgate.model import Histogram, RunResult, ThreadResult
+from rtgate.core.model import Histogram, RunResult, ThreadResult
 
 
 def synthetic_run(rng: random.Random, tail_scale: float, samples: int = 10000) -> RunResult:

@@ -140,7 +140,7 @@ def test_no_parameter_is_named_like_a_variable_of_lavas_helpers(lava_helpers: No
     assert not clashes, clashes
     # The job's parameters are the same names.
     from rtgate.lava.job import JobOptions, render_job
-    from rtgate.thresholds import load_thresholds
+    from rtgate.core.thresholds import load_thresholds
     doc = yaml.safe_load(render_job(load_thresholds(str(ROOT / "thresholds" / "default.yaml")),
                                     JobOptions(testdef_repository="https://git.example/r.git")))
     assert set(doc["actions"][2]["test"]["definitions"][0]["parameters"]) <= ours

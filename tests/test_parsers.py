@@ -10,7 +10,7 @@ import pytest
 
 from conftest import RT_OPTS, RT_TESTS, run_tool
 from rtgate.errors import ResultsError
-from rtgate.model import Histogram, RunResult
+from rtgate.core.model import Histogram, RunResult
 from rtgate.parsers import load_results
 
 

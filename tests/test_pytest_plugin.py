@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import shutil
 from pathlib import Path
 
@@ -52,7 +54,15 @@ def test_pass_and_fail_per_gate_with_readable_failure(pytester: pytest.Pytester,
     assert "FAIL: max 894 us > 500 us on thread 0 (cpu 0, prio 80)" in out
     assert "Traceback" not in out and "raise GateFailure" not in out
     assert "cycles" in out and "5000" in out  # the short table
-    r.stdout.fnmatch_lines(["*= rtgate =*", "FAIL * board.yaml::app-thread-a::max[[]cpu0[]]  894 us (limit 500)"])
+    r.stdout.fnmatch_lines(["*= rtgate =*", "FAIL * board.yaml::app-thread-a::max[[]cpu0[]]  894 us (limit 500 us)"])
+
+
+def test_rates_read_as_percentages(pytester: pytest.Pytester, board: Path) -> None:
+    spec(pytester, rate="0.05%")  # INCONCLUSIVE: 0 of 5000 above 900 us cannot prove 0.05 %
+    r = pytester.runpytest("board.yaml", "--rtgate-results", "results.json")
+    r.stdout.fnmatch_lines(["INCONCLUSIVE*board.yaml::app-thread-a::over-900[[]cpu0[]]  0 % (limit 0.05 %)"])
+    out = r.stdout.str()
+    assert re.search(r"^  limit +0\.05 %$", out, re.M) and "0.0005" not in out  # the failure's short table
 
 
 def test_inconclusive_fails_unless_allowed(pytester: pytest.Pytester, board: Path) -> None:

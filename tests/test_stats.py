@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from rtgate.stats import betainc, clopper_pearson_upper
+from rtgate.core.stats import betainc, clopper_pearson_upper
 
 
 def binom_cdf(k: int, n: int, p: float) -> float:
@@ -28,7 +28,7 @@ def test_bound_leaves_alpha_below(k: int, n: int, conf: float) -> None:
 
 
 def test_large_counts_stay_exact() -> None:
-    from rtgate.stats import binom_cdf as exact_cdf
+    from rtgate.core.stats import binom_cdf as exact_cdf
     k, n = 216_000, 86_400_000
     p = clopper_pearson_upper(k, n, 0.95)
     assert exact_cdf(k, n, p) <= 0.05 < exact_cdf(k, n, p * (1 - 1e-6))

@@ -8,8 +8,8 @@ import pytest
 
 from conftest import ROOT
 from rtgate.errors import ThresholdsError
-from rtgate.sampler_args import sampler_args
-from rtgate.thresholds import load_thresholds
+from rtgate.measure.sampler_args import sampler_args
+from rtgate.core.thresholds import load_thresholds
 
 SHIPPED = sorted((ROOT / "thresholds").rglob("*.yaml"))
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from conftest import ROOT
-from rtgate.gates import Status, evaluate
-from rtgate.model import Histogram, RunResult, ThreadResult
-from rtgate.native_gates import gate_arg, parse_gate_arg
-from rtgate.thresholds import Measurement, SamplerSettings, ThreadGroup
+from rtgate.core.gates import Status, evaluate
+from rtgate.core.model import Histogram, RunResult, ThreadResult
+from rtgate.measure.native_gates import gate_arg, parse_gate_arg
+from rtgate.core.thresholds import Measurement, SamplerSettings, ThreadGroup
 
 VECTORS = ROOT / "tests" / "vectors" / "gates.txt"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import __version__
-from .commands import check, doctor, estimate, export, fuego, history, lab, lava, plot, report, run, show, validate
-from .errors import RtgateError
+from rtgate import __version__
+from rtgate.commands import check, doctor, estimate, export, fuego, history, lab, lava, plot, report, run, show, validate
+from rtgate.errors import RtgateError
 
 COMMANDS = (run, check, show, validate, doctor, history, plot, report, estimate, export, lava, lab, fuego)
 

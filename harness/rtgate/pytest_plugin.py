@@ -11,10 +11,11 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from .errors import RtgateError, ThresholdsError
-from .gates import Status, Verdict
-from .session import GateSession, LatencyResult, Settings, predicted_thread_ids
-from .thresholds import Measurement, ThresholdFile, load_thresholds
+from rtgate.errors import RtgateError, ThresholdsError
+from rtgate.core.gates import Status, Verdict
+from rtgate.reports.text import limit_text
+from rtgate.measure.session import GateSession, LatencyResult, Settings, predicted_thread_ids
+from rtgate.core.thresholds import Measurement, ThresholdFile, load_thresholds
 
 _SESSION = pytest.StashKey[GateSession]()
 
@@ -185,7 +186,7 @@ class GateItem(pytest.Item):
 
 def failure_text(v: Verdict) -> str:
     """The gate's one-line reason and a short table: no traceback."""
-    rows = [("value", v.value_text or "-"), ("limit", "-" if v.limit is None else f"{v.limit:g}"),
+    rows = [("value", v.value_text or "-"), ("limit", limit_text(v) or "-"),
             ("bound", "-" if v.bound is None else f"{v.bound * 100:.4g} %"), ("samples", str(v.samples))]
     for key in ("cycles", "min_us", "avg_us", "max_us", "p99.9_us", "missed_periods", "source"):
         if key in v.properties and v.properties[key] is not None:
@@ -224,7 +225,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     terminalreporter.section("rtgate")
     for path, v in gate_session.verdicts:
-        limit = "" if v.limit is None else f" (limit {v.limit:g})"
+        limit = f" (limit {limit_text(v)})" if v.limit is not None else ""
         terminalreporter.write_line(f"{v.status.value:12} {path}::{v.test_id}  {v.value_text or '-'}{limit}")
 
 

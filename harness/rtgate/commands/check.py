@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ..gates import Verdict, evaluate
-from ..parsers import FORMATS
-from ..thresholds import load_thresholds
-from .common import add_report_options, report
-from .results_args import map_results
+from rtgate.core.gates import Verdict, evaluate
+from rtgate.parsers import FORMATS
+from rtgate.core.thresholds import load_thresholds
+from rtgate.commands.common import add_report_options, report
+from rtgate.commands.results_args import map_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def handle(args: argparse.Namespace) -> int:
     tf = load_thresholds(args.thresholds)
     verdicts: list[Verdict] = []
+    durations: dict[str, float] = {}
     for name, run in map_results(tf, args.results, args.format, args.unit):
         verdicts.extend(evaluate(tf.measurements[name], run))
-    return report(tf, verdicts, args)
+        durations[name] = durations.get(name, 0.0) + (run.elapsed_s or 0.0)
+    return report(tf, verdicts, args, durations)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import RtgateError
-from ..gates import Verdict, exit_code
-from ..report_json import verdicts_document, write_json
-from ..report_text import summary_table
-from ..thresholds import ThresholdFile, parse_duration
+from rtgate.errors import RtgateError
+from rtgate.core.gates import Verdict, exit_code
+from rtgate.reports.verdicts_json import verdicts_document, write_json
+from rtgate.reports.text import summary_table
+from rtgate.core.thresholds import ThresholdFile, parse_duration
 
 
 def add_report_options(p: argparse.ArgumentParser) -> None:
@@ -33,7 +33,7 @@ def report(tf: ThresholdFile, verdicts: list[Verdict], args: argparse.Namespace,
     sys.stdout.write(summary)
     try:
         if args.junit:
-            from ..report_junit import build_junit, write_junit  # junitparser only when asked for
+            from rtgate.reports.junit import build_junit, write_junit  # junitparser only when asked for
             write_junit(args.junit, build_junit(tf.platform, verdicts, summary, allow, durations))
         if args.json:
             write_json(args.json, verdicts_document(tf.platform, tf.files, verdicts, allow, extra))
@@ -53,8 +53,8 @@ def add_compiled_args_command(actions: argparse._SubParsersAction) -> None:  # t
 
 def handle_compiled_args(args: argparse.Namespace) -> int:
     """`rtgate lava args` and `rtgate fuego args`: a measurement's sampler arguments with its gates."""
-    from ..lava.job import compiled_args
-    from ..thresholds import find_thresholds, load_thresholds
+    from rtgate.lava.job import compiled_args
+    from rtgate.core.thresholds import find_thresholds, load_thresholds
     tf = load_thresholds(find_thresholds(args.thresholds))
     name = args.measurement or (next(iter(tf.measurements)) if len(tf.measurements) == 1 else None)
     if name is None or name not in tf.measurements:

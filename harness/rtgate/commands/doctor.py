@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..conditions import doctor, measured_cpus
-from ..environment import capture
-from ..thresholds import load_thresholds
+from rtgate.measure.conditions import doctor, measured_cpus
+from rtgate.measure.environment import capture
+from rtgate.core.thresholds import load_thresholds
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

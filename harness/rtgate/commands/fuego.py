@@ -6,10 +6,10 @@ import argparse
 import json
 from pathlib import Path
 
-from ..errors import RtgateError
-from ..fuego import TEST, fuego_files
-from ..thresholds import find_thresholds, load_thresholds
-from .common import add_compiled_args_command
+from rtgate.errors import RtgateError
+from rtgate.fuego.criteria import TEST, fuego_files
+from rtgate.core.thresholds import find_thresholds, load_thresholds
+from rtgate.commands.common import add_compiled_args_command
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import RtgateError
-from ..gates import evaluate
-from ..history.compare import Settings, compare_releases, trend
-from ..history.store import HistoryDB
-from ..model import RunResult
-from ..parsers import load_results
-from ..thresholds import ThresholdFile, load_thresholds
+from rtgate.errors import RtgateError
+from rtgate.core.gates import evaluate
+from rtgate.history.compare import Settings, compare_releases, trend
+from rtgate.history.store import HistoryDB
+from rtgate.core.model import RunResult
+from rtgate.parsers import load_results
+from rtgate.core.thresholds import ThresholdFile, load_thresholds
 
 DEFAULT_DB = "rtgate-history.db"
 
@@ -143,8 +143,8 @@ def handle_trend(args: argparse.Namespace) -> int:
         m = _measurement(db, args, platform)
         rows = trend(db, platform, m, args.metric)
         if args.plot:
-            from ..history.compare import _values
-            from ..plots import png, trend_figure
+            from rtgate.history.compare import _values
+            from rtgate.reports.plots import png, trend_figure
             per_release = {r: _values(db.threads(platform, m, r), args.metric).get("worst", [])
                            for r in db.releases(platform, m)}
             limits = [g.limit_us for g in tf.measurements[m].gates if g.kind == "max"] \

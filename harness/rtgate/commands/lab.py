@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import RtgateError
-from ..lava.client import LavaServer
-from ..lava.lab import load_lab, record_history, run_lab
-from ..thresholds import ThresholdFile
-from .common import add_report_options, parse_seconds, report
+from rtgate.commands.common import add_report_options, parse_seconds, report
+from rtgate.core.thresholds import ThresholdFile
+from rtgate.errors import RtgateError
+from rtgate.lava.client import LavaServer
+from rtgate.lava.lab import load_lab, record_history, run_lab
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def handle_lab(args: argparse.Namespace) -> int:
     lab = load_lab(args.lab)
     if args.dry_run:
-        from ..lava.job import render_job
+        from rtgate.lava.job import render_job
         for board in lab.boards:
             render_job(board.thresholds, board.options)
             print(f"rtgate lab: {board.name}: {board.options.device_type}, {board.thresholds.path}, "

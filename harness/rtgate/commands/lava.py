@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import RtgateError
-from ..lava.job import DEVICE_TYPES, JobOptions, render_job
-from ..lava.results import lava_verdicts
-from ..thresholds import load_thresholds
-from .common import add_compiled_args_command, add_report_options, parse_seconds, report
+from rtgate.commands.common import add_compiled_args_command, add_report_options, parse_seconds, report
+from rtgate.core.thresholds import load_thresholds
+from rtgate.errors import RtgateError
+from rtgate.lava.job import DEVICE_TYPES, JobOptions, render_job
+from rtgate.lava.results import lava_verdicts
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -81,6 +81,6 @@ def handle_results(args: argparse.Namespace) -> int:
         if tf and name not in tf.measurements:
             raise RtgateError(f"no measurement {name!r} in {tf.path} (measurements: {', '.join(tf.measurements)})")
     verdicts = lava_verdicts(args.results, tf, args.measurement, args.log)
-    from ..thresholds import ThresholdFile
+    from rtgate.core.thresholds import ThresholdFile
     shown = tf or ThresholdFile(path=args.results, platform="lava", description="", measurements={}, files=[])
     return report(shown, verdicts, args)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..thresholds import load_thresholds
-from .results_args import map_results
+from rtgate.core.thresholds import load_thresholds
+from rtgate.commands.results_args import map_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..plots import histogram_figure, png, timeline_figure
+    from rtgate.reports.plots import histogram_figure, png, timeline_figure
     tf = load_thresholds(args.thresholds)
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..gates import evaluate
-from ..thresholds import load_thresholds
-from .results_args import map_results
+from rtgate.core.gates import evaluate
+from rtgate.core.thresholds import load_thresholds
+from rtgate.commands.results_args import map_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -22,15 +22,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..report_html import render_report
+    from rtgate.reports.html import render_report
     tf = load_thresholds(args.thresholds)
     mapped = map_results(tf, args.results)
     verdicts = [v for name, run in mapped for v in evaluate(tf.measurements[name], run)]
     trend_values = None
     comparisons = None
     if args.history:
-        from ..history.compare import Settings, _values, compare_releases
-        from ..history.store import HistoryDB
+        from rtgate.history.compare import Settings, _values, compare_releases
+        from rtgate.history.store import HistoryDB
         name = mapped[0][0]
         with HistoryDB(args.history) as db:
             trend_values = {r: _values(db.threads(tf.platform, name, r), "max").get("worst", [])

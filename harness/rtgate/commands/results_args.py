@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import RtgateError
-from ..model import RunResult
-from ..parsers import load_results
-from ..thresholds import ThresholdFile
+from rtgate.errors import RtgateError
+from rtgate.core.model import RunResult
+from rtgate.parsers import load_results
+from rtgate.core.thresholds import ThresholdFile
 
 
 def map_results(tf: ThresholdFile, items: list[str], fmt: str = "auto", unit: str = "us") -> list[tuple[str, RunResult]]:

@@ -6,11 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import RtgateError
-from ..gates import Verdict, error_verdicts, evaluate
-from ..runner import RequirementsNotMet, find_sampler, run_measurement
-from ..thresholds import default_thresholds_path, load_thresholds
-from .common import add_report_options, parse_seconds, report
+from rtgate.errors import RtgateError
+from rtgate.core.gates import Verdict, error_verdicts, evaluate
+from rtgate.measure.runner import RequirementsNotMet, find_sampler, run_measurement
+from rtgate.core.thresholds import default_thresholds_path, load_thresholds
+from rtgate.commands.common import add_report_options, parse_seconds, report
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -60,8 +60,8 @@ def handle(args: argparse.Namespace) -> int:
         durations[name] = run.elapsed_s or 0.0
         verdicts.extend(evaluate(m, run))
         if args.history:
-            from ..commands.history import add_run
-            from ..history.store import HistoryDB
+            from rtgate.commands.history import add_run
+            from rtgate.history.store import HistoryDB
             with HistoryDB(args.history) as db:
                 add_run(db, run, tf.platform, name, tf)
         _save_environment(outdir / f"{name}.environment.json", run.environment)

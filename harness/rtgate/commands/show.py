@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..model import RunResult
-from ..parsers import FORMATS, load_results
+from rtgate.core.model import RunResult
+from rtgate.parsers import FORMATS, load_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..thresholds import load_thresholds
+from rtgate.core.thresholds import load_thresholds
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

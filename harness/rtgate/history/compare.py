@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
-from .stats import bootstrap_median_diff, mann_whitney_greater
-from .store import HistoryDB, StoredThread
+from rtgate.history.stats import bootstrap_median_diff, mann_whitney_greater
+from rtgate.history.store import HistoryDB, StoredThread
 
 DEFAULTS = {"alpha": 0.05, "min_effect": 0.05, "min_runs": 3, "metrics": ["max", "p99.9"]}
 

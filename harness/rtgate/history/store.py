@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..errors import RtgateError
-from ..gates import Verdict
-from ..model import RunResult, ThreadResult
+from rtgate.errors import RtgateError
+from rtgate.core.gates import Verdict
+from rtgate.core.model import RunResult, ThreadResult
 
 SCHEMA_VERSION = 1
 MIGRATIONS: dict[int, list[str]] = {

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import RtgateError
+from rtgate.errors import RtgateError
 
 MAX_CONFIG_BYTES = 1 << 20
 

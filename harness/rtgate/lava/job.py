@@ -10,9 +10,9 @@ from typing import Any
 import jinja2
 import yaml
 
-from ..errors import RtgateError
-from ..sampler_args import expected_seconds, sampler_args
-from ..thresholds import Measurement, ThresholdFile
+from rtgate.errors import RtgateError
+from rtgate.measure.sampler_args import expected_seconds, sampler_args
+from rtgate.core.thresholds import Measurement, ThresholdFile
 
 DEVICE_TYPES = ("qemu", "bcm2711-rpi-4-b", "imx8mp-evk")
 BOOT_AND_DEPLOY_MINUTES = 15

@@ -15,12 +15,12 @@ from typing import Any, Callable
 
 import yaml
 
-from ..errors import RtgateError
-from ..gates import Status, Verdict
-from ..thresholds import ThresholdFile, _load_yaml, find_thresholds, load_thresholds, parse_duration
-from .client import LavaApiError, LavaServer
-from .job import JobOptions, render_job
-from .results import console_statuses, read_log_items, verdicts_from_rows
+from rtgate.core.gates import Status, Verdict
+from rtgate.core.thresholds import ThresholdFile, _load_yaml, find_thresholds, load_thresholds, parse_duration
+from rtgate.errors import RtgateError
+from rtgate.lava.client import LavaApiError, LavaServer
+from rtgate.lava.job import JobOptions, render_job
+from rtgate.lava.results import console_statuses, read_log_items, verdicts_from_rows
 
 MAX_LAB_BYTES = 1 << 20
 IMAGE_KEYS = ("kernel", "ramdisk", "dtb", "rootfs")
@@ -321,8 +321,8 @@ def record_history(db_path: str | Path, runs: list[BoardRun], lab: Lab, server: 
                    kernel_release: str | None) -> int:
     """One history run per board and measurement: platform = board, the kernel release as given, or as
     the board's own boot log said."""
-    from ..history.store import HistoryDB
-    from ..model import RunResult
+    from rtgate.core.model import RunResult
+    from rtgate.history.store import HistoryDB
     added = 0
     with HistoryDB(db_path) as db:
         for run in runs:

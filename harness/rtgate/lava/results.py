@@ -9,9 +9,9 @@ from typing import Any, Iterable
 
 import yaml
 
-from ..errors import ResultsError
-from ..gates import Status, Verdict
-from ..thresholds import ThresholdFile
+from rtgate.errors import ResultsError
+from rtgate.core.gates import Status, Verdict
+from rtgate.core.thresholds import ThresholdFile
 
 _STATUS = {"pass": Status.PASS, "fail": Status.FAIL, "skip": Status.INCONCLUSIVE, "unknown": Status.ERROR}
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ResultsError
-from ..model import RunResult
-from . import histtext, json_results, summary, verbose
+from rtgate.errors import ResultsError
+from rtgate.core.model import RunResult
+from rtgate.parsers import histtext, json_results, summary, verbose
 
 FORMATS = ("auto", "json", "histogram", "summary", "verbose")
 

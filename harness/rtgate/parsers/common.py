@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import ResultsError
+from rtgate.errors import ResultsError
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 

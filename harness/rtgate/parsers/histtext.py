@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import ResultsError
-from ..model import Histogram, RunResult, ThreadResult
-from .common import ANSI, check_unit, numbered_lines
+from rtgate.errors import ResultsError
+from rtgate.core.model import Histogram, RunResult, ThreadResult
+from rtgate.parsers.common import ANSI, check_unit, numbered_lines
 
 _ROW = re.compile(r"^(\d+) (\d+(?:\t\d+)*)\s*$")
 _FOOTER = re.compile(r"^# (Total|Min Latencies|Avg Latencies|Max Latencies|Histogram Overflows):((?:\s+\d+)*)\s*$")

@@ -8,8 +8,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from ..errors import ResultsError
-from ..model import BlockMaxima, Histogram, RunResult, ThreadResult
+from rtgate.errors import ResultsError
+from rtgate.core.model import BlockMaxima, Histogram, RunResult, ThreadResult
 
 # cyclictest prints avg of a thread without samples as nan or -nan: not JSON.
 _NAN = re.compile(r'(?<=[:\[,\s])-?nan(?=\s*[,}\]\n])')

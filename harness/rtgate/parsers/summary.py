@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import ResultsError
-from ..model import RunResult, ThreadResult
-from .common import ANSI, check_unit, numbered_lines
+from rtgate.errors import ResultsError
+from rtgate.core.model import RunResult, ThreadResult
+from rtgate.parsers.common import ANSI, check_unit, numbered_lines
 
 _T = re.compile(r"^T:\s*(\d+)\s+\(\s*(\d+)\)\s+P:\s*(\d+)\s+I:\s*(\d+)\s+C:\s*(\d+)\s+"
                 r"Min:\s*(\d+)\s+Act:\s*(\d+)\s+Avg:\s*(\d+)\s+Max:\s*(\d+)(?:\s+SMI:\s*\d+)?\s*$")

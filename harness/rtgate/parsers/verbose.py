@@ -6,9 +6,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from ..errors import ResultsError
-from ..model import Histogram, RunResult, ThreadResult, merge_counts
-from .common import check_unit, numbered_lines
+from rtgate.errors import ResultsError
+from rtgate.core.model import Histogram, RunResult, ThreadResult, merge_counts
+from rtgate.parsers.common import check_unit, numbered_lines
 
 _SAMPLE = re.compile(r"^\s*(\d+):\s*(\d+):\s*(\d+)(?:\s+\d+)?\s*$")
 _HEADER = re.compile(r"^(Max CPUs = \d+|Online CPUs = \d+|Thread \d+ Interval: \d+|"

@@ -1,0 +1,606 @@
+"""Threshold files: per-platform measurements and gates, validated with file, line and key."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rtgate.errors import ThresholdsError
+from rtgate.measure.load import KINDS as LOAD_KINDS
+from rtgate.measure.load import LoadSpec
+
+Key = tuple[Any, ...]
+Where = tuple[str, int]  # file, line
+
+GATE_KINDS = ("max", "miss_rate", "percentile", "avg", "missed")
+POLICIES = ("fifo", "rr", "other", "batch", "idle")
+
+
+@dataclass
+class ThreadGroup:
+    name: str
+    count: int | None          # None: one per CPU of `cpus`
+    cpus: list[int] | str | None  # list, "all" (every CPU of the board), or None (not pinned)
+    priority: int
+    policy: str
+
+
+@dataclass
+class SamplerSettings:
+    interval_us: int = 1000
+    distance_us: int = 0
+    duration_s: int | None = None
+    loops: int | None = None
+    mlockall: bool = True
+    latency_us: int | None = 0      # /dev/cpu_dma_latency; None leaves it alone
+    histogram_us: int | None = None  # also write the rt-tests -h view
+    clock: str = "monotonic"
+    posix_timers: bool = False
+    relative: bool = False
+    nsecs: bool = False
+    breaktrace_us: int | None = None
+    block_seconds: float = 1.0
+    checkpoint_seconds: int = 60
+    threads: list[ThreadGroup] = field(default_factory=list)
+
+
+@dataclass
+class GateSpec:
+    name: str
+    kind: str
+    where: Where
+    limit_us: float | None = None
+    above_us: float | None = None
+    rate: float | None = None
+    percentile: float | None = None
+    max_count: int | None = None
+    max_rate: float | None = None
+    confidence: float = 0.95
+    threads: list[str] | None = None
+    cpus: list[int] | None = None
+    scope: str = "per_thread"
+    min_samples: int | None = None
+    critical: bool = False
+    description: str = ""
+
+
+@dataclass
+class Measurement:
+    name: str
+    description: str
+    sampler: SamplerSettings
+    gates: list[GateSpec]
+    where: Where
+    load: LoadSpec = field(default_factory=LoadSpec)
+    require: dict[str, Any] = field(default_factory=dict)
+
+    def thread_labels(self, nthreads: int) -> list[str | None]:
+        """Group name of each sampler thread, in the order the sampler runs them."""
+        labels: list[str | None] = []
+        for g in self.sampler.threads:
+            count = g.count if g.count is not None else (nthreads - len(labels) if g.cpus == "all"
+                                                         else len(g.cpus or [1]))
+            labels.extend([g.name] * count)
+        return (labels + [None] * nthreads)[:nthreads]
+
+
+@dataclass
+class ThresholdFile:
+    path: str
+    platform: str
+    description: str
+    measurements: dict[str, Measurement]
+    files: list[str]
+    allow_inconclusive: bool = False
+    history: dict[str, Any] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- YAML with line numbers
+
+def _load_yaml(path: Path) -> tuple[Any, dict[Key, Where]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ThresholdsError(f"cannot read: {e.strerror}", path=str(path)) from e
+    except UnicodeDecodeError as e:
+        raise ThresholdsError(f"not UTF-8 text: {e}", path=str(path)) from e
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        raise ThresholdsError(f"invalid YAML: {e.problem or e.context}", path=str(path),
+                              line=mark.line + 1 if mark else None) from e
+    except yaml.YAMLError as e:
+        raise ThresholdsError(f"invalid YAML: {e}", path=str(path)) from e
+    finally:
+        loader.dispose()
+    lines: dict[Key, Where] = {}
+
+    def walk(n: yaml.Node, key: Key) -> None:
+        lines[key] = (str(path), n.start_mark.line + 1)
+        if isinstance(n, yaml.MappingNode):
+            for k, v in n.value:
+                child = key + (k.value,)
+                walk(v, child)
+                lines[child] = (str(path), k.start_mark.line + 1)
+        elif isinstance(n, yaml.SequenceNode):
+            for i, v in enumerate(n.value):
+                walk(v, key + (i,))
+    if node is not None:
+        walk(node, ())
+    return data, lines
+
+
+def _copy_lines(src: dict[Key, Where], src_key: Key, dst: dict[Key, Where], dst_key: Key) -> None:
+    """Point every location under dst_key at src's locations under src_key."""
+    for k in [k for k in dst if k[:len(dst_key)] == dst_key]:
+        del dst[k]
+    n = len(src_key)
+    for k, where in src.items():
+        if k[:n] == src_key:
+            dst[dst_key + k[n:]] = where
+
+
+def _merge(base: Any, over: Any, over_lines: dict[Key, Where], key: Key, out_lines: dict[Key, Where]) -> Any:
+    """`over` wins; mappings merge key by key, gate lists merge by gate name.
+
+    out_lines starts as the base file's locations and ends pointing at whichever file won.
+    """
+    if isinstance(base, dict) and isinstance(over, dict):
+        if key in over_lines:
+            out_lines[key] = over_lines[key]  # an overridden item is located where it was overridden
+        merged = dict(base)
+        for k, v in over.items():
+            if k in base:
+                merged[k] = _merge(base[k], v, over_lines, key + (k,), out_lines)
+            else:
+                merged[k] = v
+                _copy_lines(over_lines, key + (k,), out_lines, key + (k,))
+        return merged
+    if key and key[-1] == "gates" and isinstance(base, list) and isinstance(over, list):
+        by_name = {g.get("name"): i for i, g in enumerate(base) if isinstance(g, dict)}
+        merged_list = list(base)
+        for oi, g in enumerate(over):
+            name = g.get("name") if isinstance(g, dict) else None
+            if name in by_name:
+                mi = by_name[name]
+                merged_list[mi] = _merge(base[mi], g, _shift(over_lines, key + (oi,), key + (mi,)),
+                                         key + (mi,), out_lines)
+            else:
+                _copy_lines(over_lines, key + (oi,), out_lines, key + (len(merged_list),))
+                merged_list.append(g)
+        return merged_list
+    _copy_lines(over_lines, key, out_lines, key)
+    return over
+
+
+def _shift(lines: dict[Key, Where], old: Key, new: Key) -> dict[Key, Where]:
+    n = len(old)
+    return {new + k[n:]: w for k, w in lines.items() if k[:n] == old}
+
+
+def _load_chain(path: Path, seen: list[str]) -> tuple[dict[str, Any], dict[Key, Where], list[str]]:
+    resolved = str(path.resolve())
+    if resolved in seen:
+        raise ThresholdsError("extends itself (cycle: " + " -> ".join(seen + [resolved]) + ")", path=str(path))
+    data, lines = _load_yaml(path)
+    if data is None:
+        raise ThresholdsError("file is empty", path=str(path))
+    if not isinstance(data, dict):
+        raise ThresholdsError("must be a mapping with platform and measurements", path=str(path), line=1)
+    parent = data.get("extends")
+    if parent is None:
+        return data, lines, [str(path)]
+    if not isinstance(parent, str) or not parent:
+        raise ThresholdsError("must name a threshold file", path=str(path), line=lines[("extends",)][1],
+                              key="extends")
+    parent_path = (path.parent / parent)
+    if not parent_path.is_file():
+        raise ThresholdsError(f"file {parent!r} not found (looked in {path.parent})", path=str(path),
+                              line=lines[("extends",)][1], key="extends")
+    base, merged_lines, files = _load_chain(parent_path, seen + [resolved])
+    merged = _merge(base, {k: v for k, v in data.items() if k != "extends"}, lines, (), merged_lines)
+    return merged, merged_lines, files + [str(path)]
+
+
+# ---------------------------------------------------------------- validation
+
+def parse_rate(value: Any) -> float:
+    """'0.1%' or a fraction such as 0.001, below 1."""
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*%\s*", value)
+        if not m:
+            raise ValueError(f"must be a percentage such as '0.1%' or a fraction, not {value!r}")
+        r = float(m.group(1)) / 100.0
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        r = float(value)
+    else:
+        raise ValueError(f"must be a percentage such as '0.1%' or a fraction, not {value!r}")
+    if not 0.0 <= r < 1.0:
+        raise ValueError(f"must be a fraction from 0 to below 1 or a percentage below 100 %, not {value!r}")
+    return r
+
+
+def parse_duration(value: Any) -> int:
+    """Whole seconds from 30, '30s', '10m', '2h' or '1d'."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*(\d+)\s*([smhd]?)\s*", value)
+        if m and int(m.group(1)) > 0:
+            return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+    raise ValueError(f"must be a whole duration such as 30s, 10m, 2h or 1d, not {value!r}")
+
+
+class _Checker:
+    def __init__(self, path: Path, lines: dict[Key, Where]) -> None:
+        self.path = path
+        self.lines = lines
+
+    def fail(self, key: Key, message: str) -> ThresholdsError:
+        where = None
+        k = key
+        while where is None:
+            where = self.lines.get(k)
+            if not k:
+                break
+            k = k[:-1]
+        file, line = where if where else (str(self.path), None)
+        dotted = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p))
+                         for i, p in enumerate(key))
+        return ThresholdsError(message, path=file, line=line, key=dotted or None)
+
+    def where(self, key: Key) -> Where:
+        return self.lines.get(key, (str(self.path), 0))
+
+    def mapping(self, value: Any, key: Key, allowed: set[str], required: set[str] = set()) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(key, "must be a mapping")
+        for k in value:
+            if k not in allowed:
+                raise self.fail(key + (k,), f"unknown key (expected one of: {', '.join(sorted(allowed))})")
+        for k in sorted(required):
+            if k not in value:
+                raise self.fail(key, f"missing required key {k!r}")
+        return value
+
+    def string(self, value: Any, key: Key) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, f"must be a non-empty string, not {value!r}")
+        return value
+
+    def name(self, value: Any, key: Key) -> str:
+        s = self.string(value, key)
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", s):
+            raise self.fail(key, f"{s!r}: use letters, digits, '-', '_' and '.' only")
+        return s
+
+    def integer(self, value: Any, key: Key, lo: int, hi: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise self.fail(key, f"must be a whole number from {lo} to {hi}, not {value!r}")
+        return value
+
+    def number(self, value: Any, key: Key, lo: float, hi: float, lo_open: bool = False) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                (lo < value if lo_open else lo <= value) and value <= hi):
+            bound = f"above {lo:g}" if lo_open else f"from {lo:g}"
+            raise self.fail(key, f"must be a number {bound} to {hi:g}, not {value!r}")
+        return float(value)
+
+    def boolean(self, value: Any, key: Key) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(key, f"must be true or false, not {value!r}")
+        return value
+
+    def rate(self, value: Any, key: Key) -> float:
+        try:
+            return parse_rate(value)
+        except ValueError as e:
+            raise self.fail(key, str(e)) from None
+
+    def duration(self, value: Any, key: Key) -> int:
+        try:
+            return parse_duration(value)
+        except ValueError as e:
+            raise self.fail(key, str(e)) from None
+
+    def cpus(self, value: Any, key: Key) -> list[int] | str:
+        if value == "all":
+            return "all"
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = [value]
+        if isinstance(value, str):
+            out: list[int] = []
+            for part in value.split(","):
+                m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+                if not m:
+                    raise self.fail(key, f"bad CPU list {value!r} (use 'all', 3, [0, 2] or '0-3')")
+                lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+                if hi < lo:
+                    raise self.fail(key, f"bad CPU range {part.strip()!r}")
+                out.extend(range(lo, hi + 1))
+            return out
+        if isinstance(value, list) and value and all(isinstance(c, int) and not isinstance(c, bool)
+                                                     and 0 <= c < 4096 for c in value):
+            return list(value)
+        raise self.fail(key, f"bad CPU list {value!r} (use 'all', 3, [0, 2] or '0-3')")
+
+
+_SAMPLER_KEYS = {"interval_us", "distance_us", "duration", "loops", "policy", "priority", "mlockall",
+                 "latency_us", "histogram_us", "clock", "posix_timers", "relative", "nsecs",
+                 "breaktrace_us", "block_seconds", "checkpoint_seconds", "threads"}
+_GROUP_KEYS = {"name", "count", "cpus", "priority", "policy"}
+_GATE_KEYS = {"name", "kind", "limit_us", "above_us", "rate", "percentile", "max_count", "max_rate",
+              "confidence", "threads", "cpus", "scope", "min_samples", "critical", "description"}
+_KIND_NEEDS = {"max": {"limit_us"}, "avg": {"limit_us"}, "percentile": {"percentile", "limit_us"},
+               "miss_rate": {"above_us", "rate"}, "missed": set()}
+_KIND_TAKES = {"max": {"limit_us"}, "avg": {"limit_us"}, "percentile": {"percentile", "limit_us"},
+               "miss_rate": {"above_us", "rate", "confidence"}, "missed": {"max_count", "max_rate", "confidence"}}
+
+
+def _sampler(c: _Checker, raw: Any, key: Key) -> SamplerSettings:
+    m = c.mapping(raw if raw is not None else {}, key, _SAMPLER_KEYS)
+    s = SamplerSettings()
+    if "interval_us" in m:
+        s.interval_us = c.integer(m["interval_us"], key + ("interval_us",), 1, 3_600_000_000)
+    if "distance_us" in m:
+        s.distance_us = c.integer(m["distance_us"], key + ("distance_us",), 0, 3_600_000_000)
+    if "duration" in m:
+        s.duration_s = c.duration(m["duration"], key + ("duration",))
+    if "loops" in m:
+        s.loops = c.integer(m["loops"], key + ("loops",), 1, 2**62)
+    if s.duration_s is None and s.loops is None:
+        raise c.fail(key, "set duration or loops: an endless measurement is never a gate")
+    policy = m.get("policy", "fifo")
+    if policy not in POLICIES:
+        raise c.fail(key + ("policy",), f"unknown policy {policy!r} (one of {', '.join(POLICIES)})")
+    default_prio = m.get("priority", 80 if policy in ("fifo", "rr") else 0)
+    c.integer(default_prio, key + ("priority",), 0, 99)
+    if "mlockall" in m:
+        s.mlockall = c.boolean(m["mlockall"], key + ("mlockall",))
+    if "latency_us" in m:
+        s.latency_us = None if m["latency_us"] is None else c.integer(m["latency_us"], key + ("latency_us",), 0, 2**31 - 1)
+    if "histogram_us" in m:
+        s.histogram_us = c.integer(m["histogram_us"], key + ("histogram_us",), 1, 1_000_000)
+    if "clock" in m:
+        if m["clock"] not in ("monotonic", "realtime"):
+            raise c.fail(key + ("clock",), "must be monotonic or realtime")
+        s.clock = m["clock"]
+    for flag in ("posix_timers", "relative", "nsecs"):
+        if flag in m:
+            setattr(s, flag, c.boolean(m[flag], key + (flag,)))
+    if "breaktrace_us" in m:
+        s.breaktrace_us = c.integer(m["breaktrace_us"], key + ("breaktrace_us",), 1, 2**32 - 1)
+    if "block_seconds" in m:
+        s.block_seconds = c.number(m["block_seconds"], key + ("block_seconds",), 0.001, 86400.0)
+    if "checkpoint_seconds" in m:
+        s.checkpoint_seconds = c.integer(m["checkpoint_seconds"], key + ("checkpoint_seconds",), 0, 86400)
+    groups = m.get("threads", [{"name": "all", "cpus": "all"}])
+    if not isinstance(groups, list) or not groups:
+        raise c.fail(key + ("threads",), "must be a non-empty list of thread groups")
+    names: set[str] = set()
+    for i, g in enumerate(groups):
+        gk = key + ("threads", i)
+        gm = c.mapping(g, gk, _GROUP_KEYS, {"name"})
+        name = c.name(gm["name"], gk + ("name",))
+        if name in names:
+            raise c.fail(gk + ("name",), f"thread group {name!r} is defined twice")
+        names.add(name)
+        gpolicy = gm.get("policy", policy)
+        if gpolicy != policy:
+            raise c.fail(gk + ("policy",), "all thread groups of one measurement share its policy")
+        prio = c.integer(gm.get("priority", default_prio), gk + ("priority",), 0, 99)
+        if policy in ("fifo", "rr") and prio < 1:
+            raise c.fail(gk + ("priority",), f"SCHED_{policy.upper()} needs a priority from 1 to 99")
+        if policy not in ("fifo", "rr") and prio != 0:
+            raise c.fail(gk + ("priority",), f"policy {policy} takes no real-time priority")
+        cpus = c.cpus(gm["cpus"], gk + ("cpus",)) if "cpus" in gm else None
+        count = c.integer(gm["count"], gk + ("count",), 1, 1024) if "count" in gm else None
+        if cpus == "all" and count is not None:
+            raise c.fail(gk + ("count",), "cpus: all runs one thread per CPU; drop count")
+        if cpus == "all" and len(groups) > 1:
+            raise c.fail(gk + ("cpus",), "cpus: all is only for a measurement with one thread group")
+        if cpus is None and count is None:
+            count = 1
+        s.threads.append(ThreadGroup(name=name, count=count, cpus=cpus, priority=prio, policy=gpolicy))
+    return s
+
+
+_LOAD_KEYS = {"kind", "workers", "cpus", "size", "command", "warmup_seconds", "min_cpu_percent"}
+# What a measurement needs of the system. architecture, compatible (a devicetree compatible string), dmi_product
+# and cpu_count name the machine a board file is for: elsewhere its budget means nothing.
+REQUIREMENTS = {"preempt_rt": bool, "isolated_cpus": bool, "governor": str, "bare_metal": bool,
+                "rt_throttling_off": bool, "architecture": str, "compatible": str, "dmi_product": str,
+                "cpu_count": int}
+
+
+def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
+    if isinstance(raw, str):
+        raw = {"kind": raw}
+    m = c.mapping(raw, key, _LOAD_KEYS, {"kind"})
+    if m["kind"] not in LOAD_KINDS:
+        raise c.fail(key + ("kind",), f"unknown load {m['kind']!r} (one of {', '.join(LOAD_KINDS)})")
+    spec = LoadSpec(kind=m["kind"])
+    if "workers" in m:
+        spec.workers = c.integer(m["workers"], key + ("workers",), 1, 4096)
+    if "cpus" in m:
+        spec.cpus = m["cpus"] if m["cpus"] in ("measured", "others", "all") else \
+            c.cpus(m["cpus"], key + ("cpus",))  # type: ignore[assignment]
+    if "size" in m:
+        if not isinstance(m["size"], str) or not re.fullmatch(r"\d+[KMG]?", m["size"]):
+            raise c.fail(key + ("size",), f"must be a size such as 64M or 1G, not {m['size']!r}")
+        spec.size = m["size"]
+    if "command" in m:
+        cmd = m["command"]
+        if not isinstance(cmd, list) or not cmd or not all(isinstance(w, str) and w for w in cmd):
+            raise c.fail(key + ("command",), "must be a list of words (the program and its arguments; no shell)")
+        spec.command = list(cmd)
+    if spec.kind == "custom" and not spec.command:
+        raise c.fail(key, "a custom load needs command: [program, arg, ...]")
+    if "warmup_seconds" in m:
+        spec.warmup_seconds = c.number(m["warmup_seconds"], key + ("warmup_seconds",), 0.0, 3600.0)
+    if "min_cpu_percent" in m:
+        spec.min_cpu_percent = c.number(m["min_cpu_percent"], key + ("min_cpu_percent",), 0.0, 1e6)
+    return spec
+
+
+def _require(c: _Checker, raw: Any, key: Key) -> dict[str, Any]:
+    m = c.mapping(raw, key, set(REQUIREMENTS))
+    words = {bool: "true or false", str: "a string", int: "a whole number"}
+    for k, kind in REQUIREMENTS.items():
+        if k in m and (not isinstance(m[k], kind) or (kind is int and isinstance(m[k], bool))):
+            raise c.fail(key + (k,), f"must be {words[kind]}, not {m[k]!r}")
+    if "cpu_count" in m:
+        c.integer(m["cpu_count"], key + ("cpu_count",), 1, 4096)
+    return dict(m)
+
+
+def _history(c: _Checker, raw: Any, key: Key) -> dict[str, Any]:
+    """Regression-detection settings for `rtgate history compare`."""
+    m = c.mapping(raw, key, {"alpha", "min_effect", "min_runs", "metrics"})
+    out: dict[str, Any] = {}
+    if "alpha" in m:
+        out["alpha"] = c.number(m["alpha"], key + ("alpha",), 0.0, 0.5, lo_open=True)
+    if "min_effect" in m:
+        out["min_effect"] = c.number(m["min_effect"], key + ("min_effect",), 0.0, 10.0)
+    if "min_runs" in m:
+        out["min_runs"] = c.integer(m["min_runs"], key + ("min_runs",), 2, 10000)
+    if "metrics" in m:
+        metrics = m["metrics"]
+        if not isinstance(metrics, list) or not all(
+                isinstance(x, str) and re.fullmatch(r"max|min|avg|p99|p99\.9|above_\d+(\.\d+)?", x) for x in metrics):
+            raise c.fail(key + ("metrics",), "must list max, min, avg, p99, p99.9 or above_<us>")
+        out["metrics"] = list(metrics)
+    return out
+
+
+def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
+    m = c.mapping(raw, key, _GATE_KEYS, {"name", "kind"})
+    kind = m["kind"]
+    if kind not in GATE_KINDS:
+        raise c.fail(key + ("kind",), f"unknown gate kind {kind!r} (one of {', '.join(GATE_KINDS)})")
+    for k in sorted(_KIND_NEEDS[kind]):
+        if k not in m:
+            raise c.fail(key, f"a {kind} gate needs {k!r}")
+    for k in ("limit_us", "above_us", "rate", "percentile", "max_count", "max_rate", "confidence"):
+        if k in m and k not in _KIND_TAKES[kind]:
+            raise c.fail(key + (k,), f"a {kind} gate does not take {k!r}")
+    g = GateSpec(name=c.name(m["name"], key + ("name",)), kind=kind, where=c.where(key))
+    if "limit_us" in m:
+        g.limit_us = c.number(m["limit_us"], key + ("limit_us",), 0.0, 1e9)
+    if "above_us" in m:
+        g.above_us = c.number(m["above_us"], key + ("above_us",), 0.0, 1e9)
+    if "rate" in m:
+        g.rate = c.rate(m["rate"], key + ("rate",))
+    if "percentile" in m:
+        g.percentile = c.number(m["percentile"], key + ("percentile",), 0.0, 100.0, lo_open=True)
+        if g.percentile >= 100.0:
+            raise c.fail(key + ("percentile",), "percentile must be below 100 (use a max gate)")
+    if kind == "missed":
+        if ("max_count" in m) == ("max_rate" in m):
+            raise c.fail(key, "a missed gate needs exactly one of max_count or max_rate")
+        if "max_count" in m:
+            g.max_count = c.integer(m["max_count"], key + ("max_count",), 0, 2**62)
+        else:
+            g.max_rate = c.rate(m["max_rate"], key + ("max_rate",))
+    if "confidence" in m:
+        g.confidence = c.number(m["confidence"], key + ("confidence",), 0.5, 0.999999)
+    if "threads" in m:
+        t = m["threads"]
+        if isinstance(t, str):
+            t = [t]
+        if not isinstance(t, list) or not t:
+            raise c.fail(key + ("threads",), "must be a thread group name or a list of them")
+        for name in t:
+            if name not in groups:
+                raise c.fail(key + ("threads",), f"no thread group {name!r} in this measurement "
+                             f"(groups: {', '.join(sorted(groups))})")
+        g.threads = list(t)
+    if "cpus" in m:
+        cpus = c.cpus(m["cpus"], key + ("cpus",))
+        if cpus == "all":
+            raise c.fail(key + ("cpus",), "name CPUs, or leave cpus out to gate every thread")
+        g.cpus = list(cpus)
+    if "scope" in m:
+        if m["scope"] not in ("per_thread", "worst"):
+            raise c.fail(key + ("scope",), "must be per_thread or worst")
+        g.scope = m["scope"]
+    if "min_samples" in m:
+        g.min_samples = c.integer(m["min_samples"], key + ("min_samples",), 1, 2**62)
+    if "critical" in m:
+        g.critical = c.boolean(m["critical"], key + ("critical",))
+    if "description" in m:
+        g.description = c.string(m["description"], key + ("description",))
+    return g
+
+
+def load_thresholds(path: str | Path) -> ThresholdFile:
+    p = Path(path)
+    if not p.is_file():
+        raise ThresholdsError("no such threshold file", path=str(p))
+    data, lines, files = _load_chain(p, [])
+    c = _Checker(p, lines)
+    top = c.mapping(data, (), {"platform", "description", "measurements", "allow_inconclusive", "require",
+                               "history"}, {"platform", "measurements"})
+    history = _history(c, top["history"], ("history",)) if "history" in top else {}
+    file_require = _require(c, top["require"], ("require",)) if "require" in top else {}
+    platform = c.name(top["platform"], ("platform",))
+    description = c.string(top["description"], ("description",)) if "description" in top else ""
+    allow = c.boolean(top["allow_inconclusive"], ("allow_inconclusive",)) if "allow_inconclusive" in top else False
+    ms = top["measurements"]
+    if not isinstance(ms, dict) or not ms:
+        raise c.fail(("measurements",), "must be a non-empty mapping of measurement names")
+    measurements: dict[str, Measurement] = {}
+    for name, raw in ms.items():
+        key: Key = ("measurements", name)
+        c.name(name, key)
+        m = c.mapping(raw, key, {"description", "sampler", "gates", "load", "require"}, {"gates"})
+        sampler = _sampler(c, m.get("sampler"), key + ("sampler",))
+        groups = {g.name for g in sampler.threads}
+        raw_gates = m["gates"]
+        if not isinstance(raw_gates, list) or not raw_gates:
+            raise c.fail(key + ("gates",), "must be a non-empty list of gates")
+        gates = [_gate(c, g, key + ("gates", i), groups) for i, g in enumerate(raw_gates)]
+        seen: set[str] = set()
+        for i, g in enumerate(gates):
+            if g.name in seen:
+                raise c.fail(key + ("gates", i, "name"), f"gate {g.name!r} is defined twice")
+            seen.add(g.name)
+        desc = c.string(m["description"], key + ("description",)) if "description" in m else ""
+        load = _load(c, m["load"], key + ("load",)) if "load" in m else LoadSpec()
+        require = {**file_require, **(_require(c, m["require"], key + ("require",)) if "require" in m else {})}
+        measurements[name] = Measurement(name=name, description=desc, sampler=sampler, gates=gates,
+                                         where=c.where(key), load=load, require=require)
+    return ThresholdFile(path=str(p), platform=platform, description=description,
+                         measurements=measurements, files=files, allow_inconclusive=allow, history=history)
+
+
+def _shipped_dirs() -> list[Path]:
+    package = Path(__file__).resolve().parent.parent
+    return [package / "thresholds", package.parent.parent / "thresholds"]  # installed, or the source tree
+
+
+def default_thresholds_path() -> Path:
+    """The built-in default platform: installed with the package, or the source tree's copy."""
+    for d in _shipped_dirs():
+        if (d / "default.yaml").is_file():
+            return d / "default.yaml"
+    raise ThresholdsError("the built-in default threshold file is missing from this installation",
+                          path=str(_shipped_dirs()[0] / "default.yaml"))
+
+
+def find_thresholds(name: str) -> Path:
+    """A path as given, or else the name of a threshold file shipped with rtgate."""
+    given = Path(name)
+    if given.is_file() or given.is_absolute():
+        return given
+    for d in _shipped_dirs():
+        if (d / name).is_file():
+            return d / name
+    return given

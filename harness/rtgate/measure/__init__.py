@@ -1,0 +1,1 @@
+"""Taking a measurement: sampler arguments, requirements, load, environment, running the sampler, sessions."""

@@ -1,0 +1,92 @@
+"""Threshold-file gates as rtgate-sampler --gate arguments, for boards without Python.
+
+The sampler evaluates them itself (sampler/gate.c) and prints one RTGATE-GATE line per verdict;
+tests/vectors/gates.txt holds both evaluators to the same answers.
+"""
+
+from __future__ import annotations
+
+from rtgate.errors import RtgateError
+from rtgate.core.thresholds import GateSpec, Measurement
+
+# RTGATE-GATE NAME THREAD STATUS VALUE LIMIT BOUND SAMPLES UNITS REASON...  (values: us, or % for rates)
+GATE_LINE_FIELDS = ("gate", "thread", "status", "value", "limit", "bound", "samples", "units", "reason")
+
+
+def _num(x: float) -> str:
+    return format(x, ".15g")
+
+
+def gate_arg(gate: GateSpec, m: Measurement, nthreads: int | None) -> str:
+    """One --gate value. nthreads: how many threads the measurement runs (None: one per CPU)."""
+    parts = [f"name={gate.name}", f"kind={gate.kind}"]
+    if gate.kind == "percentile":
+        parts.append(f"percentile={_num(gate.percentile or 0.0)}")
+    if gate.kind in ("max", "avg", "percentile"):
+        parts.append(f"limit={_num(gate.limit_us or 0.0)}")
+    if gate.kind == "miss_rate":
+        parts += [f"above={_num(gate.above_us or 0.0)}", f"rate={_num(gate.rate or 0.0)}"]
+    if gate.kind == "missed":
+        parts.append(f"max_count={gate.max_count}" if gate.max_count is not None
+                     else f"max_rate={_num(gate.max_rate or 0.0)}")
+    if gate.kind in ("miss_rate", "missed") and gate.confidence != 0.95:
+        parts.append(f"confidence={_num(gate.confidence)}")
+    if gate.min_samples:
+        parts.append(f"min_samples={gate.min_samples}")
+    if gate.threads:
+        groups = {g.name for g in m.sampler.threads}
+        if set(gate.threads) != groups:
+            if nthreads is None:
+                raise RtgateError(f"gate {gate.name}: thread groups need a fixed thread count")
+            labels = m.thread_labels(nthreads)
+            parts.append("threads=" + "+".join(str(i) for i, lb in enumerate(labels) if lb in gate.threads))
+    if gate.cpus:
+        parts.append("cpus=" + "+".join(map(str, gate.cpus)))
+    if gate.scope == "worst":
+        parts.append("scope=worst")
+    return ",".join(parts)
+
+
+def thread_count(m: Measurement) -> int | None:
+    if any(g.cpus == "all" for g in m.sampler.threads):
+        return None
+    return sum(g.count or len(g.cpus or [1]) for g in m.sampler.threads)  # type: ignore[arg-type]
+
+
+def native_args(m: Measurement) -> list[str]:
+    """--thread-labels and one --gate per gate of the measurement."""
+    n = thread_count(m)
+    args = []
+    if len(m.sampler.threads) > 1 and n is not None:
+        args.append("--thread-labels=" + ",".join(lb or "" for lb in m.thread_labels(n)))
+    args += [f"--gate={gate_arg(g, m, n)}" for g in m.gates]
+    return args
+
+
+def parse_gate_arg(arg: str, labels: list[str | None]) -> GateSpec:
+    """The reverse of gate_arg; thread indices become the groups they belong to."""
+    kv = dict(part.split("=", 1) for part in arg.split(","))
+    g = GateSpec(name=kv["name"], kind=kv["kind"], where=("--gate", 0))
+    floats = {"limit": "limit_us", "above": "above_us", "rate": "rate", "percentile": "percentile",
+              "max_rate": "max_rate", "confidence": "confidence"}
+    for key, attr in floats.items():
+        if key in kv:
+            setattr(g, attr, float(kv[key]))
+    if "max_count" in kv:
+        g.max_count = int(kv["max_count"])
+    if "min_samples" in kv:
+        g.min_samples = int(kv["min_samples"])
+    if "threads" in kv:
+        g.threads = sorted({labels[int(i)] or "" for i in kv["threads"].split("+")})
+    if "cpus" in kv:
+        g.cpus = [int(c) for c in kv["cpus"].split("+")]
+    g.scope = kv.get("scope", "per_thread")
+    return g
+
+
+def parse_gate_line(line: str) -> dict[str, str] | None:
+    """An RTGATE-GATE line as printed by the sampler, or None for any other line."""
+    parts = line.rstrip("\n").split(" ", len(GATE_LINE_FIELDS))
+    if len(parts) != len(GATE_LINE_FIELDS) + 1 or parts[0] != "RTGATE-GATE":
+        return None
+    return dict(zip(GATE_LINE_FIELDS, parts[1:]))

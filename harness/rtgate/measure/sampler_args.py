@@ -1,0 +1,91 @@
+"""A measurement of a threshold file -> the rtgate-sampler command line that runs it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from rtgate.core.thresholds import Measurement, SamplerSettings
+
+
+def with_duration(settings: SamplerSettings, duration_s: int | None) -> SamplerSettings:
+    """The --duration override: a fixed run length instead of the file's duration or loops."""
+    if duration_s is None:
+        return settings
+    return replace(settings, duration_s=duration_s, loops=None)
+
+
+def sampler_args(m: Measurement, json_path: str | None, duration_s: int | None = None,
+                 native_gates: bool = False) -> list[str]:
+    """Options only (no program name). Plain cyclictest spelling where one group allows it.
+
+    native_gates: add the measurement's gates as --gate options (boards without Python)."""
+    s = with_duration(m.sampler, duration_s)
+    groups = s.threads
+    rt = groups[0].policy in ("fifo", "rr")
+    args: list[str] = []
+    if len(groups) == 1:
+        g = groups[0]
+        if g.cpus == "all":
+            args.append("-S")
+        elif g.cpus:
+            args += ["-t", str(g.count or len(g.cpus)), "-a", ",".join(map(str, g.cpus))]
+        else:
+            args += ["-t", str(g.count or 1)]
+        if rt:
+            args += ["-p", str(g.priority)]
+    else:
+        cpus: list[str] = []
+        prios: list[str] = []
+        for g in groups:
+            n = g.count or len(g.cpus or [1])  # "all" is refused with several groups
+            for i in range(n):
+                cpus.append(str(g.cpus[i % len(g.cpus)]) if isinstance(g.cpus, list) else "*")
+                prios.append(str(g.priority))
+        args += [f"--thread-cpus={','.join(cpus)}", f"--thread-priorities={','.join(prios)}"]
+    if groups[0].policy != "fifo":
+        args.append(f"--policy={groups[0].policy}")
+    args += ["-i", str(s.interval_us), "-d", str(s.distance_us)]
+    if s.duration_s is not None:
+        args += ["-D", f"{s.duration_s}s"]
+    if s.loops is not None:
+        args += ["-l", str(s.loops)]
+    if s.mlockall:
+        args.append("-m")
+    args.append("--default-system" if s.latency_us is None else f"--latency={s.latency_us}")
+    if s.histogram_us:
+        args += ["-h", str(s.histogram_us)]
+        if json_path:
+            args.append(f"--histfile={os.path.splitext(json_path)[0]}.hist")
+    if s.clock == "realtime":
+        args += ["-c", "1"]
+    if s.posix_timers:
+        args.append("-x")
+    if s.relative:
+        args.append("-r")
+    if s.nsecs:
+        args.append("-N")
+    if s.breaktrace_us:
+        args += ["-b", str(s.breaktrace_us * (1000 if s.nsecs else 1))]
+    args.append(f"--block={s.block_seconds:g}")
+    args.append("-q")
+    if json_path:
+        args += [f"--json={json_path}", f"--checkpoint={s.checkpoint_seconds}"]
+    if native_gates:
+        from rtgate.measure.native_gates import native_args
+        args += native_args(m)
+    return args
+
+
+def expected_seconds(m: Measurement, duration_s: int | None = None) -> float | None:
+    s = with_duration(m.sampler, duration_s)
+    if s.duration_s is not None:
+        return float(s.duration_s)
+    if s.loops is not None:
+        return s.loops * (s.interval_us + s.distance_us * max(0, _threads(m) - 1)) / 1e6
+    return None
+
+
+def _threads(m: Measurement) -> int:
+    return sum(g.count or (len(g.cpus) if isinstance(g.cpus, list) else os.cpu_count() or 1)
+               for g in m.sampler.threads)

@@ -1,0 +1,256 @@
+"""A gate session: measurements run once and shared by their gates, results from elsewhere, and
+gate helpers for users' own tests. Used by the pytest plugin; knows nothing about pytest."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from rtgate.errors import RtgateError
+from rtgate.core.gates import Status, Verdict, _select, evaluate, thread_ids
+from rtgate.core.model import RunResult, ThreadResult
+from rtgate.parsers import load_results
+from rtgate.reports.verdicts_json import verdicts_document, write_json
+from rtgate.measure.runner import RequirementsNotMet, find_sampler, run_measurement
+from rtgate.core.thresholds import (GateSpec, Measurement, SamplerSettings, ThreadGroup, ThresholdFile, parse_duration,
+                         parse_rate)
+
+
+@dataclass
+class Settings:
+    thresholds: list[str] = field(default_factory=list)
+    results: list[str] = field(default_factory=list)
+    duration: str | None = None
+    sampler: str | None = None
+    allow_inconclusive: bool = False
+    output_dir: Path = Path("rtgate-results")
+    junit: str | None = None
+    json: str | None = None
+
+
+def _local_cpus() -> list[int]:
+    import os
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
+
+
+def _predicted_run(m: Measurement) -> RunResult:
+    """The threads the sampler will run for a measurement on this machine, before running it."""
+    threads: list[ThreadResult] = []
+    for g in m.sampler.threads:
+        cpus: list[int | None]
+        if g.cpus == "all":
+            cpus = list(_local_cpus())
+        elif isinstance(g.cpus, list):
+            count = g.count or len(g.cpus)
+            cpus = [g.cpus[i % len(g.cpus)] for i in range(count)]
+        else:
+            cpus = [None] * (g.count or 1)
+        for cpu in cpus:
+            threads.append(ThreadResult(index=len(threads), cycles=0, min=None, max=None, avg=None, cpu=cpu,
+                                        priority=g.priority))
+    return RunResult(source="(predicted)", format="predicted", unit="us", threads=threads)
+
+
+def predicted_thread_ids(m: Measurement, run: RunResult | None) -> dict[str, list[str]]:
+    """Per gate, the thread ids its verdicts will carry: from results when given, else predicted."""
+    run = run or _predicted_run(m)
+    labels = m.thread_labels(len(run.threads))
+    ids = thread_ids(run, labels)
+    out: dict[str, list[str]] = {}
+    for gate in m.gates:
+        chosen, missing = _select(run, gate, labels)
+        out[gate.name] = ["all"] if missing or not chosen else [ids[t.index] for t in chosen]
+    return out
+
+
+class GateResult:
+    """What result.gate(...) returns: `.passed`, `.status`, `.verdicts`; its repr is the reason."""
+
+    def __init__(self, verdicts: list[Verdict]) -> None:
+        self.verdicts = verdicts
+        order = [Status.PASS, Status.INCONCLUSIVE, Status.FAIL, Status.ERROR]
+        self.status = max((v.status for v in verdicts), key=order.index)
+        self.passed = self.status == Status.PASS
+
+    @property
+    def reason(self) -> str:
+        bad = [v.reason for v in self.verdicts if v.status != Status.PASS]
+        return "; ".join(bad or [v.reason for v in self.verdicts])
+
+    def __repr__(self) -> str:
+        return f"<GateResult {self.status.value}: {self.reason}>"
+
+
+class LatencyResult:
+    """A measurement's results with gate helpers, for users' own tests."""
+
+    def __init__(self, run: RunResult, measurement: Measurement) -> None:
+        self.run = run
+        self.measurement = measurement
+        self.on_gate: Callable[[Verdict], None] | None = None
+
+    @property
+    def threads(self) -> list[ThreadResult]:
+        return self.run.threads
+
+    @property
+    def max_us(self) -> float | None:
+        values = [t.max for t in self.run.threads if t.max is not None]
+        return max(values) / self.run.units_per_us() if values else None
+
+    def gate(self, *, max_us: float | None = None, percentile: float | None = None, limit_us: float | None = None,
+             above_us: float | None = None, rate: Any = None, avg_us: float | None = None,
+             missed: int | None = None, confidence: float = 0.95, cpus: list[int] | None = None) -> GateResult:
+        """One gate over every thread (or the threads on `cpus`), e.g. gate(max_us=80),
+        gate(percentile=99.9, limit_us=50), gate(above_us=100, rate="0.1%"), gate(avg_us=20), gate(missed=0)."""
+        if max_us is not None:
+            spec = GateSpec(name=f"max-{max_us:g}us", kind="max", where=("<test>", 0), limit_us=float(max_us))
+        elif percentile is not None and limit_us is not None:
+            spec = GateSpec(name=f"p{percentile:g}-{limit_us:g}us", kind="percentile", where=("<test>", 0),
+                            percentile=float(percentile), limit_us=float(limit_us))
+        elif above_us is not None and rate is not None:
+            spec = GateSpec(name=f"above-{above_us:g}us", kind="miss_rate", where=("<test>", 0),
+                            above_us=float(above_us), rate=parse_rate(rate), confidence=confidence)
+        elif avg_us is not None:
+            spec = GateSpec(name=f"avg-{avg_us:g}us", kind="avg", where=("<test>", 0), limit_us=float(avg_us))
+        elif missed is not None:
+            spec = GateSpec(name=f"missed-{missed}", kind="missed", where=("<test>", 0), max_count=int(missed))
+        else:
+            raise ValueError("gate() takes max_us, percentile + limit_us, above_us + rate, avg_us or missed")
+        spec.cpus = cpus
+        m = Measurement(name=self.measurement.name, description="", sampler=self.measurement.sampler,
+                        gates=[spec], where=self.measurement.where)
+        verdicts = evaluate(m, self.run)
+        if self.on_gate:
+            for v in verdicts:
+                self.on_gate(v)
+        return GateResult(verdicts)
+
+
+class GateSession:
+    def __init__(self, settings: Settings, rootdir: Path) -> None:
+        self.settings = settings
+        self.rootdir = rootdir
+        try:
+            self.duration_s = parse_duration(settings.duration) if settings.duration else None
+        except ValueError as e:
+            raise RtgateError(f"duration {e}") from None
+        self._results: list[tuple[str | None, Path]] = []
+        for item in settings.results:
+            name, sep, path = item.partition("=")
+            if sep and not Path(item).exists():
+                self._results.append((name, Path(path)))
+            else:
+                self._results.append((None, Path(item)))
+        self._loaded: dict[Path, RunResult] = {}
+        self._evaluated: dict[tuple[str, str], dict[tuple[str, str], Verdict] | RtgateError] = {}
+        self.verdicts: list[tuple[str, Verdict]] = []
+        self._platforms: dict[str, str] = {}
+
+    def requested_files(self) -> set[Path]:
+        return {Path(p).resolve() for p in self.settings.thresholds}
+
+    def results_for(self, tf: ThresholdFile, name: str) -> RunResult | None:
+        """The results file the session maps to a measurement, or None to run the sampler."""
+        if not self._results:
+            return None
+        named = [p for n, p in self._results if n == name]
+        bare = [p for n, p in self._results if n is None]
+        if bare and len(tf.measurements) > 1:
+            raise RtgateError(f"{tf.path} has several measurements ({', '.join(tf.measurements)}): "
+                              f"give results as MEASUREMENT=PATH")
+        paths = named or bare
+        if not paths:
+            raise RtgateError(f"no results given for measurement {name!r} of {tf.path}")
+        if len(paths) > 1:
+            raise RtgateError(f"several results for measurement {name!r}: {', '.join(map(str, paths))}")
+        path = paths[0]
+        if path not in self._loaded:
+            self._loaded[path] = load_results(path)
+        return self._loaded[path]
+
+    def verdict(self, tf: ThresholdFile, m: Measurement, gate: str, thread: str) -> Verdict:
+        key = (tf.path, m.name)
+        if key not in self._evaluated:
+            try:
+                self._evaluated[key] = self._evaluate(tf, m)
+            except RtgateError as e:
+                self._evaluated[key] = e  # every gate of the measurement reports it; it runs once
+        table = self._evaluated[key]
+        if isinstance(table, RtgateError):
+            raise table
+        verdict = table.get((gate, thread))
+        if verdict is None:
+            raise RtgateError(f"no verdict for {gate}[{thread}] in {m.name}")
+        return verdict
+
+    def _evaluate(self, tf: ThresholdFile, m: Measurement) -> dict[tuple[str, str], Verdict]:
+        run = self.results_for(tf, m.name)
+        expected = predicted_thread_ids(m, run)
+        if run is None:
+            outdir = self.settings.output_dir / _safe(tf.platform)
+            try:
+                run, _ = run_measurement(find_sampler(self.settings.sampler), m, outdir, self.duration_s)
+            except RequirementsNotMet as e:
+                raise RtgateError(f"measurement {m.name} not measured: {e}") from e
+        verdicts = evaluate(m, run)
+        display = _display(Path(tf.path), self.rootdir)
+        self._platforms[tf.platform] = display
+        self.verdicts.extend((display, v) for v in verdicts)
+        table = {(v.gate, v.thread): v for v in verdicts}
+        got = {(v.gate, v.thread) for v in verdicts}
+        want = {(g, t) for g, ts in expected.items() for t in ts}
+        if got != want:
+            # The threads that ran are not the ones collected: never let a gate go unreported.
+            raise RtgateError(f"measurement {m.name}: the run's threads do not match the collected gates "
+                              f"(unexpected: {sorted(got - want)}, missing: {sorted(want - got)})")
+        return table
+
+    def measure_for_test(self, name: str, duration: Any = "5s", interval_us: int = 1000, priority: int = 80,
+                         threads: int = 1, cpus: list[int] | str | None = None, policy: str = "fifo",
+                         mlockall: bool = True) -> LatencyResult:
+        group = ThreadGroup(name="all", count=None if cpus == "all" else (threads if cpus is None else
+                            max(threads, len(cpus) if isinstance(cpus, list) else 1)),
+                            cpus=cpus, priority=priority if policy in ("fifo", "rr") else 0, policy=policy)
+        try:
+            seconds = parse_duration(duration)
+        except ValueError as e:
+            raise RtgateError(f"rt_latency duration {e}") from None
+        m = Measurement(name=_safe(name), description="", where=("<test>", 0), gates=[],
+                        sampler=SamplerSettings(interval_us=interval_us, duration_s=seconds, mlockall=mlockall,
+                                                threads=[group]))
+        run, _ = run_measurement(find_sampler(self.settings.sampler), m, self.settings.output_dir / "tests",
+                                 self.duration_s)
+        return LatencyResult(run, m)
+
+    def write_side_files(self) -> None:
+        if not self.verdicts:
+            return
+        verdicts = [v for _, v in self.verdicts]
+        platform = ",".join(sorted(self._platforms)) or "pytest"
+        if self.settings.json:
+            write_json(self.settings.json, verdicts_document(platform, sorted(self._platforms.values()), verdicts,
+                                                              self.settings.allow_inconclusive))
+        if self.settings.junit:
+            from rtgate.reports.junit import build_junit, write_junit
+            from rtgate.reports.text import summary_table
+            write_junit(self.settings.junit, build_junit(platform, verdicts,
+                                                         summary_table(platform, verdicts,
+                                                                       self.settings.allow_inconclusive),
+                                                         self.settings.allow_inconclusive))
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:100] or "measurement"
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)

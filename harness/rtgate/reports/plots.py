@@ -1,0 +1,100 @@
+"""Plots, headless: the OSADL-style latency histogram, latency over time, and a release trend."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from rtgate.core.model import RunResult  # noqa: E402
+from rtgate.core.thresholds import Measurement  # noqa: E402
+
+
+def _limits(m: Measurement | None) -> list[tuple[str, float]]:
+    if m is None:
+        return []
+    out = []
+    for g in m.gates:
+        limit = g.limit_us if g.kind in ("max", "percentile") else g.above_us if g.kind == "miss_rate" else None
+        if limit is not None:
+            out.append((g.name, float(limit)))
+    return out
+
+
+def histogram_figure(run: RunResult, m: Measurement | None = None) -> Figure:
+    """Samples per latency, log scale, one line per thread with its max in the label, limits drawn."""
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    scale = run.units_per_us()
+    for t in run.threads:
+        if t.histogram is None or not t.histogram.buckets:
+            continue
+        xs = [lo / scale for lo, _, _ in t.histogram.buckets]
+        ys = [c for _, _, c in t.histogram.buckets]
+        tid = f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}"
+        ax.step(xs, ys, where="post", label=f"{tid} (max {t.max / scale if t.max is not None else 0:g} us)")
+    for name, limit in _limits(m):
+        ax.axvline(limit, color="red", linestyle="--", linewidth=1)
+        ax.text(limit, ax.get_ylim()[1] if ax.lines else 1, f" {name} {limit:g} us", color="red",
+                rotation=90, va="top", fontsize=8)
+    ax.set_yscale("log")
+    ax.set_xlabel("latency (us)")
+    ax.set_ylabel("samples")
+    ax.set_title(f"Latency histogram: {run.source}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def timeline_figure(run: RunResult, m: Measurement | None = None) -> Figure:
+    """The max latency of each block over the run, per thread."""
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    scale = run.units_per_us()
+    for t in run.threads:
+        bm = t.block_maxima
+        if bm is None or not bm.values:
+            continue
+        tid = f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}"
+        ax.plot([i * bm.block_seconds for i in range(len(bm.values))], [v / scale for v in bm.values],
+                marker=".", linewidth=1, label=tid)
+    for name, limit in _limits(m):
+        ax.axhline(limit, color="red", linestyle="--", linewidth=1, label=f"{name} {limit:g} us")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("block max (us)")
+    ax.set_title("Latency over time (block maxima)")
+    if ax.lines:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def trend_figure(per_release: dict[str, list[float]], metric: str, limit: float | None = None) -> Figure:
+    """Per release, the distribution over runs of a metric, with the limit."""
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    releases = list(per_release)
+    ax.boxplot([per_release[r] or [float("nan")] for r in releases])
+    ax.set_xticks(range(1, len(releases) + 1), releases, rotation=30, fontsize=8)
+    if limit is not None:
+        ax.axhline(limit, color="red", linestyle="--", linewidth=1)
+    ax.set_ylabel(f"{metric} (us)")
+    ax.set_title(f"{metric} over releases (worst thread per run)")
+    fig.tight_layout()
+    return fig
+
+
+def png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def describe(fig: Figure) -> dict[str, Any]:
+    """What a figure shows, for tests and logs: line labels, scales, limit lines."""
+    ax = fig.axes[0]
+    return {"labels": [ln.get_label() for ln in ax.lines if not ln.get_label().startswith("_")],
+            "yscale": ax.get_yscale(), "lines": len(ax.lines), "title": ax.get_title()}

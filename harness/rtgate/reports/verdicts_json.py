@@ -1,0 +1,29 @@
+"""Verdicts as JSON, for scripts and dashboards."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rtgate import __version__
+from rtgate.core.gates import Verdict, exit_code
+
+
+def verdicts_document(platform: str, threshold_files: list[str], verdicts: list[Verdict],
+                      allow_inconclusive: bool, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "rtgate_version": __version__,
+        "platform": platform,
+        "threshold_files": threshold_files,
+        "exit_code": exit_code(verdicts, allow_inconclusive),
+        "verdicts": [v.as_dict() for v in verdicts],
+    }
+    if extra:
+        doc.update(extra)
+    return doc
+
+
+def write_json(path: str, doc: dict[str, Any]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2, sort_keys=False, allow_nan=False)
+        f.write("\n")
