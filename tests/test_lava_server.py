@@ -336,7 +336,7 @@ def test_rtgate_lab_gates_three_boards_through_lava(lava: LocalLava, images: dic
             proc.kill()
             proc.wait()
     progress = "".join(lines)
-    print(f"\nrtgate lab finished in {time.monotonic() - started:.0f} s")
+    print(f"\nrtgate lab finished in {time.monotonic() - started:.0f} s:\n{progress}")
     assert rc == 1, progress + out  # a FAIL and several ERRORs
     for board in ("good", "no-boot", "cancelled"):
         assert f"rtgate lab: {board}: job " in progress and "submitted" in progress, progress
