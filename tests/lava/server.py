@@ -111,7 +111,8 @@ class LocalLava:
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
-        self.spawn("gunicorn", ["gunicorn3", "lava_server.wsgi", "--bind", f"127.0.0.1:{self.port}",
+        gunicorn = shutil.which("gunicorn3") or shutil.which("gunicorn") or "gunicorn3"
+        self.spawn("gunicorn", [gunicorn, "lava_server.wsgi", "--bind", f"127.0.0.1:{self.port}",
                                 "--worker-class", "sync", "--workers", "3", "--timeout", "120",
                                 "--log-level", "info"])
         self.wait_for(lambda: self._get_ok("api/v0.2/system/version/"), 120, "lava-server answering HTTP")
