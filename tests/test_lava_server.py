@@ -315,7 +315,7 @@ def test_rtgate_lab_gates_three_boards_through_lava(lava: LocalLava, images: dic
     assert "2023" in run([lavacli, "-i", "local", "system", "version"], env=env).stdout  # the identity works
 
     junit, verdicts, history = tmp_path / "lab.xml", tmp_path / "lab.json", tmp_path / "history.db"
-    proc = subprocess.Popen([sys.executable, "-m", "rtgate", "lab", str(lab), "--identity", "local", "--poll", "2",
+    proc = subprocess.Popen([sys.executable, "-m", "rtgate", "lab", str(lab), "--identity", "local", "--poll", "2", "--timeout", "20m",
                              "--junit", str(junit), "--json", str(verdicts), "--history", str(history)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
