@@ -6,6 +6,8 @@ are rtgate's own modules (session.py, gates.py), which know nothing about pytest
 
 from __future__ import annotations
 
+import signal
+import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -18,6 +20,7 @@ from rtgate.measure.session import GateSession, LatencyResult, Settings, predict
 from rtgate.core.thresholds import Measurement, ThresholdFile, load_thresholds
 
 _SESSION = pytest.StashKey[GateSession]()
+_SAVED_HANDLERS = pytest.StashKey[dict]()
 
 
 # ------------------------------------------------------------------ options
@@ -28,6 +31,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="collect the gates of this threshold file (repeatable; ini: rtgate_thresholds)")
     group.addoption("--rtgate-results", action="extend", nargs="+", default=[], metavar="[MEASUREMENT=]PATH",
                     help="evaluate these results instead of running the sampler (ini: rtgate_results)")
+    group.addoption("--rtgate-accept-setup", metavar="LIST",
+                    help="accept these set-up differences of --rtgate-results: interval, priority, policy, "
+                         "cpus, duration or all (ini: rtgate_accept_setup)")
     group.addoption("--rtgate-duration", metavar="TIME",
                     help="override every measurement's duration, e.g. 5s (ini: rtgate_duration)")
     group.addoption("--rtgate-sampler", metavar="PATH", help="rtgate-sampler to run (ini: rtgate_sampler)")
@@ -41,6 +47,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write the session's verdicts as JSON (ini: rtgate_json)")
     parser.addini("rtgate_thresholds", "threshold files whose gates are collected", type="args", default=[])
     parser.addini("rtgate_results", "results to evaluate instead of running the sampler", type="args", default=[])
+    parser.addini("rtgate_accept_setup", "set-up differences of results to accept", default="")
     parser.addini("rtgate_duration", "duration override for every measurement", default="")
     parser.addini("rtgate_sampler", "rtgate-sampler to run", default="")
     parser.addini("rtgate_allow_inconclusive", "INCONCLUSIVE gates are skipped, not failed", type="bool",
@@ -64,7 +71,12 @@ def _settings(config: pytest.Config) -> Settings:
         output_dir=Path(str(pick("rtgate_output_dir", "rtgate_output_dir") or "rtgate-results")),
         junit=pick("rtgate_junit", "rtgate_junit") or None,
         json=pick("rtgate_json", "rtgate_json") or None,
+        accept_setup=str(pick("rtgate_accept_setup", "rtgate_accept_setup") or ""),
     )
+
+
+def _stop_as_ctrl_c(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -74,6 +86,28 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_SESSION] = GateSession(_settings(config), rootdir=Path(str(config.rootpath)))
     except RtgateError as e:
         raise pytest.UsageError(f"rtgate: {e}") from e
+    # SIGTERM and SIGHUP (a CI cancel, a lost ssh session) end the session as Ctrl-C does: pytest
+    # then reports and writes --junitxml. During a measurement, rtgate's own stop takes over.
+    saved = {}
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(s) == signal.SIG_DFL:
+                saved[s] = signal.signal(s, _stop_as_ctrl_c)
+    config.stash[_SAVED_HANDLERS] = saved
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for s, handler in config.stash.get(_SAVED_HANDLERS, {}).items():
+        signal.signal(s, handler)
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """A stop signal cut a measurement short: report its gates (INCONCLUSIVE), then end the session."""
+    gate_session = item.config.stash.get(_SESSION, None)
+    if gate_session is None or not gate_session.stopped_by:
+        return
+    if nextitem is None or not isinstance(item, GateItem) or nextitem.parent is not item.parent:
+        item.session.shouldstop = f"rtgate: stopped by {gate_session.stopped_by}"
 
 
 # ------------------------------------------------------------------ collection

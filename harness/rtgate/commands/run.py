@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
 from rtgate.errors import RtgateError
-from rtgate.core.gates import Verdict, error_verdicts, evaluate
-from rtgate.measure.runner import RequirementsNotMet, find_sampler, run_measurement
+from rtgate.core.gates import Status, Verdict, error_verdicts
+from rtgate.core.setup import evaluate_measured
+from rtgate.core.thresholds import Measurement
+from rtgate.measure.runner import RequirementsNotMet, StoppedBeforeMeasuring, find_sampler, run_measurement
+from rtgate.measure.stop import STOP
 from rtgate.core.thresholds import default_thresholds_path, load_thresholds
 from rtgate.commands.common import add_report_options, parse_seconds, report
 
@@ -28,12 +32,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(handler=handle)
 
 
-def _save_environment(path: Path, environment: dict[str, object]) -> None:
-    import json
-    path.write_text(json.dumps(environment, indent=2, default=str) + "\n", encoding="utf-8")
+def _not_measured(m: Measurement, reason: str) -> list[Verdict]:
+    """INCONCLUSIVE for every gate of a measurement a stop signal kept from being measured."""
+    return [dataclasses.replace(v, status=Status.INCONCLUSIVE) for v in error_verdicts(m, reason)]
 
 
 def handle(args: argparse.Namespace) -> int:
+    # SIGINT, SIGTERM and SIGHUP all stop the run the same way: what was measured is judged and reported.
+    with STOP.handling():
+        return _handle(args)
+
+
+def _handle(args: argparse.Namespace) -> int:
     path = args.thresholds
     if path is None:
         path = str(default_thresholds_path())
@@ -51,21 +61,25 @@ def handle(args: argparse.Namespace) -> int:
     durations: dict[str, float] = {}
     for name in names:
         m = tf.measurements[name]
+        if STOP.requested:
+            verdicts.extend(_not_measured(m, f"not measured: rtgate was stopped by {STOP.signal}"))
+            continue
         print(f"rtgate: measuring {name} ...", flush=True)
         try:
-            run, interrupted = run_measurement(sampler, m, outdir, args.duration)
+            run, _ = run_measurement(sampler, m, outdir, args.duration)
         except RequirementsNotMet as e:
             verdicts.extend(error_verdicts(m, f"not measured: {e}"))
             continue
+        except StoppedBeforeMeasuring as e:
+            verdicts.extend(_not_measured(m, f"not measured: {e}"))
+            continue
         durations[name] = run.elapsed_s or 0.0
-        verdicts.extend(evaluate(m, run))
+        verdicts.extend(evaluate_measured(m, run, duration_s=args.duration))
         if args.history:
             from rtgate.commands.history import add_run
             from rtgate.history.store import HistoryDB
             with HistoryDB(args.history) as db:
-                add_run(db, run, tf.platform, name, tf)
-        _save_environment(outdir / f"{name}.environment.json", run.environment)
-        if interrupted:
-            print("rtgate: interrupted: evaluating what was measured", file=sys.stderr)
-            break
+                add_run(db, run, tf.platform, name, tf, duration_s=args.duration)
+    if STOP.requested:
+        print(f"rtgate: stopped by {STOP.signal}: evaluating what was measured", file=sys.stderr, flush=True)
     return report(tf, verdicts, args, durations, {"results_dir": str(outdir)})

@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Any
 
 from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core import validity
 from rtgate.core.stats import clopper_pearson_upper
 from rtgate.core.thresholds import GateSpec, Measurement
 
@@ -251,8 +252,9 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
     for t, label in zip(run.threads, labels):
         t.label = label
     problem = None
-    if run.environment.get("invalid"):
-        problem = (Status.ERROR, "the measurement is invalid: " + "; ".join(run.environment["invalid"]))
+    invalid = validity.problems(run)
+    if invalid:
+        problem = (Status.ERROR, "the measurement is invalid: " + "; ".join(invalid))
     elif not run.complete:
         problem = (Status.ERROR, "the results are a checkpoint of a run that did not finish")
     elif run.stop_reason == "error":
@@ -288,6 +290,11 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
             verdicts.append(worst)
         else:
             verdicts.extend(per_thread)
+    for v in verdicts:
+        cause = validity.likely_cause(run, v.properties.get("cpu")) if v.status in (Status.FAIL, Status.ERROR) \
+            else None
+        if cause:
+            v.reason += f"; {cause}"
     return verdicts
 
 

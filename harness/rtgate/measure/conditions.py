@@ -219,3 +219,28 @@ def machine_checks(machine: dict[str, Any], measured: list[int] | None, isolatio
                                 + " or ".join(missing) + ": the tick and RCU callbacks still run there",
                                 f"add {'='.join([missing[0], _cpus(measured)])} to the kernel command line"))
     return checks
+
+
+def rt_task_checks(tasks: list[Any], require: dict[str, Any], priorities: dict[int, int]) -> list[Check]:
+    """Doctor's view of the real-time tasks that may preempt the sampler (measure/rt_tasks.py)."""
+    from rtgate.core.validity import describe_task
+    where = ",".join(map(str, sorted(priorities)))
+    lowest = min(priorities.values(), default=0)
+    found = [t.as_dict() for t in tasks]
+    competing = [t for t in found if not t["expected"]]
+    expected = [t for t in found if t["expected"]]
+    checks = []
+    if competing:
+        checks.append(Check("fail" if require.get("no_competing_rt") else "warn",
+                            f"real-time task(s) that can preempt the sampler (priority {lowest}+) on cpu {where}: "
+                            + ", ".join(map(describe_task, competing)),
+                            "stop them, lower their priority (chrt -p) or move them off the measured CPUs "
+                            "(taskset -p); a latency measured beside them is theirs"))
+    else:
+        checks.append(Check("ok", f"no other real-time task can preempt the sampler (priority {lowest}+) "
+                                  f"on cpu {where}"))
+    if expected:
+        names = sorted({t["comm"] for t in expected})
+        checks.append(Check("ok", f"expected kernel threads at or above the sampler's priority: {', '.join(names)} "
+                                  "(per-CPU housekeeping: part of the kernel's latency)"))
+    return checks

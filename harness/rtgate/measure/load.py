@@ -1,6 +1,10 @@
 """Background load during a measurement: start it, let it warm up, watch it, stop and reap its
 whole process group, and record what it achieved. A load that died or never reached its level
-makes the measurement invalid (its gates ERROR), never a pass."""
+makes the measurement invalid (its gates ERROR), never a pass.
+
+A load never runs unbounded: it runs under coreutils' timeout (and stress-ng under its own
+--timeout) just past the measurement's expected end, and dies with rtgate (PR_SET_PDEATHSIG), so
+neither a lost stop nor a killed rtgate leaves it hogging a CPU."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rtgate.errors import RtgateError
+from rtgate.measure.stop import STOP, die_with_parent
 
 KINDS = ("none", "cpu", "hackbench", "memory", "io", "network", "timer", "custom")
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -60,9 +65,18 @@ def _cpulist(cpus: list[int]) -> str:
     return ",".join(map(str, cpus))
 
 
-def load_argv(spec: LoadSpec, cpus: list[int], workdir: str) -> list[str]:
+KILL_AFTER_S = 5  # timeout's SIGKILL follows its SIGTERM after this long
+
+
+def load_argv(spec: LoadSpec, cpus: list[int], workdir: str, bound_s: int) -> list[str]:
+    """The load's command, bounded: it ends by itself after `bound_s` seconds at the latest."""
+    bound = ["timeout", "-k", str(KILL_AFTER_S), f"{bound_s + KILL_AFTER_S}s"]
+    return bound + _load_command(spec, cpus, workdir, bound_s)
+
+
+def _load_command(spec: LoadSpec, cpus: list[int], workdir: str, bound_s: int) -> list[str]:
     n = str(spec.workers or len(cpus))
-    stress = ["stress-ng", "--taskset", _cpulist(cpus), "--metrics-brief", "--timeout", "0"]
+    stress = ["stress-ng", "--taskset", _cpulist(cpus), "--metrics-brief", "--timeout", f"{bound_s}s"]
     if spec.kind == "cpu":
         return stress + ["--cpu", n]
     if spec.kind == "memory":
@@ -86,8 +100,9 @@ def load_argv(spec: LoadSpec, cpus: list[int], workdir: str) -> list[str]:
 class Load:
     """`with Load(spec, cpus):` runs the load around a measurement."""
 
-    def __init__(self, spec: LoadSpec, cpus: list[int], logdir: Path) -> None:
+    def __init__(self, spec: LoadSpec, cpus: list[int], logdir: Path, bound_s: int = 86400) -> None:
         self.spec, self.cpus, self.logdir = spec, cpus, logdir
+        self.bound_s = bound_s  # the load ends by itself after this long, whatever happens here
         self.proc: subprocess.Popen[bytes] | None = None  # the process group's leader
         self.pgid: int | None = None
         self.problem: str | None = None
@@ -97,38 +112,54 @@ class Load:
         self._start_cpu = 0.0
         self._start_time = 0.0
         self.argv: list[str] = []
+        self._log: Any = None
+        self.stopped = False
 
     # -- lifecycle
     def __enter__(self) -> "Load":
+        try:
+            self.start()
+        except BaseException:
+            self.stop()  # __exit__ does not run when __enter__ raises
+            raise
+        return self
+
+    def start(self) -> None:
+        """Start the load and let it warm up. A stop request (SIGINT/SIGTERM/SIGHUP) cuts the warm-up
+        short: the caller sees STOP.requested and stops the load."""
         if self.spec.kind == "none":
-            return self
+            return
+        if not shutil.which("timeout"):
+            raise RtgateError("load: coreutils' timeout not found: a load never runs without a bound")
         tool = "hackbench" if self.spec.kind == "hackbench" else "stress-ng" if self.spec.kind != "custom" \
             else self.spec.command[0]
         if not shutil.which(tool):
             raise RtgateError(f"load {self.spec.kind}: {tool} not found (apt-get install "
                               f"{'rt-tests' if tool == 'hackbench' else tool})")
         self._workdir = tempfile.mkdtemp(prefix="rtgate-load-")
-        self.argv = load_argv(self.spec, self.cpus, self._workdir)
+        self.argv = load_argv(self.spec, self.cpus, self._workdir, self.bound_s)
         self.logdir.mkdir(parents=True, exist_ok=True)
         self._log = (self.logdir / "load.log").open("ab")
         self._spawn()
-        time.sleep(self.spec.warmup_seconds)
+        if not STOP.sleep(self.spec.warmup_seconds):
+            return
         if not self.alive():
             self.problem = f"the {self.spec.kind} load died during its warm-up (see {self.logdir / 'load.log'})"
         self._start_cpu = _pgid_cpu_seconds(self.pgid or 0)
         self._start_time = time.monotonic()
-        return self
 
     def __exit__(self, *exc: object) -> None:
         if self.spec.kind != "none":
-            if not self.elapsed:
+            if not self.elapsed and self._start_time:
                 self.finish()
             self.stop()
 
     def _spawn(self) -> None:
-        # Its own session: the whole group is stopped and reaped at the end, whatever happens.
+        # Its own session: the whole group is stopped and reaped at the end, whatever happens. Its
+        # leader (timeout) gets SIGTERM if rtgate dies, and passes it on to the group, then SIGKILL.
         self.proc = subprocess.Popen(self.argv, stdout=self._log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True, cwd=self._workdir)
+                                     stdin=subprocess.DEVNULL, start_new_session=True, cwd=self._workdir,
+                                     preexec_fn=die_with_parent(signal.SIGTERM))
         if self.pgid is None:
             self.pgid = self.proc.pid
 
@@ -150,7 +181,15 @@ class Load:
                             f"below its level of {floor:.0f} %")
 
     def stop(self) -> None:
+        """Stop and reap the whole group (SIGTERM, then SIGKILL, checked gone); remove the temporary
+        folder. Safe to call at any point, and more than once."""
+        if self.stopped:
+            return
         if self.pgid is None:
+            if self._log:
+                self._log.close()
+            if self._workdir:
+                shutil.rmtree(self._workdir, ignore_errors=True)
             return
         for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
             try:
@@ -169,9 +208,11 @@ class Load:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
-        self._log.close()
+        if self._log:
+            self._log.close()
         shutil.rmtree(self._workdir, ignore_errors=True)
         left = pgid_processes(self.pgid)
+        self.stopped = True
         if left:
             raise RtgateError(f"load processes {left} survived SIGKILL")
 

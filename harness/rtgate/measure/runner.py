@@ -1,26 +1,37 @@
-"""Run the sampler for one measurement: start, show progress on a terminal, stop cleanly, parse."""
+"""Run the sampler for one measurement: check the system, start the load, run the sampler (progress on
+a terminal), stop everything cleanly whenever asked (SIGINT, SIGTERM, SIGHUP), and leave in the results
+file the validity record that every later reading judges it by."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, Callable
 
+from rtgate import __version__
+from rtgate.core import validity
+from rtgate.core.model import RunResult
+from rtgate.core.thresholds import Measurement
+from rtgate.errors import RtgateError, SamplerError
 from rtgate.measure.conditions import measured_cpus, unmet
 from rtgate.measure.environment import capture
-from rtgate.errors import RtgateError, SamplerError
 from rtgate.measure.load import Load, LoadSpec
-from rtgate.core.model import RunResult
-from rtgate.parsers import load_results
+from rtgate.measure.rt_tasks import RtTask, competitors, sampler_priorities, scan
 from rtgate.measure.sampler_args import expected_seconds, sampler_args
-from rtgate.core.thresholds import Measurement
+from rtgate.measure.stop import STOP, die_with_parent
+from rtgate.parsers import load_results
+
+RT_SCAN_EVERY_S = 1.0  # competing real-time tasks are looked for this often while measuring
+SAMPLER_STOP_GRACE_S = 30.0  # after SIGTERM, the sampler joins its threads and writes; then SIGKILL
 
 
 class RequirementsNotMet(RtgateError):
@@ -29,6 +40,14 @@ class RequirementsNotMet(RtgateError):
     def __init__(self, reasons: list[str]) -> None:
         super().__init__("; ".join(reasons))
         self.reasons = reasons
+
+
+class StoppedBeforeMeasuring(RtgateError):
+    """A stop signal arrived before the sampler started (e.g. during the load's warm-up): nothing measured."""
+
+    def __init__(self, signal_name: str, phase: str) -> None:
+        super().__init__(f"stopped by {signal_name} {phase}")
+        self.signal = signal_name
 
 
 def load_cpus(spec: LoadSpec, m: Measurement) -> list[int]:
@@ -69,10 +88,16 @@ def find_sampler(explicit: str | None = None) -> str:
 
 
 class _Progress:
-    """On a terminal: elapsed, cycles and current max once a second. Silent in CI logs."""
+    """On a terminal: elapsed, cycles and current max once a second. Silent in CI logs.
 
-    def __init__(self, proc: subprocess.Popen[str], name: str, total_s: float | None, out: IO[str]) -> None:
+    The sampler prints its status to stderr on SIGUSR1; stderr is a file (a pipe would kill the
+    sampler with SIGPIPE if rtgate died first), read here as it grows."""
+
+    def __init__(self, proc: subprocess.Popen[str], name: str, total_s: float | None, out: IO[str],
+                 stderr_path: Path) -> None:
         self.proc, self.name, self.total_s, self.out = proc, name, total_s, out
+        self.stderr_path = stderr_path
+        self.offset = 0
         self.start = time.monotonic()
         self.stop = threading.Event()
         self.cycles = 0
@@ -87,6 +112,19 @@ class _Progress:
         except (ValueError, IndexError):
             pass
 
+    def _read_status(self) -> None:
+        try:
+            with self.stderr_path.open("r", encoding="utf-8", errors="replace") as f:
+                f.seek(self.offset)
+                text = f.read()
+        except OSError:
+            return
+        complete = text[:text.rfind("\n") + 1]
+        self.offset += len(complete.encode("utf-8", errors="replace"))
+        for line in complete.splitlines():
+            if line.startswith("T:"):
+                self.status_line(line)
+
     def _tick(self) -> None:
         while not self.stop.wait(1.0):
             if self.proc.poll() is not None:
@@ -95,6 +133,7 @@ class _Progress:
                 self.proc.send_signal(signal.SIGUSR1)
             except ProcessLookupError:
                 return
+            self._read_status()
             elapsed = time.monotonic() - self.start
             total = f"/{self.total_s:.0f}" if self.total_s else ""
             self.out.write(f"\r[{self.name}] {elapsed:.0f}{total} s  cycles {self.cycles}  max {self.max}   ")
@@ -107,74 +146,201 @@ class _Progress:
             self.out.write("\n")
 
 
-def run_measurement(sampler: str, m: Measurement, outdir: Path, duration_s: int | None = None,
-                    progress: bool | None = None) -> tuple[RunResult, bool]:
-    """Returns the results and whether the user interrupted the run (results are still complete).
+def load_bound(m: Measurement, duration_s: int | None) -> int:
+    """How long a load may run at most: its warm-up and the measurement, with room for a slow start."""
+    expected = expected_seconds(m, duration_s) or 86400.0
+    return int(m.load.warmup_seconds + expected * 1.1 + 30)
 
-    The system's conditions are recorded with the results; a load runs around the sampler.
-    Raises RequirementsNotMet without measuring when the threshold file's require: fails."""
+
+def run_measurement(sampler: str, m: Measurement, outdir: Path, duration_s: int | None = None,
+                    progress: bool | None = None) -> tuple[RunResult, str | None]:
+    """Returns the results and the signal that stopped the run early (None: it ran to its end).
+
+    The system's conditions and competing real-time tasks are recorded with the results; a load runs
+    around the sampler. Raises RequirementsNotMet without measuring when the threshold file's require:
+    fails, StoppedBeforeMeasuring when a stop signal came before the sampler started. Whatever
+    happens, no load or sampler process outlives this call."""
+    with STOP.handling():
+        return _measure(sampler, m, outdir, duration_s, progress)
+
+
+def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
+             progress: bool | None) -> tuple[RunResult, str | None]:
     system = capture()
+    priorities = sampler_priorities(m)
+    before = scan(priorities)
     reasons = unmet(m.require, system, measured_cpus(m))
+    rt_matters = bool(m.require.get("no_competing_rt"))
+    if rt_matters and competitors(before):
+        reasons.append(_competing_text(competitors(before), "requires no competing real-time task on the "
+                                                            "measured CPUs; found"))
     if reasons:
         raise RequirementsNotMet(reasons)
-    load = Load(m.load, load_cpus(m.load, m) if m.load.kind != "none" else [], outdir / f"{m.name}.load")
-    with load:
-        run, interrupted = _run_sampler(sampler, m, outdir, duration_s, progress, load)
-    run.environment["system"] = system
-    run.environment["loadavg_after"] = capture().get("loadavg")
-    run.environment["load"] = load.summary()
-    if load.problem:
-        run.environment.setdefault("invalid", []).append(load.problem)
-    return run, interrupted
-
-
-def _run_sampler(sampler: str, m: Measurement, outdir: Path, duration_s: int | None, progress: bool | None,
-                 load: Load) -> tuple[RunResult, bool]:
+    _warn_competitors(m.name, before)
+    if STOP.requested:
+        raise StoppedBeforeMeasuring(STOP.signal or "a signal", "before the measurement started")
     outdir.mkdir(parents=True, exist_ok=True)
     json_path = outdir / f"{m.name}.json"
-    if json_path.exists():
-        json_path.unlink()
+    env_path = validity.environment_path(json_path)
+    for stale in (json_path, env_path):
+        stale.unlink(missing_ok=True)
+    # Written first: results beside it without a validity record are then known to be cut short.
+    _write_atomic(env_path, _dumps({"results": json_path.name, "state": "measuring", "system": system}))
+    load = Load(m.load, load_cpus(m.load, m) if m.load.kind != "none" else [], outdir / f"{m.name}.load",
+                bound_s=load_bound(m, duration_s))
+    during: dict[tuple[int, int], RtTask] = {}
+    try:
+        load.start()
+        if STOP.requested:
+            raise StoppedBeforeMeasuring(STOP.signal or "a signal", "during the load's warm-up")
+        _run_sampler(sampler, m, json_path, duration_s, progress, priorities, during)
+        after = scan(priorities)
+        load.finish()  # did the load hold until the sampler stopped?
+    except StoppedBeforeMeasuring:
+        load.stop()
+        _write_atomic(env_path, _dumps({"results": json_path.name, "state": "not measured",
+                                        "stopped_by": STOP.signal, "system": system, "load": load.summary()}))
+        raise
+    finally:
+        load.stop()
+    run = load_results(json_path)
+    invalid = [load.problem] if load.problem else []
+    over = validity.overrun(run)
+    if over:
+        invalid.append(over)
+    seen = {(t["pid"], t["tid"]): t for t in competitors(before) + competitors(list(during.values()))
+            + competitors(after)}
+    if rt_matters and seen:
+        invalid.append(_competing_text(list(seen.values()), "a competing real-time task could preempt the sampler:"))
+    record = {
+        "format": validity.RECORD_FORMAT,
+        "written_by": f"rtgate {__version__}",
+        "measurement": m.name,
+        "valid": not invalid,
+        "invalid": invalid,
+        "stopped_by": STOP.signal,
+        "expected_seconds": expected_seconds(m, duration_s),
+        "results": validity.digest(run),
+        "load": load.summary(),
+        "rt_tasks": {"sampler_priority": {str(c): p for c, p in sorted(priorities.items())},
+                     "competing_matters": rt_matters,
+                     "before": [t.as_dict() for t in before],
+                     "during": [t.as_dict() for t in during.values()],  # competitors only
+                     "after": [t.as_dict() for t in after]},
+        "environment": env_path.name,
+    }
+    add_record(json_path, record)
+    run = load_results(json_path)  # judged from the file, exactly as `rtgate check` will judge it
+    run.environment["system"] = system
+    run.environment["loadavg_after"] = capture().get("loadavg")
+    run.environment["load"] = record["load"]
+    _write_atomic(env_path, _dumps({"results": json_path.name, "state": "done", **run.environment}))
+    return run, STOP.signal
+
+
+def _competing_text(tasks: list[Any], lead: str) -> str:
+    return f"{lead} " + ", ".join(t.describe() if isinstance(t, RtTask) else validity.describe_task(t)
+                                  for t in tasks)
+
+
+def _warn_competitors(name: str, tasks: list[RtTask]) -> None:
+    found = competitors(tasks)
+    if found:
+        print(f"rtgate: warning: {name}: real-time task(s) that can preempt the sampler on the measured CPUs: "
+              + ", ".join(validity.describe_task(t) for t in found), file=sys.stderr, flush=True)
+
+
+def _dumps(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, default=str) + "\n"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """A temporary file in the same folder (O_EXCL, never following a planted link), fsync, rename."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def add_record(json_path: Path, record: dict[str, Any]) -> None:
+    """Add the validity record to the sampler's results JSON, keeping the sampler's bytes as they are
+    (its compact histogram rows stay compact) and rewriting the file atomically."""
+    text = json_path.read_text(encoding="utf-8")
+    doc = json.loads(text)
+    if not isinstance(doc, dict):
+        raise SamplerError(f"{json_path}: the results are not a JSON object")
+    body = text.rstrip()
+    if validity.RECORD in doc or not body.endswith("}"):
+        doc[validity.RECORD] = record
+        new = json.dumps(doc, indent=2) + "\n"
+    else:
+        inner = body[:-1].rstrip()
+        sep = "" if inner.endswith("{") else ","
+        new = f'{inner}{sep}\n  "{validity.RECORD}": ' + json.dumps(record, indent=2).replace("\n", "\n  ") + "\n}\n"
+    json.loads(new)  # never leave a file that does not parse
+    _write_atomic(json_path, new)
+
+
+def _wait(proc: subprocess.Popen[str], watch: Callable[[], None]) -> int:
+    """Wait for the sampler, calling `watch` about once a second; on a stop request, SIGTERM it (it
+    joins its threads and writes every output), and SIGKILL it only if it does not end in time."""
+    asked = None
+    next_watch = time.monotonic() + RT_SCAN_EVERY_S
+    while True:
+        try:
+            return proc.wait(timeout=0.05)
+        except subprocess.TimeoutExpired:
+            pass
+        if time.monotonic() >= next_watch:
+            watch()
+            next_watch = time.monotonic() + RT_SCAN_EVERY_S
+        if STOP.requested and asked is None:
+            proc.send_signal(signal.SIGTERM)
+            asked = time.monotonic()
+        elif asked is not None and time.monotonic() - asked > SAMPLER_STOP_GRACE_S:
+            proc.kill()
+
+
+def _run_sampler(sampler: str, m: Measurement, json_path: Path, duration_s: int | None,
+                 progress: bool | None, priorities: dict[int, int], during: dict[tuple[int, int], RtTask]) -> None:
+    outdir = json_path.parent
     argv = [sampler] + sampler_args(m, str(json_path), duration_s=duration_s)
     (outdir / f"{m.name}.cmdline").write_text(" ".join(argv) + "\n", encoding="utf-8")
     if progress is None:
         progress = sys.stderr.isatty()
     stdout_path = outdir / f"{m.name}.stdout"
-    errors: list[str] = []
-    interrupted = False
-    with stdout_path.open("w", encoding="utf-8") as stdout:
+    stderr_path = outdir / f"{m.name}.stderr"
+    with stdout_path.open("w", encoding="utf-8") as stdout, stderr_path.open("w", encoding="utf-8") as stderr:
         try:
-            proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE, text=True,
-                                    start_new_session=False)
+            # Same process group as rtgate: a terminal's Ctrl-C reaches it directly. It gets SIGTERM
+            # if rtgate dies, and then still writes its results.
+            proc = subprocess.Popen(argv, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, text=True,
+                                    preexec_fn=die_with_parent(signal.SIGTERM))
         except OSError as e:
             raise SamplerError(f"cannot start {sampler}: {e.strerror}") from e
-        bar = _Progress(proc, m.name, expected_seconds(m, duration_s), sys.stderr)
+        bar = _Progress(proc, m.name, expected_seconds(m, duration_s), sys.stderr, stderr_path)
         if progress:
             bar.thread.start()
-
-        def read_stderr() -> None:
-            assert proc.stderr is not None
-            for line in proc.stderr:
-                if line.startswith("T:"):
-                    bar.status_line(line)
-                elif not line.startswith("#"):
-                    errors.append(line.rstrip())
-        reader = threading.Thread(target=read_stderr, daemon=True)
-        reader.start()
+        def watch() -> None:  # a competitor that comes and goes mid-run is seen too
+            for t in scan(priorities, own_pids={proc.pid}):
+                if not t.expected and (t.pid, t.tid) not in during:
+                    during[(t.pid, t.tid)] = t
         try:
-            rc = proc.wait()
-        except KeyboardInterrupt:
-            interrupted = True
-            proc.send_signal(signal.SIGINT)  # the sampler stops, joins and writes everything
-            rc = proc.wait()
+            rc = _wait(proc, watch)
         finally:
             bar.finish()
-            reader.join(timeout=5)
-    (outdir / f"{m.name}.stderr").write_text("\n".join(errors) + ("\n" if errors else ""), encoding="utf-8")
+    errors = [line for line in stderr_path.read_text(encoding="utf-8", errors="replace").splitlines()
+              if line.strip() and not line.startswith(("T:", "#"))]
     if rc == 2:
         raise SamplerError(f"{sampler} rejected the options for measurement {m.name!r}: "
                            + ("; ".join(errors) or f"exit status {rc}"))
     if not json_path.exists():
         detail = "; ".join(errors) or f"exit status {rc}"
         raise SamplerError(f"measurement {m.name!r}: the sampler measured nothing: {detail}")
-    load.finish()  # did the load hold until the sampler stopped?
-    return load_results(json_path), interrupted

@@ -3,6 +3,7 @@ gate helpers for users' own tests. Used by the pytest plugin; knows nothing abou
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,9 +12,10 @@ from typing import Any, Callable
 from rtgate.errors import RtgateError
 from rtgate.core.gates import Status, Verdict, _select, evaluate, thread_ids
 from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.parsers import load_results
 from rtgate.reports.verdicts_json import verdicts_document, write_json
-from rtgate.measure.runner import RequirementsNotMet, find_sampler, run_measurement
+from rtgate.measure.runner import RequirementsNotMet, StoppedBeforeMeasuring, find_sampler, run_measurement
 from rtgate.core.thresholds import (GateSpec, Measurement, SamplerSettings, ThreadGroup, ThresholdFile, parse_duration,
                          parse_rate)
 
@@ -28,6 +30,7 @@ class Settings:
     output_dir: Path = Path("rtgate-results")
     junit: str | None = None
     json: str | None = None
+    accept_setup: str = ""       # set-up differences of --rtgate-results to accept (see rtgate.core.setup)
 
 
 def _local_cpus() -> list[int]:
@@ -140,6 +143,7 @@ class GateSession:
             self.duration_s = parse_duration(settings.duration) if settings.duration else None
         except ValueError as e:
             raise RtgateError(f"duration {e}") from None
+        self.accept = parse_accept(settings.accept_setup)
         self._results: list[tuple[str | None, Path]] = []
         for item in settings.results:
             name, sep, path = item.partition("=")
@@ -151,6 +155,7 @@ class GateSession:
         self._evaluated: dict[tuple[str, str], dict[tuple[str, str], Verdict] | RtgateError] = {}
         self.verdicts: list[tuple[str, Verdict]] = []
         self._platforms: dict[str, str] = {}
+        self.stopped_by: str | None = None  # a stop signal cut a measurement short: the session ends there
 
     def requested_files(self) -> set[Path]:
         return {Path(p).resolve() for p in self.settings.thresholds}
@@ -195,20 +200,44 @@ class GateSession:
         if run is None:
             outdir = self.settings.output_dir / _safe(tf.platform)
             try:
-                run, _ = run_measurement(find_sampler(self.settings.sampler), m, outdir, self.duration_s)
+                run, self.stopped_by = run_measurement(find_sampler(self.settings.sampler), m, outdir,
+                                                       self.duration_s)
             except RequirementsNotMet as e:
                 raise RtgateError(f"measurement {m.name} not measured: {e}") from e
-        verdicts = evaluate(m, run)
+            except StoppedBeforeMeasuring as e:
+                self.stopped_by = e.signal
+                return self._not_measured(tf, m, expected, f"not measured: {e}")
+            verdicts = evaluate_measured(m, run, duration_s=self.duration_s)
+        else:
+            # Results from elsewhere go through the same reconciliation as `rtgate check`.
+            verdicts = evaluate_measured(m, run, self.accept)
         display = _display(Path(tf.path), self.rootdir)
         self._platforms[tf.platform] = display
         self.verdicts.extend((display, v) for v in verdicts)
         table = {(v.gate, v.thread): v for v in verdicts}
-        got = {(v.gate, v.thread) for v in verdicts}
+        for v in verdicts:  # a run that cannot be judged (invalid, incomplete): its ERROR on every collected test
+            if v.thread == "all" and v.status == Status.ERROR:
+                del table[(v.gate, v.thread)]
+                table.update({(v.gate, t): dataclasses.replace(v, thread=t) for t in expected.get(v.gate, [])})
+        got = set(table)
         want = {(g, t) for g, ts in expected.items() for t in ts}
         if got != want:
             # The threads that ran are not the ones collected: never let a gate go unreported.
             raise RtgateError(f"measurement {m.name}: the run's threads do not match the collected gates "
                               f"(unexpected: {sorted(got - want)}, missing: {sorted(want - got)})")
+        return table
+
+    def _not_measured(self, tf: ThresholdFile, m: Measurement, expected: dict[str, list[str]],
+                      reason: str) -> dict[tuple[str, str], Verdict]:
+        """INCONCLUSIVE for every collected gate of a measurement a stop signal kept from being measured."""
+        display = _display(Path(tf.path), self.rootdir)
+        self._platforms[tf.platform] = display
+        table = {}
+        for gate in m.gates:
+            for thread in (["worst"] if gate.scope == "worst" else expected.get(gate.name, [])):
+                v = Verdict(m.name, gate.name, gate.kind, thread, Status.INCONCLUSIVE, reason, critical=gate.critical)
+                self.verdicts.append((display, v))
+                table[(gate.name, thread)] = v
         return table
 
     def measure_for_test(self, name: str, duration: Any = "5s", interval_us: int = 1000, priority: int = 80,
@@ -224,8 +253,12 @@ class GateSession:
         m = Measurement(name=_safe(name), description="", where=("<test>", 0), gates=[],
                         sampler=SamplerSettings(interval_us=interval_us, duration_s=seconds, mlockall=mlockall,
                                                 threads=[group]))
-        run, _ = run_measurement(find_sampler(self.settings.sampler), m, self.settings.output_dir / "tests",
-                                 self.duration_s)
+        try:
+            run, self.stopped_by = run_measurement(find_sampler(self.settings.sampler), m,
+                                                   self.settings.output_dir / "tests", self.duration_s)
+        except StoppedBeforeMeasuring as e:
+            self.stopped_by = e.signal
+            raise
         return LatencyResult(run, m)
 
     def write_side_files(self) -> None:

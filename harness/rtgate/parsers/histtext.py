@@ -83,5 +83,8 @@ def parse(path: Path, unit: str = "us") -> RunResult:
             index=j, cycles=cycles,
             min=mins[j] if cycles else None, max=maxs[j] if cycles else None,
             avg=avgs[j] if cycles else None, histogram=hist))
+    for t in threads:
+        t.missed_derivation = ("histogram text says neither the interval nor how long the run was: "
+                               "missed periods cannot be known")
     return RunResult(source=str(path), format="histogram-text", unit=unit, threads=threads,
                      environment={"overflow_cycles": cycle_lists})

@@ -62,6 +62,12 @@ def estimate(maxima: list[float], block_seconds: float, per_hour: float = 1e-3, 
              seed: int = 1) -> Estimate:
     blocks_per_hour = 3600.0 / block_seconds
     q = (1.0 - per_hour) ** (1.0 / blocks_per_hour)  # P(block max <= level) for that per-hour risk
+    if len(maxima) < 3:  # the PWM fit needs three order statistics; there is nothing to estimate from
+        nothing = Estimate(level=math.nan, interval=(math.nan, math.nan), per_hour=per_hour, blocks=len(maxima),
+                           block_seconds=block_seconds, fit=GEV(0.0, 0.0, 0.0))
+        nothing.checks.append(f"{len(maxima)} blocks of {block_seconds:g} s (too few: at least 30 are needed)")
+        nothing.valid = False
+        return nothing
     fit = fit_pwm(maxima)
     rng = random.Random(seed)
     levels = sorted(fit_pwm(rng.choices(maxima, k=len(maxima))).quantile(q) for _ in range(rounds))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rtgate.core.gates import Status, Verdict
+from rtgate.core.setup import accepted_lines
 
 
 def is_rate(v: Verdict) -> bool:
@@ -31,6 +32,7 @@ def summary_table(platform: str, verdicts: list[Verdict], allow_inconclusive: bo
     lines = [f"rtgate: platform {platform}"]
     for r in rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    lines.extend(accepted_lines(verdicts))
     bad = [v for v in verdicts if v.status != Status.PASS]
     for v in bad:
         lines.append(f"{v.status.value}: {v.test_id}: {v.reason}")

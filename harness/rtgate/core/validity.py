@@ -1,0 +1,127 @@
+"""Whether a run can be judged at all, decided from the results file itself, so that `rtgate run`,
+`check`, `report`, `history add` and the adapters all give the same verdict.
+
+`rtgate run` adds a validity record (the "rtgate_run" object) to the results JSON the sampler
+wrote: what made the run invalid (a dead or idle load, an overrun, a competing real-time task
+when the threshold file says it matters), what stopped it, and the real-time tasks seen on the
+measured CPUs. A record that is missing where rtgate run was measuring, or that contradicts the
+data it sits in, makes the run invalid too. The overrun check needs no record: it reads the
+sampler's own figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rtgate.core.model import RunResult
+
+RECORD = "rtgate_run"
+RECORD_FORMAT = 1
+# How much longer than its periods account for a run may take before time went unmeasured:
+# starting and joining the threads takes tens of milliseconds on a busy machine.
+OVERRUN_MIN_S = 0.5
+OVERRUN_PERIODS = 10
+
+
+def environment_path(results: Path) -> Path:
+    """<measurement>.environment.json beside <measurement>.json."""
+    return results.with_name(results.name[:-5] + ".environment.json" if results.name.endswith(".json")
+                             else results.name + ".environment.json")
+
+
+def digest(run: RunResult) -> dict[str, Any]:
+    """The figures a record is written for: a record found with other figures belongs to other data."""
+    return {"elapsed_s": run.elapsed_s, "stop_reason": run.stop_reason,
+            "cycles": [t.cycles for t in run.threads], "missed": [t.missed for t in run.threads]}
+
+
+def overrun(run: RunResult) -> str | None:
+    """Time the run took that none of its periods accounts for (sampled or missed): a stall the
+    threads could not see, e.g. a CPU held by another task before they first ran."""
+    if run.format != "rtgate-json" or run.elapsed_s is None or not run.threads:
+        return None
+    spans, longest = [], 0
+    for t in run.threads:
+        if not t.interval_us:
+            return None
+        spans.append((t.cycles + (t.missed or 0)) * t.interval_us / 1e6)
+        longest = max(longest, t.interval_us)
+    accounted = max(spans)
+    unaccounted = run.elapsed_s - accounted
+    if unaccounted <= max(OVERRUN_MIN_S, OVERRUN_PERIODS * longest / 1e6):
+        return None
+    return (f"overrun: the run took {run.elapsed_s:.3f} s but its sampled and missed periods account for "
+            f"{accounted:.3f} s; {unaccounted:.3f} s went unmeasured (a stall before the threads first ran?)")
+
+
+def _record_expected(run: RunResult) -> bool:
+    """rtgate run marks a measurement it starts in the environment file beside the results."""
+    if run.format != "rtgate-json":
+        return False
+    source = Path(run.source)
+    try:
+        env = json.loads(environment_path(source).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(env, dict) and env.get("results") == source.name
+
+
+def _check_record(run: RunResult, rec: Any) -> list[str]:
+    if not isinstance(rec, dict) or rec.get("format") != RECORD_FORMAT:
+        return [f"its validity record ({RECORD}) is not one this rtgate reads"]
+    invalid = rec.get("invalid")
+    if not isinstance(invalid, list) or not all(isinstance(x, str) for x in invalid):
+        return [f"its validity record ({RECORD}.invalid) is not a list of reasons"]
+    out = list(invalid)
+    if rec.get("valid") is not (not invalid):
+        out.append(f"its validity record contradicts itself (valid: {json.dumps(rec.get('valid'))} "
+                   f"with {len(invalid)} reasons)")
+    if rec.get("results") != digest(run):
+        out.append("its validity record was written for other figures than the results it is in")
+    return out
+
+
+def problems(run: RunResult) -> list[str]:
+    """Every reason this run cannot be judged; empty when it can."""
+    reasons = [str(x) for x in run.environment.get("invalid") or []]
+    rec = run.environment.get(RECORD)
+    if rec is None:
+        if _record_expected(run):
+            reasons.append(f"rtgate run was measuring but its validity record ({RECORD}) is missing: "
+                           "the run did not finish")
+    else:
+        reasons.extend(_check_record(run, rec))
+    over = overrun(run)
+    if over:
+        reasons.append(over)
+    return list(dict.fromkeys(reasons))
+
+
+def describe_task(t: dict[str, Any]) -> str:
+    prio = "" if t.get("priority") is None else f" {t['priority']}"
+    tid = "" if t.get("tid") == t.get("pid") else f", tid {t.get('tid')}"
+    return (f"{'kernel thread ' if t.get('kernel') else ''}{t.get('comm')} (pid {t.get('pid')}{tid}, "
+            f"{t.get('policy')}{prio}, cpu {','.join(map(str, t.get('on_cpus') or []))})")
+
+
+def competing_tasks(run: RunResult) -> list[dict[str, Any]]:
+    """Unexpected real-time tasks the record saw on the measured CPUs, before, while or after measuring."""
+    rec = run.environment.get(RECORD)
+    seen = rec.get("rt_tasks") if isinstance(rec, dict) else None
+    if not isinstance(seen, dict):
+        return []
+    out: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for when in ("before", "during", "after"):
+        for t in seen.get(when) or []:
+            if isinstance(t, dict) and not t.get("expected"):
+                out.setdefault((t.get("pid"), t.get("tid")), t)
+    return list(out.values())
+
+
+def likely_cause(run: RunResult, cpu: int | None) -> str | None:
+    """For a failing verdict on `cpu`: the competing real-time tasks that could preempt the sampler there."""
+    tasks = [t for t in competing_tasks(run) if cpu is None or cpu in (t.get("on_cpus") or [])]
+    if not tasks:
+        return None
+    return "likely cause: real-time task(s) that can preempt the sampler: " + ", ".join(map(describe_task, tasks))

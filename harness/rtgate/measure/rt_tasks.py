@@ -1,0 +1,127 @@
+"""Competing real-time tasks: SCHED_FIFO, SCHED_RR and SCHED_DEADLINE tasks (kernel threads
+included) that may run on a measured CPU at or above the sampler's priority there. Such a task
+can hold the CPU for as long as it likes, and the sampler's latency then measures it, not the
+kernel. Known per-CPU kernel threads are listed as expected, with why."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rtgate.core.thresholds import Measurement
+from rtgate.core.validity import describe_task
+from rtgate.measure.environment import parse_cpulist
+
+_POLICIES = {1: "FIFO", 2: "RR", 6: "DEADLINE"}
+_PF_KTHREAD = 0x00200000
+
+# Kernel threads every (RT) kernel runs per CPU or per interrupt: a latency figure includes them
+# by design, so they are not noise. Matched on kernel threads only (a user task can take any name).
+EXPECTED = [
+    (re.compile(r"migration/\d+"), "per-CPU stopper: runs only to move tasks and for stop_machine"),
+    (re.compile(r"(watchdog/\d+|watchdogd)"), "lockup detector / watchdog feeder: brief and periodic"),
+    (re.compile(r"irq/\d+-.*"), "threaded interrupt handler (FIFO 50 by default): part of the kernel's latency"),
+    (re.compile(r"(ksoftirqd|ktimers|ktimersoftd|irq_work|posixcputmr|rcuc|rcub|idle_inject)/\d+"),
+     "per-CPU kernel housekeeping thread"),
+    (re.compile(r"(rcu_preempt|rcu_sched|rcuop/\d+|rcuog/\d+|rcub/\d+)"), "RCU kernel thread"),
+]
+
+
+@dataclass
+class RtTask:
+    pid: int            # the process (thread group) id
+    tid: int
+    comm: str
+    policy: str         # FIFO, RR, DEADLINE
+    priority: int | None  # rt_priority; None for DEADLINE, which preempts every FIFO and RR task
+    cpus: list[int]     # where it may run
+    kernel: bool
+    on_cpus: list[int]  # the measured CPUs it can preempt the sampler on
+    expected: str | None = None  # why it is expected; None: a competitor
+
+    def describe(self) -> str:
+        return describe_task(self.as_dict())
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def sampler_priorities(m: Measurement) -> dict[int, int]:
+    """Per measured CPU, the lowest priority of a sampler thread there (0 for non-RT policies: every
+    RT task preempts those). Unpinned threads may run on any CPU rtgate may use."""
+    allowed = sorted(os.sched_getaffinity(0))
+    out: dict[int, int] = {}
+    for g in m.sampler.threads:
+        prio = g.priority if g.policy in ("fifo", "rr") else 0
+        cpus = g.cpus if isinstance(g.cpus, list) else allowed
+        for c in cpus:
+            out[c] = min(out.get(c, prio), prio)
+    return out
+
+
+def _expected(comm: str, kernel: bool, own: set[int], pid: int) -> str | None:
+    if pid in own:
+        return "the sampler's own thread"
+    if kernel:
+        for pattern, why in EXPECTED:
+            if pattern.fullmatch(comm):
+                return why
+    return None
+
+
+def _tasks(proc: str) -> list[tuple[int, int]]:
+    """Every (pid, tid) under /proc, in order. os.listdir: a scan runs every second while measuring."""
+    out = []
+    for name in os.listdir(proc):
+        if name.isdigit():
+            try:
+                out.extend((int(name), int(t)) for t in os.listdir(f"{proc}/{name}/task") if t.isdigit())
+            except OSError:
+                continue
+    return sorted(out)
+
+
+def scan(priorities: dict[int, int], own_pids: set[int] | None = None, root: Path = Path("/")) -> list[RtTask]:
+    """Every RT task that may preempt a sampler thread: on a CPU of `priorities` at or above its priority."""
+    own = own_pids or set()
+    found: list[RtTask] = []
+    proc = str(root / "proc")
+    for pid, tid in _tasks(proc):
+        base = f"{proc}/{pid}/task/{tid}"
+        try:
+            with open(f"{base}/stat", encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            fields = text[text.rindex(")") + 2:].split()
+            policy = int(fields[38])  # field 41 of proc(5); fields[0] is field 3 (state)
+            if policy not in _POLICIES:
+                continue
+            comm = text[text.index("(") + 1:text.rindex(")")]
+            rt_priority, flags = int(fields[37]), int(fields[6])
+            with open(f"{base}/status", encoding="utf-8", errors="replace") as f:
+                status = f.read()
+        except (OSError, ValueError, IndexError):
+            continue  # the task ended while we looked
+        m = re.search(r"^Cpus_allowed_list:\s*(\S+)", status, re.M)
+        cpus = parse_cpulist(m.group(1)) if m else []
+        name = _POLICIES[policy]
+        prio = None if name == "DEADLINE" else rt_priority
+        on = [c for c in sorted(priorities) if c in cpus and (prio is None or prio >= priorities[c])]
+        if not on:
+            continue
+        kernel = bool(flags & _PF_KTHREAD)
+        found.append(RtTask(pid=pid, tid=tid, comm=comm, policy=name, priority=prio, cpus=cpus, kernel=kernel,
+                            on_cpus=on, expected=_expected(comm, kernel, own, pid)))
+    return found
+
+
+def competitors(tasks: list[dict[str, Any]] | list[RtTask]) -> list[dict[str, Any]]:
+    """The unexpected ones, as dicts (from a scan or from a results file's record)."""
+    out = []
+    for t in tasks:
+        d = t.as_dict() if isinstance(t, RtTask) else t
+        if isinstance(d, dict) and not d.get("expected"):
+            out.append(d)
+    return out

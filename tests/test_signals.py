@@ -1,0 +1,264 @@
+"""rtgate run stopped from outside (issue 18, issue 21 item 4): SIGINT, SIGTERM and SIGHUP at a random
+moment of each phase stop the load and the sampler, judge what was measured and report; SIGKILL of
+rtgate leaves nothing running either. Every process of a run carries the test's tag in its
+environment, so other suites' processes on this shared machine never count."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import IS_ROOT
+
+needs_root = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
+pytestmark = [needs_root, pytest.mark.slow]
+
+SPEC = """\
+platform: stop
+measurements:
+  m:
+    sampler: {{interval_us: 1000, duration: {seconds}s, priority: 80, threads: [{{name: a, cpus: [0]}}]}}
+    load: {load}
+    gates:
+      - {{name: max, kind: max, limit_us: 1000000}}
+"""
+
+
+def tagged(tag: str) -> dict[int, str]:
+    """pid -> command name of every live process carrying the tag."""
+    found = {}
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if f"RTGATE_TEST_TAG={tag}".encode() in environ.read_bytes().split(b"\0"):
+                found[int(environ.parent.name)] = (environ.parent / "comm").read_text().strip()
+        except OSError:
+            continue
+    return found
+
+
+def gone(tag: str, within: float = 20.0) -> dict[int, str]:
+    """Wait for the tagged processes to end; what is left after `within` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        left = tagged(tag)
+        if not left:
+            return {}
+        time.sleep(0.1)
+    return tagged(tag)
+
+
+def _default_signals() -> None:
+    """A background job inherits SIGINT ignored (and nohup SIGHUP), which rtgate respects: undo that here."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+class Run:
+    def __init__(self, tmp_path: Path, load: str, seconds: int) -> None:
+        self.dir = tmp_path
+        self.tag = f"stop-{os.getpid()}-{time.monotonic_ns()}"
+        (tmp_path / "tmp").mkdir()
+        spec = tmp_path / "t.yaml"
+        spec.write_text(SPEC.format(seconds=seconds, load=load))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rtgate", "run", str(spec), "--json", "v.json", "--junit", "j.xml"],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_signals,
+            env={**os.environ, "RTGATE_TEST_TAG": self.tag, "TMPDIR": str(tmp_path / "tmp"),
+                 "PYTHONUNBUFFERED": "1"})
+
+    def children(self) -> dict[int, str]:
+        return {p: c for p, c in tagged(self.tag).items() if p != self.proc.pid}
+
+    def wait_for(self, ready: "callable[[dict[int, str]], bool]", timeout: float = 60.0) -> None:  # type: ignore[valid-type]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if ready(self.children()):  # type: ignore[misc]
+                return
+            assert self.proc.poll() is None, self.proc.communicate()
+            time.sleep(0.02)
+        pytest.fail(f"phase not reached; running: {self.children()}")
+
+    def finish(self) -> tuple[int, str, str]:
+        out, err = self.proc.communicate(timeout=120)
+        return self.proc.returncode, out, err
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+
+    def verdicts(self) -> list[dict]:
+        return json.loads((self.dir / "v.json").read_text())["verdicts"]
+
+    def results(self) -> dict:
+        return json.loads((self.dir / "rtgate-results" / "m.json").read_text())
+
+    def check(self) -> tuple[int, list[dict]]:
+        r = subprocess.run([sys.executable, "-m", "rtgate", "check", str(self.dir / "t.yaml"),
+                            str(self.dir / "rtgate-results" / "m.json"), "--json", "c.json"],
+                           cwd=self.dir, capture_output=True, text=True, timeout=120)
+        return r.returncode, json.loads((self.dir / "c.json").read_text())["verdicts"]
+
+
+def has_sampler(procs: dict[int, str]) -> bool:
+    return "rtgate-sampler" in procs.values()
+
+
+def load_only(procs: dict[int, str]) -> bool:
+    return bool(procs) and not has_sampler(procs)
+
+
+# Loads here run at min_cpu_percent 0: on this shared machine a load may not reach its level, which
+# (rightly) makes a run invalid; test_conditions.py tests that, these tests test stopping.
+PHASES = ["load-start", "warm-up", "measurement", "load-stop", "reporting"]
+
+
+def _reach(run: Run, phase: str) -> None:
+    """Wait for `phase`, then a random moment inside it."""
+    if phase == "load-start":
+        run.wait_for(load_only)  # the load's first process exists: send at once
+    elif phase == "warm-up":
+        run.wait_for(load_only)
+        time.sleep(random.uniform(0.2, 2.0))  # the warm-up lasts 3 s
+    elif phase == "measurement":
+        run.wait_for(has_sampler)
+        time.sleep(random.uniform(0.3, 2.5))  # the measurement lasts 30 s
+    elif phase == "load-stop":
+        run.wait_for(has_sampler)
+        run.wait_for(lambda procs: not has_sampler(procs), timeout=60)
+    elif phase == "reporting":
+        assert run.proc.stdout is not None
+        for line in run.proc.stdout:  # the summary table is printed before JUnit and JSON are written
+            if line.startswith("STATUS"):
+                break
+
+
+@pytest.mark.parametrize("phase", PHASES)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_stop_signal_at_any_moment_stops_everything_and_reports(tmp_path: Path, tool: object, sig: signal.Signals,
+                                                                   phase: str) -> None:
+    tool("stress-ng", "stress-ng")  # type: ignore[operator]
+    seconds = 2 if phase in ("load-stop", "reporting") else 30
+    run = Run(tmp_path, "{kind: cpu, cpus: others, warmup_seconds: 3, min_cpu_percent: 0}", seconds)
+    try:
+        _reach(run, phase)
+        run.proc.send_signal(sig)
+        rc, out, err = run.finish()
+    finally:
+        run.kill()
+    assert "Traceback" not in err, err
+    assert gone(run.tag) == {}, "a process of the run survived"
+    assert list((tmp_path / "tmp").iterdir()) == [], "the load's temporary folder is left"
+    verdicts = run.verdicts()
+    assert (tmp_path / "j.xml").exists()
+    assert len(verdicts) == 1
+    v = verdicts[0]
+    if phase in ("load-start", "warm-up"):
+        # Nothing measured: INCONCLUSIVE, never a pass; exit 3.
+        assert rc == 3, (out, err)
+        assert v["status"] == "INCONCLUSIVE" and v["reason"].startswith(f"not measured: stopped by {sig.name}")
+        assert not (tmp_path / "rtgate-results" / "m.json").exists()
+        assert f"stopped by {sig.name}" in err
+    elif phase == "measurement":
+        # Cut short: the sampler stopped by rtgate's SIGTERM wrote everything; INCONCLUSIVE, exit 3.
+        assert rc == 3, (out, err)
+        results = run.results()
+        assert results["rtgate"]["complete"] and results["rtgate"]["stop_reason"] == "signal"
+        assert results["rtgate_run"]["stopped_by"] == sig.name and results["rtgate_run"]["valid"]
+        cycles = results["rtgate"]["threads"][0]["cycles"]
+        assert 0 < cycles < 30_000 and v["samples"] == cycles
+        assert v["status"] == "INCONCLUSIVE" and "stopped early by SIGTERM" in v["reason"]
+        check_rc, check_verdicts = run.check()  # `rtgate check` judges the file alike
+        c = check_verdicts[0]
+        assert check_rc == 3 and (c["status"], c["reason"], c["value"]) == (v["status"], v["reason"], v["value"])
+    else:
+        # The measurement had ended: it is judged in full, and the report written.
+        assert rc == 0, (out, err)
+        assert v["status"] == "PASS" and v["samples"] >= 1
+        assert run.results()["rtgate_run"]["valid"] is True
+        check_rc, check_verdicts = run.check()
+        assert (check_rc, check_verdicts[0]["status"]) == (0, "PASS")
+
+
+@pytest.mark.parametrize("phase", ["warm-up", "measurement", "reporting"])
+def test_sigkill_of_rtgate_leaves_nothing_running(tmp_path: Path, tool: object, phase: str) -> None:
+    tool("stress-ng", "stress-ng")  # type: ignore[operator]
+    run = Run(tmp_path, "{kind: cpu, cpus: others, warmup_seconds: 3, min_cpu_percent: 0}", 2 if phase == "reporting" else 30)
+    try:
+        _reach(run, phase)
+        run.proc.send_signal(signal.SIGKILL)
+        rc, _, _ = run.finish()
+    finally:
+        run.kill()
+    assert rc == -signal.SIGKILL
+    assert gone(run.tag) == {}, "a process of the run outlived rtgate"
+    if phase == "warm-up":
+        assert not (tmp_path / "rtgate-results" / "m.json").exists()
+        return
+    # The sampler got SIGTERM when rtgate died, and wrote its results; what the run did not finish
+    # judging is never a pass.
+    results = run.results()
+    assert results["rtgate"]["complete"]
+    check_rc, check_verdicts = run.check()
+    if phase == "measurement":
+        assert results["rtgate"]["stop_reason"] == "signal" and "rtgate_run" not in results
+        assert check_rc == 1 and check_verdicts[0]["status"] == "ERROR"
+        assert "validity record (rtgate_run) is missing" in check_verdicts[0]["reason"]
+    else:
+        assert results["rtgate_run"]["valid"] is True
+        assert (check_rc, check_verdicts[0]["status"]) == (0, "PASS")
+
+
+@pytest.mark.parametrize("phase", ["warm-up", "measurement"])
+def test_a_stopped_hackbench_load_leaves_no_process(tmp_path: Path, tool: object, phase: str) -> None:
+    tool("hackbench", "rt-tests")  # type: ignore[operator]
+    run = Run(tmp_path, "{kind: hackbench, cpus: others, warmup_seconds: 3, min_cpu_percent: 0}", 30)
+    try:
+        _reach(run, phase)
+        assert len(run.children()) >= 3  # timeout, sh and hackbench's processes
+        run.proc.send_signal(signal.SIGTERM)
+        rc, out, err = run.finish()
+    finally:
+        run.kill()
+    assert rc == 3 and "Traceback" not in err, (out, err)
+    assert gone(run.tag) == {}
+    assert list((tmp_path / "tmp").iterdir()) == []
+    assert run.verdicts()[0]["status"] == "INCONCLUSIVE"
+
+
+def test_a_load_carries_its_own_bound(tmp_path: Path) -> None:
+    """Even if nothing stopped it, a load ends by itself shortly after the measurement's end."""
+    from rtgate.core.thresholds import load_thresholds
+    from rtgate.measure.load import load_argv
+    from rtgate.measure.runner import load_bound
+    spec = tmp_path / "t.yaml"
+    spec.write_text(SPEC.format(seconds=60, load="{kind: cpu, cpus: others, warmup_seconds: 2}"))
+    m = load_thresholds(spec).measurements["m"]
+    bound = load_bound(m, None)
+    assert 62 < bound <= 2 + 60 * 1.1 + 30
+    for kind in ("cpu", "hackbench", "custom"):
+        m.load.kind, m.load.command = kind, ["sleep", "1000"]
+        argv = load_argv(m.load, [1], str(tmp_path), bound)
+        assert argv[:4] == ["timeout", "-k", "5", f"{bound + 5}s"]
+        if kind == "cpu":
+            assert argv[argv.index("--timeout") + 1] == f"{bound}s"
+    # and for real: a bounded load ends by itself
+    from rtgate.measure.load import Load
+    m.load.kind, m.load.command, m.load.warmup_seconds = "custom", ["sleep", "1000"], 0
+    load = Load(m.load, [1], tmp_path / "log", bound_s=1)
+    load.start()
+    try:
+        assert load.proc is not None
+        t0 = time.monotonic()
+        assert load.proc.wait(timeout=30) == 124  # timeout's status: the bound ended it
+        assert 1.0 <= time.monotonic() - t0 + 0.1
+    finally:
+        load.stop()
