@@ -6,10 +6,10 @@ import argparse
 import sys
 
 from rtgate import __version__
-from rtgate.commands import check, doctor, estimate, export, fuego, history, lava, plot, report, run, show, validate
+from rtgate.commands import check, doctor, estimate, export, fuego, history, lab, lava, plot, report, run, show, validate
 from rtgate.errors import RtgateError
 
-COMMANDS = (run, check, show, validate, doctor, history, plot, report, estimate, export, lava, fuego)
+COMMANDS = (run, check, show, validate, doctor, history, plot, report, estimate, export, lava, lab, fuego)
 
 EXIT_USAGE = 2
 
