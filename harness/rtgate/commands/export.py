@@ -12,6 +12,7 @@ from rtgate.core.gates import evaluate
 from rtgate.reports.kcidb import kcidb_document
 from rtgate.core.thresholds import load_thresholds
 from rtgate.commands.results_args import map_results
+from rtgate.safe_io import write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -40,8 +41,7 @@ def handle(args: argparse.Namespace) -> int:
         doc["tests"] += part["tests"]  # type: ignore[operator]
     text = json.dumps(doc, indent=2) + "\n"
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_text(args.output, text)
     else:
         sys.stdout.write(text)
     return 0

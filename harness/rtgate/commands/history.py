@@ -13,6 +13,7 @@ from rtgate.history.compare import Settings, compare_releases, trend
 from rtgate.history.store import HistoryDB
 from rtgate.core.model import RunResult
 from rtgate.parsers import load_results
+from rtgate.safe_io import write_bytes, write_text
 from rtgate.core.thresholds import ThresholdFile, load_thresholds
 
 DEFAULT_DB = "rtgate-history.db"
@@ -131,7 +132,7 @@ def handle_compare(args: argparse.Namespace) -> int:
     for c in results:
         print(f"{c.decision.upper():16} {c.metric:>12} {c.thread:>8}  {c.evidence}")
     if args.json:
-        Path(args.json).write_text(json.dumps([c.as_dict() for c in results], indent=2) + "\n")
+        write_text(args.json, json.dumps([c.as_dict() for c in results], indent=2) + "\n")
     decisions = {c.decision for c in results}
     return 1 if "regression" in decisions else 3 if "not enough runs" in decisions else 0
 
@@ -149,7 +150,7 @@ def handle_trend(args: argparse.Namespace) -> int:
                            for r in db.releases(platform, m)}
             limits = [g.limit_us for g in tf.measurements[m].gates if g.kind == "max"] \
                 if tf and m in tf.measurements else []
-            Path(args.plot).write_bytes(png(trend_figure(per_release, args.metric, min(limits) if limits else None)))
+            write_bytes(args.plot, png(trend_figure(per_release, args.metric, min(limits) if limits else None)))
     print(f"rtgate history: {platform} {m}: {args.metric} of the worst thread per run")
     print(f"{'RELEASE':24} {'RUNS':>4} {'MEDIAN':>10} {'MIN':>10} {'MAX':>10}")
     for r in rows:

@@ -11,6 +11,7 @@ from rtgate.core.gates import Verdict, error_verdicts, evaluate
 from rtgate.measure.runner import RequirementsNotMet, find_sampler, run_measurement
 from rtgate.core.thresholds import default_thresholds_path, load_thresholds
 from rtgate.commands.common import add_report_options, parse_seconds, report
+from rtgate.safe_io import check_output_dir, check_output_file, write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -30,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def _save_environment(path: Path, environment: dict[str, object]) -> None:
     import json
-    path.write_text(json.dumps(environment, indent=2, default=str) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(environment, indent=2, default=str) + "\n")
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -47,6 +48,11 @@ def handle(args: argparse.Namespace) -> int:
             raise RtgateError(f"no measurement {name!r} in {path} (measurements: {', '.join(tf.measurements)})")
     sampler = find_sampler(args.sampler)
     outdir = Path(args.output_dir)
+    # Unwritable outputs fail now, not after an hour of measuring.
+    check_output_dir(outdir)
+    for output in (args.junit, args.json, args.history):
+        if output:
+            check_output_file(output)
     verdicts: list[Verdict] = []
     durations: dict[str, float] = {}
     for name in names:

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 from rtgate.errors import RtgateError
 from rtgate.core.gates import Verdict
 from rtgate.core.model import RunResult, ThreadResult
+from rtgate.safe_io import check_regular_or_absent
 
 SCHEMA_VERSION = 1
 MIGRATIONS: dict[int, list[str]] = {
@@ -67,6 +68,7 @@ def _thread_id(t: ThreadResult) -> str:
 class HistoryDB:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        check_regular_or_absent(self.path)  # sqlite3 would open /dev/full or a FIFO as its database
         try:
             self.db = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")

@@ -7,8 +7,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-import yaml
-
+from rtgate.core.yamlload import LAVA_RESULTS, load_yaml
 from rtgate.errors import ResultsError
 from rtgate.core.gates import Status, Verdict
 from rtgate.core.thresholds import ThresholdFile
@@ -31,10 +30,9 @@ def _rows(path: Path) -> Iterable[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                item = yaml.safe_load(line)
-            except yaml.YAMLError as e:
-                raise ResultsError(f"not a lava-run log line: {getattr(e, 'problem', e)}", path=str(path),
-                                   line=number) from e
+                item, _ = load_yaml(line, str(path), ResultsError, LAVA_RESULTS, "lava-run log line")
+            except ResultsError as e:
+                raise ResultsError(e.message, path=str(path), line=number) from None
             row = _log_line(item) if isinstance(item, dict) else None
             if row:
                 yield row
@@ -42,11 +40,7 @@ def _rows(path: Path) -> Iterable[dict[str, Any]]:
     if text.lstrip().startswith(("job,", '"job"')):  # the CSV results export
         yield from csv.DictReader(text.splitlines())
         return
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise ResultsError(f"not LAVA results: {e}", path=str(path), line=mark.line + 1 if mark else None) from e
+    doc, _ = load_yaml(text, str(path), ResultsError, LAVA_RESULTS, "LAVA results")
     if not isinstance(doc, list):
         raise ResultsError("not LAVA results (a list of results or log lines)", path=str(path))
     for item in doc:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from rtgate.errors import ResultsError
 from rtgate.core.model import RunResult, ThreadResult
-from rtgate.parsers.common import ANSI, check_unit, numbered_lines
+from rtgate.core.validate import check_run
+from rtgate.parsers.common import ANSI, check_unit, line_locator, numbered_lines, whole
 
 _T = re.compile(r"^T:\s*(\d+)\s+\(\s*(\d+)\)\s+P:\s*(\d+)\s+I:\s*(\d+)\s+C:\s*(\d+)\s+"
                 r"Min:\s*(\d+)\s+Act:\s*(\d+)\s+Avg:\s*(\d+)\s+Max:\s*(\d+)(?:\s+SMI:\s*\d+)?\s*$")
@@ -21,6 +22,7 @@ def parse(path: Path, unit: str = "us") -> RunResult:
     """The last line printed for each thread wins: live output repeats them."""
     check_unit(unit, path)
     latest: dict[int, ThreadResult] = {}
+    where: dict[int, int] = {}
     for number, raw in numbered_lines(path):
         line = ANSI.sub("", raw).strip()
         if not line.startswith("T:"):
@@ -28,12 +30,31 @@ def parse(path: Path, unit: str = "us") -> RunResult:
         m = _T.match(line)
         if not m:
             raise ResultsError(f"malformed T: line {line[:80]!r}", path=str(path), line=number)
-        idx, _tid, prio, interval, cycles, tmin, _act, avg, tmax = (int(g) for g in m.groups())
-        latest[idx] = ThreadResult(
+        idx, _tid, prio, interval, cycles, tmin, _act, avg, tmax = (
+            whole(g, path, number, "T: field") for g in m.groups())
+        t = ThreadResult(
             index=idx, cycles=cycles,
             min=tmin if cycles else None, max=tmax if cycles else None, avg=avg if cycles else None,
             priority=prio, interval_us=interval)
+        if idx in latest:
+            _check_progress(path, number, latest[idx], t)
+        latest[idx] = t
+        where[idx] = number
     if not latest:
         raise ResultsError("no T: lines", path=str(path))
-    return RunResult(source=str(path), format="summary-text", unit=unit,
-                     threads=[latest[i] for i in sorted(latest)])
+    order = sorted(latest)
+    run = RunResult(source=str(path), format="summary-text", unit=unit, threads=[latest[i] for i in order])
+    return check_run(run, line_locator({}, {pos: where[i] for pos, i in enumerate(order)}))
+
+
+def _check_progress(path: Path, number: int, before: ThreadResult, now: ThreadResult) -> None:
+    """Live lines of one thread only move forward: more cycles, a max that never drops, a min that never rises."""
+    if now.cycles < before.cycles:
+        raise ResultsError(f"thread {now.index}: C: went back from {before.cycles} to {now.cycles} "
+                           "(lines out of order, or two runs in one file)", path=str(path), line=number)
+    if before.cycles and now.max is not None and before.max is not None and now.max < before.max:
+        raise ResultsError(f"thread {now.index}: Max: dropped from {before.max} to {now.max}",
+                           path=str(path), line=number)
+    if before.cycles and now.min is not None and before.min is not None and now.min > before.min:
+        raise ResultsError(f"thread {now.index}: Min: rose from {before.min} to {now.min}",
+                           path=str(path), line=number)

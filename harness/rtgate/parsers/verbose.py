@@ -8,7 +8,8 @@ from pathlib import Path
 
 from rtgate.errors import ResultsError
 from rtgate.core.model import Histogram, RunResult, ThreadResult, merge_counts
-from rtgate.parsers.common import check_unit, numbered_lines
+from rtgate.core.validate import check_run
+from rtgate.parsers.common import check_unit, line_locator, numbered_lines, whole
 
 _SAMPLE = re.compile(r"^\s*(\d+):\s*(\d+):\s*(\d+)(?:\s+\d+)?\s*$")
 _HEADER = re.compile(r"^(Max CPUs = \d+|Online CPUs = \d+|Thread \d+ Interval: \d+|"
@@ -33,16 +34,20 @@ def parse(path: Path, unit: str = "us") -> RunResult:
     check_unit(unit, path)
     threads: dict[int, _Thread] = {}
     intervals: dict[int, int] = {}
+    header_lines: dict[int, int] = {}
     for number, line in numbered_lines(path):
         m = _SAMPLE.match(line)
         if not m:
             if _HEADER.match(line.strip()):
                 hm = re.match(r"Thread (\d+) Interval: (\d+)", line.strip())
                 if hm:
-                    intervals[int(hm.group(1))] = int(hm.group(2))
+                    announced = whole(hm.group(1), path, number, "thread")
+                    intervals[announced] = whole(hm.group(2), path, number, "interval")
+                    header_lines.setdefault(announced, number)
                 continue
             raise ResultsError(f"not a verbose sample: {line[:80]!r}", path=str(path), line=number)
-        idx, cycle, value = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        idx, cycle, value = (whole(m.group(i), path, number, what)
+                             for i, what in ((1, "thread"), (2, "cycle"), (3, "latency")))
         t = threads.setdefault(idx, _Thread())
         if cycle != t.next_cycle:
             # Lost lines (or -o reduction) hide samples: never evaluate a partial picture.
@@ -53,6 +58,9 @@ def parse(path: Path, unit: str = "us") -> RunResult:
         t.values[value] += 1
     if not threads:
         raise ResultsError("no samples", path=str(path))
+    for idx in sorted(set(intervals) - set(threads)):
+        raise ResultsError(f"thread {idx} is announced but has no samples (output cut, or lines lost)",
+                           path=str(path), line=header_lines[idx])
     result = []
     for idx in sorted(threads):
         t = threads[idx]
@@ -62,4 +70,5 @@ def parse(path: Path, unit: str = "us") -> RunResult:
             index=idx, cycles=cycles, min=min(t.values), max=max(t.values), avg=total / cycles,
             interval_us=intervals.get(idx),
             histogram=Histogram(unit=unit, buckets=merge_counts(t.values.items()))))
-    return RunResult(source=str(path), format="verbose-text", unit=unit, threads=result)
+    return check_run(RunResult(source=str(path), format="verbose-text", unit=unit, threads=result),
+                     line_locator({}))
