@@ -39,8 +39,8 @@ def _check_target(path: Path) -> None:
     except OSError as e:
         raise RtgateError(f"cannot write: {e.strerror}", path=str(path)) from None
     if not stat.S_ISREG(st.st_mode):
-        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        raise RtgateError(f"cannot write: the existing {kind} is not replaced (name a regular file)",
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a device, FIFO or socket"
+        raise RtgateError(f"cannot write: it is {kind}, not a regular file, and is not replaced",
                           path=str(path))
 
 

@@ -522,7 +522,7 @@ def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
         if not isinstance(t, list) or not t:
             raise c.fail(key + ("threads",), "must be a thread group name or a list of them")
         for name in t:
-            if name not in groups:
+            if not isinstance(name, str) or name not in groups:
                 raise c.fail(key + ("threads",), f"no thread group {name!r} in this measurement "
                              f"(groups: {', '.join(sorted(groups))})")
         g.threads = list(t)

@@ -62,6 +62,37 @@ class _Refused(Exception):
         self.line = line
 
 
+def _flow_depth(text: str, limit: int) -> int | None:
+    """The line where [ and { nest deeper than `limit`, found before PyYAML's scanner, which is
+    quadratic in the flow depth (3000 '[' take seconds before any node is composed)."""
+    depth = 0
+    quote = ""
+    line = 1
+    previous = "\n"
+    comment = False
+    for ch in text:
+        if ch == "\n":
+            line += 1
+            comment = False  # a quoted scalar may span lines: the quote stays open
+        elif comment:
+            pass
+        elif quote:
+            if ch == quote:
+                quote = ""
+        elif ch == "#" and previous in " \t\n":
+            comment = True
+        elif ch in "'\"" and previous in " \t\n[{,:":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+        previous = ch
+    return None
+
+
 def _check_graph(root: yaml.Node, limits: Limits) -> None:
     """Expanded size, recursive aliases and oversized scalars, in time linear in the composed graph."""
     sizes: dict[int, int] = {}
@@ -116,6 +147,10 @@ def load_yaml(text: str, source: str, error: type[RtgateError] = RtgateError,
     if len(text) > limits.max_bytes:
         raise error(f"larger than {limits.max_bytes} bytes: not a {what} file rtgate reads", path=source)
     loader_cls = type("_Loader", (_BoundedLoader,), {"limits": limits})
+    few = text.count("[") + text.count("{") <= limits.max_depth  # counted in C: the usual case
+    deep = None if few else _flow_depth(text, limits.max_depth)
+    if deep is not None:
+        raise error(f"refused: nested deeper than {limits.max_depth} levels", path=source, line=deep)
     loader: _BoundedLoader | None = None
     try:
         loader = loader_cls(text)  # the reader checks every character here

@@ -92,7 +92,8 @@ def _expect(path: Path, obj: dict[str, Any], key: str, where: str, kinds: tuple[
     if value is None and nullable:
         return
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        raise _type_error(path, f"{where}.{key}" if where else key, value, expected)
+        raise _type_error(path, f"{where}.{key}" if where else (repr(key) if key.endswith(":") else key),
+                          value, expected)
 
 
 def _check_top_types(path: Path, doc: dict[str, Any]) -> None:
