@@ -151,7 +151,11 @@ def m_number(rng: random.Random, data: bytes, yaml: bool) -> bytes:
     if rng.random() < 0.5:
         value = rng.choice(YAML_SPECIAL + SPECIAL if yaml else SPECIAL).encode("utf-8", "surrogatepass")
     else:  # plausible damage: a nearby or far number
-        n = int(float(s.group()) if b"." in s.group() or b"e" in s.group().lower() else int(s.group()))
+        text = s.group()
+        try:
+            n = int(float(text)) if len(text) < 30 else 10**30
+        except (ValueError, OverflowError):
+            n = 10**30
         value = str(rng.choice([n + 1, n - 1, n * 10, n // 10, 0, n + rng.randint(1, 10**6),
                                 -n, 2**63 - 1, 2**63, 2**64])).encode()
     return data[:s.start()] + value + data[s.end():]
