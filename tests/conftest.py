@@ -52,3 +52,16 @@ def run_tool(argv: list[str], timeout: float = 120, **kw: Any) -> subprocess.Com
 
 def load_json(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
+
+
+def junit_figures(path: Path) -> dict[str, dict[str, str]]:
+    """Per testcase, the figures rtgate's JUnit holds as testsuite properties named '<testcase>::<figure>'."""
+    from junitparser import JUnitXml
+
+    out: dict[str, dict[str, str]] = {}
+    for suite in JUnitXml.fromfile(str(path)):
+        for prop in suite.properties():
+            case, sep, figure = prop.name.rpartition("::")
+            if sep:
+                out.setdefault(case, {})[figure] = prop.value
+    return out

@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from junitparser import Failure, JUnitXml, Properties, Skipped
+from junitparser import Failure, JUnitXml, Skipped
 
-from conftest import ROOT, RT_TESTS
+from conftest import ROOT, RT_TESTS, junit_figures
 
 RTGATE = [sys.executable, "-m", "rtgate"]
 
@@ -72,7 +72,7 @@ def test_junit_read_back(tmp_path: Path) -> None:
     assert isinstance(cases["max[t0]"].result[0], Failure)
     assert cases["max[t0]"].result[0].message == "max 1547 us > 1000 us on thread 0 (prio 80)"
     assert cases["max[t1]"].is_passed
-    props = {p.name: p.value for p in cases["max[t0]"].child(Properties)}
+    props = junit_figures(junit)["max[t0]"]
     assert props["value"] == "1547.0" and props["limit"] == "1000.0" and props["cycles"] == "3000"
     assert props["overflows"] == "3" and props["status"] == "FAIL"
     suite = next(iter(xml))

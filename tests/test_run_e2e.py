@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from junitparser import Failure, JUnitXml, Properties
+from junitparser import Failure, JUnitXml
 
-from conftest import IS_ROOT, ROOT
+from conftest import IS_ROOT, ROOT, junit_figures
 
 def _sigint_default() -> None:
     """A background job inherits SIGINT ignored; Ctrl-C in a terminal is what this test plays."""
@@ -65,7 +65,7 @@ def test_two_thread_example_end_to_end(tmp_path: Path, variant: str, a_limit: fl
     assert all(t["cycles"] + t["missed_periods"] >= 4000 for t in doc["rtgate"]["threads"])
     for (name, ok), t in zip(expected.items(), doc["rtgate"]["threads"]):
         assert cases[name].is_passed == ok, (name, r.stdout)
-        props = {p.name: p.value for p in cases[name].child(Properties)}
+        props = junit_figures(junit)[name]
         assert (int(props["cycles"]), props["priority"]) == (t["cycles"], str(t["priority"])), name
     if variant == "impossible":
         assert r.returncode == 1

@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def handle(args: argparse.Namespace) -> int:
     tf = load_thresholds(args.thresholds)
     verdicts: list[Verdict] = []
+    durations: dict[str, float] = {}
     for name, run in map_results(tf, args.results, args.format, args.unit):
         verdicts.extend(evaluate(tf.measurements[name], run))
-    return report(tf, verdicts, args)
+        durations[name] = durations.get(name, 0.0) + (run.elapsed_s or 0.0)
+    return report(tf, verdicts, args, durations)

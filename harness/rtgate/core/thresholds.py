@@ -423,8 +423,11 @@ def _sampler(c: _Checker, raw: Any, key: Key) -> SamplerSettings:
 
 
 _LOAD_KEYS = {"kind", "workers", "cpus", "size", "command", "warmup_seconds", "min_cpu_percent"}
+# What a measurement needs of the system. architecture, compatible (a devicetree compatible string), dmi_product
+# and cpu_count name the machine a board file is for: elsewhere its budget means nothing.
 REQUIREMENTS = {"preempt_rt": bool, "isolated_cpus": bool, "governor": str, "bare_metal": bool,
-                "rt_throttling_off": bool}
+                "rt_throttling_off": bool, "architecture": str, "compatible": str, "dmi_product": str,
+                "cpu_count": int}
 
 
 def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
@@ -459,9 +462,12 @@ def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
 
 def _require(c: _Checker, raw: Any, key: Key) -> dict[str, Any]:
     m = c.mapping(raw, key, set(REQUIREMENTS))
+    words = {bool: "true or false", str: "a string", int: "a whole number"}
     for k, kind in REQUIREMENTS.items():
-        if k in m and not isinstance(m[k], kind):
-            raise c.fail(key + (k,), f"must be {'true or false' if kind is bool else 'a string'}, not {m[k]!r}")
+        if k in m and (not isinstance(m[k], kind) or (kind is int and isinstance(m[k], bool))):
+            raise c.fail(key + (k,), f"must be {words[kind]}, not {m[k]!r}")
+    if "cpu_count" in m:
+        c.integer(m["cpu_count"], key + ("cpu_count",), 1, 4096)
     return dict(m)
 
 

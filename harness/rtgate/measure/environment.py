@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rtgate.measure.machine import describe
+
 
 def _read(root: Path, rel: str) -> str | None:
     try:
@@ -118,6 +120,7 @@ def capture(root: Path = Path("/")) -> dict[str, Any]:
         "sched_rt_period_us": int(period) if period and period.isdigit() else None,
         "virtualisation": _virtualisation(root, cpuinfo),
         "loadavg": [float(x) for x in loadavg] if loadavg else None,
+        "machine": describe(root),
         "root": str(root) if str(root) != "/" else None,
         "euid": os.geteuid() if str(root) == "/" else None,
     }

@@ -1,0 +1,97 @@
+"""SQUAD (the results store LKFT uses): tests, metrics and metadata as its submit API takes them.
+
+SQUAD's ``POST /api/submit/<group>/<project>/<build>/<environment>`` takes three JSON documents, as form fields
+or files named ``tests``, ``metrics`` and ``metadata`` (squad-client's ``submit`` sends the same three):
+
+- tests: ``{"<suite>/<test>": {"result": "pass"|"fail"|"skip", "log": "..."}}``. One test per gate and thread
+  under the suite ``rtgate/<platform>/<measurement>``; FAIL, ERROR and INCONCLUSIVE are ``fail`` (INCONCLUSIVE is
+  ``skip`` where it is allowed), so nothing unmeasured reads as a pass.
+- metrics: ``{"<suite>/<metric>": {"value": x, "unit": "us"}}``: each gate's measured figure and each thread's
+  min/avg/max/p99/p99.9.
+- metadata: a flat object: platform, threshold file, kernel release, board, and whatever the caller adds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+from rtgate.core.gates import Status, Verdict
+from rtgate.core.model import RunResult
+from rtgate.errors import RtgateError
+
+_SLUG = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def _slug(text: str) -> str:
+    """SQUAD splits a test name at '/': keep each part free of it."""
+    return _SLUG.sub("_", text)
+
+
+def _result(v: Verdict, allow_inconclusive: bool) -> str:
+    if v.status == Status.PASS:
+        return "pass"
+    if v.status == Status.INCONCLUSIVE and allow_inconclusive:
+        return "skip"
+    return "fail"
+
+
+def _gate_metric(v: Verdict) -> dict[str, Any] | None:
+    if v.value is None:
+        return None
+    if v.kind == "miss_rate" or (v.kind == "missed" and v.bound is not None):
+        return {"value": v.value * 100.0, "unit": "%"}
+    if v.kind == "missed":
+        return {"value": v.value, "unit": "periods"}
+    return {"value": v.value, "unit": "us"}
+
+
+def squad_documents(platform: str, runs: list[tuple[str, RunResult, list[Verdict]]],
+                    allow_inconclusive: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The tests and metrics documents for the measurements given as (name, results, verdicts)."""
+    tests: dict[str, Any] = {}
+    metrics: dict[str, Any] = {}
+    for measurement, run, verdicts in runs:
+        suite = f"rtgate/{_slug(platform)}/{_slug(measurement)}"
+        for v in verdicts:
+            name = f"{_slug(v.gate)}-{_slug(v.thread)}"
+            log = v.reason if v.status != Status.INCONCLUSIVE else f"INCONCLUSIVE: {v.reason}"
+            tests[f"{suite}/{name}"] = {"result": _result(v, allow_inconclusive), "log": log}
+            figure = _gate_metric(v)
+            if figure is not None:
+                metrics[f"{suite}/{name}"] = figure
+        scale = run.units_per_us()
+        for t in run.threads:
+            tid = f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}"
+            figures: dict[str, float | None] = {"min": t.min, "avg": t.avg, "max": t.max}
+            if t.histogram is not None:
+                for q in (99.0, 99.9):
+                    value, beyond = t.histogram.percentile(q, t.max)
+                    if value is not None and not beyond:  # a percentile hidden in an overflow is no figure
+                        figures[f"p{q:g}"] = value
+            for fig, value in figures.items():
+                if value is not None:
+                    metrics[f"{suite}/{tid}-{fig}"] = {"value": value / scale, "unit": "us"}
+    return tests, metrics
+
+
+def submit(url: str, token: str, group: str, project: str, build: str, environment: str,
+           documents: dict[str, Any], timeout: float = 60.0) -> str:
+    """POST the documents to a SQUAD server; returns the id of the test run it created."""
+    parts = [urllib.parse.quote(p, safe="") for p in (group, project, build, environment)]
+    endpoint = url.rstrip("/") + "/api/submit/" + "/".join(parts)
+    body = urllib.parse.urlencode({k: json.dumps(v) for k, v in documents.items()}).encode()
+    request = urllib.request.Request(endpoint, data=body, method="POST", headers={"Auth-Token": token})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (the user's own URL)
+            return response.read().decode("utf-8", "replace").strip()
+    except urllib.error.HTTPError as e:
+        detail = e.read().decode("utf-8", "replace").strip().splitlines()
+        raise RtgateError(f"SQUAD refused the submission ({e.code}): {detail[0] if detail else e.reason}",
+                          path=endpoint) from None
+    except (urllib.error.URLError, OSError) as e:
+        raise RtgateError(f"cannot reach SQUAD: {getattr(e, 'reason', e)}", path=endpoint) from None
