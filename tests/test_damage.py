@@ -427,3 +427,27 @@ def test_generated_rt_tests_json_never_turns_pass(samples: list[list[int]], limi
     assert code in (1, 2), err
     if code == 2:
         assert_refused(code, err, path)
+
+
+def test_a_running_checkpoint_may_hold_one_sample_beyond_its_counters(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """rtgate-sampler reads min, max and sum a moment before the histogram while threads run (result.c):
+    one sample per thread may be in the histogram and not in max. Such a checkpoint is read (its gates are
+    ERROR: not finished); two such samples are damage."""
+    doc = json.loads((SAMPLER_FIX / "rs-t2-h200.json").read_text())
+    doc["rtgate"].update(complete=False, stop_reason="running")
+    t = doc["rtgate"]["threads"][1]
+    for extra in (1, 2):
+        t2 = json.loads(json.dumps(t))
+        t2["histogram"].append([t["max"] + 50, t["max"] + 51, extra])
+        t2["cycles"] += extra
+        t2["avg"] = round(t2["sum"] / t2["cycles"], 2)
+        doc["rtgate"]["threads"][1] = t2
+        doc["thread"]["1"]["cycles"] = t2["cycles"]
+        path = tmp_path / f"checkpoint{extra}.json"
+        path.write_text(json.dumps(doc))
+        code, err = check(gates_file(tmp_path, 10**6), path, capsys)
+        if extra == 1:
+            assert code == 1 and "error" not in err, err  # ERROR verdicts: the run did not finish
+        else:
+            assert_refused(code, err, path)
