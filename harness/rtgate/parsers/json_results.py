@@ -172,6 +172,9 @@ def _check_rtgate_types(path: Path, doc: dict[str, Any]) -> None:
         if type(total) is int and not 0 <= total < 2**64:
             raise ResultsError("must be a whole number from 0 to 2^64-1", path=str(path), key=where + ".sum")
         avg, cycles = t.get("avg"), t.get("cycles")
+        if isinstance(avg, _NUM) and not isinstance(avg, bool) and not 0 <= avg < 2**64:
+            raise ResultsError(f"must be a finite, non-negative latency, not {str(avg)[:24]}", path=str(path),
+                               key=where + ".avg")
         if type(total) is int and type(cycles) is int and cycles > 0 and isinstance(avg, _NUM) \
                 and not isinstance(avg, bool) and 0 <= avg < 2**64 \
                 and abs(total / cycles - avg) > 0.005 + 1e-6 * abs(avg):  # a 400-digit avg: check_run
