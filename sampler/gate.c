@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "options.h"
+#include "numparse.h"
 
 static void set_err(char *err, size_t len, const char *fmt, ...)
 {
@@ -15,25 +15,6 @@ static void set_err(char *err, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, len, fmt, ap);
 	va_end(ap);
-}
-
-/* "0+2+3" into a list of non-negative ints. */
-static int parse_list(const char *s, int *out, int cap)
-{
-	char buf[1024];
-	char *tok, *save = NULL;
-	int n = 0;
-	uint64_t v;
-
-	if (strlen(s) >= sizeof(buf) || !s[0])
-		return -1;
-	strcpy(buf, s);
-	for (tok = strtok_r(buf, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
-		if (n == cap || parse_u64(tok, 0, 1000000, &v))
-			return -1;
-		out[n++] = (int)v;
-	}
-	return n;
 }
 
 static int parse_kind(const char *s)
@@ -48,11 +29,92 @@ static int parse_kind(const char *s)
 	return 0;
 }
 
+/* The --gate keys: one table for parsing, ranges and --dump-contract. */
+enum gkey_type { GK_NAME, GK_KIND, GK_DECIMAL, GK_COUNT, GK_LIST, GK_SCOPE };
+enum gkey_id { GK_ID_NAME, GK_ID_KIND, GK_ID_LIMIT, GK_ID_ABOVE, GK_ID_RATE, GK_ID_PERCENTILE,
+	       GK_ID_MAX_COUNT, GK_ID_MAX_RATE, GK_ID_CONFIDENCE, GK_ID_MIN_SAMPLES, GK_ID_THREADS,
+	       GK_ID_CPUS, GK_ID_SCOPE, GK_ID_COUNT };
+
+static const struct gate_key {
+	const char *key;
+	enum gkey_type type;
+	double min, max;
+	int min_open, max_open;   /* bounds excluded */
+} gate_keys[GK_ID_COUNT] = {
+	[GK_ID_NAME] = {"name", GK_NAME, 0, 0, 0, 0},
+	[GK_ID_KIND] = {"kind", GK_KIND, 0, 0, 0, 0},
+	[GK_ID_LIMIT] = {"limit", GK_DECIMAL, 0, 1e9, 0, 0},
+	[GK_ID_ABOVE] = {"above", GK_DECIMAL, 0, 1e9, 0, 0},
+	[GK_ID_RATE] = {"rate", GK_DECIMAL, 0, 1, 0, 1},
+	[GK_ID_PERCENTILE] = {"percentile", GK_DECIMAL, 0, 100, 1, 1},
+	[GK_ID_MAX_COUNT] = {"max_count", GK_COUNT, 0, GATE_MAX_COUNT, 0, 0},
+	[GK_ID_MAX_RATE] = {"max_rate", GK_DECIMAL, 0, 1, 0, 1},
+	[GK_ID_CONFIDENCE] = {"confidence", GK_DECIMAL, 0.5, 0.999999, 0, 0},
+	[GK_ID_MIN_SAMPLES] = {"min_samples", GK_COUNT, 1, GATE_MAX_COUNT, 0, 0},
+	[GK_ID_THREADS] = {"threads", GK_LIST, 0, 1000000, 0, 0},
+	[GK_ID_CPUS] = {"cpus", GK_LIST, 0, 1000000, 0, 0},
+	[GK_ID_SCOPE] = {"scope", GK_SCOPE, 0, 0, 0, 0},
+};
+
+static int parse_key_decimal(const struct gate_key *k, const char *val, double *out)
+{
+	if (parse_decimal(val, k->min, k->max, out))
+		return -1;
+	return (k->min_open && *out <= k->min) || (k->max_open && *out >= k->max) ? -1 : 0;
+}
+
+static int set_key(struct gate_spec *g, int id, const char *val, unsigned *seen)
+{
+	const struct gate_key *k = &gate_keys[id];
+	uint64_t u;
+	double d;
+
+	*seen |= 1u << id;
+	switch (k->type) {
+	case GK_NAME:
+		if (!val[0] || strlen(val) >= GATE_NAME_LEN || strpbrk(val, " \t\n"))
+			return -1;
+		strcpy(g->name, val);
+		return 0;
+	case GK_KIND:
+		return (g->kind = parse_kind(val)) ? 0 : -1;
+	case GK_SCOPE:
+		g->worst = strcmp(val, "worst") == 0;
+		return g->worst || strcmp(val, "per_thread") == 0 ? 0 : -1;
+	case GK_LIST:
+		if (id == GK_ID_THREADS)
+			return (g->nthreads = parse_index_list(val, '+', (uint64_t)k->max, g->threads, MAX_THREADS)) > 0 ? 0 : -1;
+		return (g->ncpus = parse_index_list(val, '+', (uint64_t)k->max, g->cpus, 64)) > 0 ? 0 : -1;
+	case GK_COUNT:
+		if (parse_u64(val, (uint64_t)k->min, (uint64_t)k->max, &u))
+			return -1;
+		if (id == GK_ID_MAX_COUNT)
+			g->max_count = (long long)u;
+		else
+			g->min_samples = u;
+		return 0;
+	case GK_DECIMAL:
+		if (parse_key_decimal(k, val, &d))
+			return -1;
+		switch (id) {
+		case GK_ID_LIMIT: g->limit = d; break;
+		case GK_ID_ABOVE: g->above = d; break;
+		case GK_ID_RATE: g->rate = d; break;
+		case GK_ID_PERCENTILE: g->percentile = d; break;
+		case GK_ID_MAX_RATE: g->max_rate = d; break;
+		default: g->confidence = d; break;
+		}
+		return 0;
+	}
+	return -1;
+}
+
 int gate_parse(const char *arg, struct gate_spec *g, char *err, size_t errlen)
 {
 	char buf[2048];
 	char *tok, *save = NULL;
-	int have_limit = 0, have_above = 0, have_rate = 0, have_pct = 0;
+	unsigned seen = 0;
+#define HAS(id) (seen & (1u << (id)))
 
 	memset(g, 0, sizeof(*g));
 	g->max_count = -1;
@@ -65,60 +127,21 @@ int gate_parse(const char *arg, struct gate_spec *g, char *err, size_t errlen)
 	strcpy(buf, arg);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
-		const char *key = tok, *val;
-		uint64_t u;
-		int bad = 0;
+		int id;
 
 		if (!eq) {
 			set_err(err, errlen, "'%s' is not KEY=VALUE", tok);
 			return -1;
 		}
 		*eq = '\0';
-		val = eq + 1;
-		if (strcmp(key, "name") == 0) {
-			if (!val[0] || strlen(val) >= GATE_NAME_LEN || strpbrk(val, " \t\n"))
-				bad = 1;
-			else
-				strcpy(g->name, val);
-		} else if (strcmp(key, "kind") == 0) {
-			bad = !(g->kind = parse_kind(val));
-		} else if (strcmp(key, "limit") == 0) {
-			bad = parse_decimal(val, 0, 1e9, &g->limit);
-			have_limit = 1;
-		} else if (strcmp(key, "above") == 0) {
-			bad = parse_decimal(val, 0, 1e9, &g->above);
-			have_above = 1;
-		} else if (strcmp(key, "rate") == 0) {
-			bad = parse_decimal(val, 0, 1, &g->rate) || g->rate >= 1;
-			have_rate = 1;
-		} else if (strcmp(key, "percentile") == 0) {
-			bad = parse_decimal(val, 0, 100, &g->percentile) || g->percentile <= 0 || g->percentile >= 100;
-			have_pct = 1;
-		} else if (strcmp(key, "max_count") == 0) {
-			bad = parse_u64(val, 0, INT64_MAX, &u);
-			g->max_count = (long long)u;
-		} else if (strcmp(key, "max_rate") == 0) {
-			bad = parse_decimal(val, 0, 1, &g->max_rate) || g->max_rate >= 1;
-		} else if (strcmp(key, "confidence") == 0) {
-			bad = parse_decimal(val, 0.5, 0.999999, &g->confidence);
-		} else if (strcmp(key, "min_samples") == 0) {
-			bad = parse_u64(val, 1, UINT64_MAX >> 2, &u);
-			g->min_samples = u;
-		} else if (strcmp(key, "threads") == 0) {
-			bad = (g->nthreads = parse_list(val, g->threads, MAX_THREADS)) <= 0;
-		} else if (strcmp(key, "cpus") == 0) {
-			bad = (g->ncpus = parse_list(val, g->cpus, 64)) <= 0;
-		} else if (strcmp(key, "scope") == 0) {
-			if (strcmp(val, "worst") == 0)
-				g->worst = 1;
-			else
-				bad = strcmp(val, "per_thread") != 0;
-		} else {
-			set_err(err, errlen, "unknown key '%s'", key);
+		for (id = 0; id < GK_ID_COUNT && strcmp(tok, gate_keys[id].key) != 0; id++)
+			;
+		if (id == GK_ID_COUNT) {
+			set_err(err, errlen, "unknown key '%s'", tok);
 			return -1;
 		}
-		if (bad) {
-			set_err(err, errlen, "bad value for %s: '%s'", key, val);
+		if (set_key(g, id, eq + 1, &seen)) {
+			set_err(err, errlen, "bad value for %s: '%s'", tok, eq + 1);
 			return -1;
 		}
 	}
@@ -126,15 +149,15 @@ int gate_parse(const char *arg, struct gate_spec *g, char *err, size_t errlen)
 		set_err(err, errlen, "needs name= and kind=");
 		return -1;
 	}
-	if ((g->kind == GATE_MAX_KIND || g->kind == GATE_AVG) && !have_limit) {
+	if ((g->kind == GATE_MAX_KIND || g->kind == GATE_AVG) && !HAS(GK_ID_LIMIT)) {
 		set_err(err, errlen, "gate %s needs limit=", g->name);
 		return -1;
 	}
-	if (g->kind == GATE_PERCENTILE && !(have_limit && have_pct)) {
+	if (g->kind == GATE_PERCENTILE && !(HAS(GK_ID_LIMIT) && HAS(GK_ID_PERCENTILE))) {
 		set_err(err, errlen, "gate %s needs percentile= and limit=", g->name);
 		return -1;
 	}
-	if (g->kind == GATE_MISS_RATE && !(have_above && have_rate)) {
+	if (g->kind == GATE_MISS_RATE && !(HAS(GK_ID_ABOVE) && HAS(GK_ID_RATE))) {
 		set_err(err, errlen, "gate %s needs above= and rate=", g->name);
 		return -1;
 	}
@@ -142,8 +165,31 @@ int gate_parse(const char *arg, struct gate_spec *g, char *err, size_t errlen)
 		set_err(err, errlen, "gate %s needs exactly one of max_count= and max_rate=", g->name);
 		return -1;
 	}
+#undef HAS
 	return 0;
 }
+
+void gate_dump_contract(FILE *f)
+{
+	static const char *const type_names[] = {"name", "kind", "decimal", "integer", "list", "scope"};
+	static const char *const fields[] = GATE_LINE_FIELDS;
+
+	fprintf(f, "  \"gate_keys\": [\n");
+	for (int i = 0; i < GK_ID_COUNT; i++) {
+		const struct gate_key *k = &gate_keys[i];
+
+		fprintf(f, "    {\"key\": \"%s\", \"type\": \"%s\"", k->key, type_names[k->type]);
+		if (k->type == GK_DECIMAL || k->type == GK_COUNT || k->type == GK_LIST)
+			fprintf(f, ", \"min\": %.17g, \"max\": %.17g, \"min_open\": %s, \"max_open\": %s",
+				k->min, k->max, k->min_open ? "true" : "false", k->max_open ? "true" : "false");
+		fprintf(f, "}%s\n", i == GK_ID_COUNT - 1 ? "" : ",");
+	}
+	fprintf(f, "  ],\n  \"gate_line\": {\"prefix\": \"RTGATE-GATE\", \"fields\": [");
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		fprintf(f, "%s\"%s\"", i ? ", " : "", fields[i]);
+	fprintf(f, "], \"statuses\": [\"PASS\", \"INCONCLUSIVE\", \"FAIL\", \"ERROR\"]}\n");
+}
+
 
 const char *gate_status_name(int status)
 {

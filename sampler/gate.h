@@ -20,6 +20,9 @@
 
 #define GATE_MAX 64
 #define GATE_NAME_LEN 64
+#define GATE_MAX_COUNT 4611686018427387904.0   /* 2^62: max_count and min_samples, as thresholds.py */
+/* RTGATE-GATE NAME THREAD STATUS VALUE LIMIT BOUND SAMPLES UNITS REASON... */
+#define GATE_LINE_FIELDS {"gate", "thread", "status", "value", "limit", "bound", "samples", "units", "reason"}
 
 enum gate_kind { GATE_MAX_KIND = 1, GATE_AVG, GATE_PERCENTILE, GATE_MISS_RATE, GATE_MISSED };
 enum gate_status { GATE_PASS = 0, GATE_INCONCLUSIVE, GATE_FAIL, GATE_ERROR };
@@ -56,6 +59,8 @@ void gate_thread_ids(const struct run_result *r, char labels[][GATE_NAME_LEN], i
 int gate_evaluate(const struct gate_spec *g, const struct run_result *r, char ids[][GATE_NAME_LEN],
 		  struct gate_verdict *out, int max_out);
 void gate_print(FILE *f, const struct gate_spec *g, const struct gate_verdict *v);
+/* The gate keys with their ranges and the RTGATE-GATE fields, as part of --dump-contract. */
+void gate_dump_contract(FILE *f);
 const char *gate_status_name(int status);
 double gate_cp_upper(unsigned long long k, unsigned long long n, double confidence);
 

@@ -1,6 +1,8 @@
 /* rtgate-sampler: wiring. Parse, prepare, start the threads, watch, stop, write every output. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,14 +17,18 @@
 #include "out_histtext.h"
 #include "out_json.h"
 #include "out_text.h"
+#include "outfile.h"
 #include "result.h"
 #include "sysprep.h"
 
 #define BLOCK_CAP 4096        /* block-maxima entries per thread before coarsening */
 #define RING_SIZE 16384       /* -v: samples buffered per thread between prints */
-#define STACK_SIZE (256 * 1024)
+#define STACK_SIZE (64 * 1024) /* the measurement loop uses a few hundred bytes */
 #define TICK_NS 10000000LL    /* main loop period on screen, as cyclictest's refresh */
-#define QUIET_TICK_NS 100000000LL /* -q: signals cut the sleep short; nothing else is urgent */
+#define QUIET_TICK_NS 1000000000LL /* -q: thread ends and signals wake main at once */
+#define LEAD_NS 2000000LL     /* from the start instant to the first period: thread creation */
+#define LEAD_PER_THREAD_NS 50000LL
+#define CREATE_MARGIN_NS 200000LL
 
 static volatile sig_atomic_t sig_stop;
 static volatile sig_atomic_t sig_status;
@@ -52,7 +58,9 @@ struct sampler {
 	uint64_t *verbose_read;
 	uint64_t *oscope_n, *oscope_max, *oscope_cycle;
 	int latency_fd;
-	int64_t start_rt_ns, start_mono_ns;
+	int64_t start_rt_ns, start_mono_ns, end_mono_ns;
+	int64_t expected_end_mono_ns;   /* scheduled end of the run; 0 = endless */
+	uint64_t longest_interval_ns;
 };
 
 static void die_oom(void)
@@ -70,7 +78,12 @@ static void *xcalloc(size_t n, size_t size)
 	return ptr;
 }
 
-/* Everything a thread will touch is allocated and written here, before the first sample. */
+/*
+ * Everything a thread will touch is allocated here, before the first sample. Buffers come
+ * zeroed from calloc and are not written: with -m, mlockall(MCL_FUTURE) maps every page now;
+ * without it, as with cyclictest, only the pages a run uses become resident (a histogram
+ * of 17,665 buckets touches the few pages its latencies fall in).
+ */
 static void prepare_threads(struct sampler *s)
 {
 	const struct params *p = &s->p;
@@ -101,23 +114,19 @@ static void prepare_threads(struct sampler *s)
 		ts->priority = p->thread_prio[i] >= 0 ? p->thread_prio[i] : p->priority - (p->priospread ? i : 0);
 		ts->interval_ns = interval_ns;
 		ts->hist = xcalloc(nb, sizeof(*ts->hist));
-		memset((void *)ts->hist, 0, nb * sizeof(*ts->hist));
 		if (p->hist_limit) {
 			ts->overflow_cap = p->hist_limit;
 			ts->overflow_cycles = xcalloc(p->hist_limit, sizeof(uint64_t));
-			memset(ts->overflow_cycles, 0, p->hist_limit * sizeof(uint64_t));
 		}
 		bm_init(&ts->maxima, xcalloc(BLOCK_CAP, sizeof(_Atomic uint64_t)), BLOCK_CAP,
 			block_cycles ? block_cycles : 1);
 		if (p->verbose) {
 			ts->ring = xcalloc(RING_SIZE, sizeof(*ts->ring));
-			memset((void *)ts->ring, 0, RING_SIZE * sizeof(*ts->ring));
 			ts->ring_mask = RING_SIZE - 1;
 		}
 		if (p->spike) {
 			ts->spike_cap = p->spike_nodes;
 			ts->spikes = xcalloc(p->spike_nodes, sizeof(*ts->spikes));
-			memset(ts->spikes, 0, p->spike_nodes * sizeof(*ts->spikes));
 		}
 		s->hist_bufs[i] = xcalloc(nb, sizeof(uint64_t));
 		s->block_bufs[i] = xcalloc(BLOCK_CAP, sizeof(uint64_t));
@@ -141,72 +150,115 @@ static void install_signals(void)
 	sigaction(WAKE_SIGNAL, &sa, NULL);
 }
 
-static const char *step_name(int step)
+/* First wake of thread i: the start instant, its phase, one interval. */
+static int64_t first_wake(const struct params *p, int64_t start, int i, uint64_t interval_ns)
 {
-	switch (step) {
-	case STEP_AFFINITY: return "pin to its CPU";
-	case STEP_SCHEDULER: return "set its scheduling policy";
-	case STEP_TIMER: return "create its POSIX timer";
-	default: return "start";
-	}
+	int64_t phase;
+
+	if (p->aligned)
+		phase = (int64_t)p->align_offset_us * 1000 * i;
+	else if (p->secaligned)
+		phase = (int64_t)p->align_offset_us * 1000;
+	else /* independent phases, as cyclictest's threads that each start on their own */
+		phase = (int64_t)(p->interval_us * 1000 * (uint64_t)i / (uint64_t)p->num_threads);
+	return start + phase + (int64_t)interval_ns;
 }
 
-/* Start all threads; they set themselves up and wait. Returns 0, or 1 after a clear message. */
+static void stop_threads(struct sampler *s);
+
+/*
+ * One start instant for the whole run, taken here before any thread exists; each thread's
+ * schedule follows from it. Policy, priority and CPU are pthread attributes, so a refused
+ * privilege is known when pthread_create returns and no thread has to run for the run to
+ * start. Returns 0, or 1 after a clear message.
+ */
 static int start_threads(struct sampler *s)
 {
-	const int n = s->p.num_threads;
+	const struct params *p = &s->p;
+	const int n = p->num_threads;
+	const clockid_t clock = p->clock_id;
+	int64_t now = now_ns(clock), mono = now_ns(CLOCK_MONOTONIC), start;
 	sigset_t all, old;
-	pthread_attr_t attr;
-	int failed = 0;
 
-	pthread_barrier_init(&s->ctl.ready, NULL, (unsigned)n + 1);
-	pthread_barrier_init(&s->ctl.go, NULL, (unsigned)n + 1);
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, STACK_SIZE);
+	start = now + LEAD_NS + LEAD_PER_THREAD_NS * n;
+	if (p->secaligned)
+		start = (start / 1000000000LL + 1) * 1000000000LL;
+	s->ctl.start_ns = start;
+	s->ctl.stop_at_ns = p->duration_s ? start + (int64_t)p->duration_s * 1000000000LL : 0;
+	s->start_mono_ns = mono + (start - now);
+	s->start_rt_ns = now_ns(CLOCK_REALTIME) + (start - now_ns(clock));
+	sem_init(&s->ctl.finished, 0, 0);
+
 	/* Measurement threads inherit a mask that blocks everything; signals are the main thread's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (int i = 0; i < n; i++) {
-		int err = pthread_create(&s->ts[i].thread, &attr, measure_thread, &s->args[i]);
-		if (err) {
-			fprintf(stderr, "rtgate-sampler: cannot create thread %d: %s\n", i, strerror(err));
-			exit(1); /* nothing measured yet */
+		struct thread_state *ts = &s->ts[i];
+		struct sched_param sp = { .sched_priority = ts->priority };
+		pthread_attr_t attr;
+		int64_t t = now_ns(clock);
+		int err;
+
+		ts->first_next_ns = first_wake(p, start, i, ts->interval_ns);
+		if (t + CREATE_MARGIN_NS > ts->first_next_ns) {
+			/* main itself was held up: this thread starts whole periods later, same phase */
+			int64_t k = (t + CREATE_MARGIN_NS - ts->first_next_ns) / (int64_t)ts->interval_ns + 1;
+			ts->first_next_ns += k * (int64_t)ts->interval_ns;
 		}
-		s->ts[i].started = 1;
+		/* -D: every thread serves duration / interval periods of its own schedule */
+		if (p->duration_s)
+			ts->stop_at_ns = ts->first_next_ns - (int64_t)ts->interval_ns +
+					 (int64_t)p->duration_s * 1000000000LL;
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, STACK_SIZE);
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, ts->policy);
+		pthread_attr_setschedparam(&attr, &sp);
+		if (ts->cpu >= 0) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(ts->cpu, &set);
+			pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		}
+		err = pthread_create(&ts->thread, &attr, measure_thread, &s->args[i]);
+		pthread_attr_destroy(&attr);
+		if (err) {
+			char why[256];
+
+			if (err == EPERM)
+				sys_explain_sched_failure(why, sizeof(why), ts->policy, ts->priority, err);
+			else
+				snprintf(why, sizeof(why), "%s", strerror(err));
+			fprintf(stderr, "rtgate-sampler: cannot start thread %d%s: %s\n", i,
+				ts->cpu >= 0 ? " on its CPU" : "", why);
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			s->p.num_threads = i; /* join those that run; nothing is written */
+			stop_threads(s);
+			return 1;
+		}
+		ts->started = 1;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
 
-	pthread_barrier_wait(&s->ctl.ready);
-	for (int i = 0; i < n; i++) {
-		int err = atomic_load(&s->ts[i].setup_errno);
-		char why[256];
-
-		if (!err)
-			continue;
-		if (atomic_load(&s->ts[i].setup_step) == STEP_SCHEDULER)
-			sys_explain_sched_failure(why, sizeof(why), s->ts[i].policy, s->ts[i].priority, err);
-		else
-			snprintf(why, sizeof(why), "%s", strerror(err));
-		fprintf(stderr, "rtgate-sampler: thread %d cannot %s: %s\n", i,
-			step_name(atomic_load(&s->ts[i].setup_step)), why);
-		failed = 1;
-	}
-	if (failed)
-		atomic_store(&s->ctl.abort_start, 1);
-	if (s->p.aligned || s->p.secaligned) {
-		int64_t t = now_ns(s->p.clock_id) + 1000000; /* 1 ms for all threads to get there */
-		if (s->p.secaligned)
-			t = (t / 1000000000LL + 1) * 1000000000LL;
-		s->ctl.common_start_ns = t;
-	}
-	s->start_rt_ns = now_ns(CLOCK_REALTIME);
-	s->start_mono_ns = now_ns(CLOCK_MONOTONIC);
-	pthread_barrier_wait(&s->ctl.go);
-	if (failed) {
+	for (int i = 0; i < n; i++)
+		if (s->ts[i].interval_ns > s->longest_interval_ns)
+			s->longest_interval_ns = s->ts[i].interval_ns;
+	if (s->ctl.stop_at_ns) {
+		int64_t end = 0;
 		for (int i = 0; i < n; i++)
-			pthread_join(s->ts[i].thread, NULL);
-		return 1;
+			if (s->ts[i].stop_at_ns > end)
+				end = s->ts[i].stop_at_ns;
+		s->expected_end_mono_ns = s->start_mono_ns + (end - start);
+	} else if (p->loops) {
+		/* cyclictest: the first thread through its -l periods ends the run; per thread: the last */
+		int64_t end = 0;
+		for (int i = 0; i < n; i++) {
+			int64_t e = s->ts[i].first_next_ns + (int64_t)(p->loops - 1) * (int64_t)s->ts[i].interval_ns;
+			if (i == 0 || (p->loops_per_thread ? e > end : e < end))
+				end = e;
+		}
+		s->expected_end_mono_ns = s->start_mono_ns + (end - start);
 	}
 	return 0;
 }
@@ -227,7 +279,15 @@ static void snapshot(struct sampler *s, struct run_result *r, int complete)
 	r->complete = complete;
 	r->start_rt_ns = s->start_rt_ns;
 	r->end_rt_ns = now_ns(CLOCK_REALTIME);
-	r->elapsed_s = (double)(now_ns(CLOCK_MONOTONIC) - s->start_mono_ns) / 1e9;
+	{
+		int64_t end = s->end_mono_ns ? s->end_mono_ns : now_ns(CLOCK_MONOTONIC);
+		int64_t late = s->expected_end_mono_ns ? end - s->expected_end_mono_ns : 0;
+
+		r->elapsed_s = end > s->start_mono_ns ? (double)(end - s->start_mono_ns) / 1e9 : 0.0;
+		r->overrun_s = complete && late > 0 ? (double)late / 1e9 : 0.0;
+		/* "a few periods": five of the longest, plus 20 ms for the process to wind down */
+		r->ended_late = complete && late > 5 * (int64_t)s->longest_interval_ns + 20000000LL;
+	}
 	r->latency_target = s->latency_fd >= 0 ? s->p.latency_target : -1;
 	r->break_thread = break_idx;
 	r->reason = STOP_NONE;
@@ -243,6 +303,19 @@ static void snapshot(struct sampler *s, struct run_result *r, int complete)
 		for (int i = 0; i < r->nthreads; i++)
 			if (s->tr[i].reason == STOP_ERROR)
 				r->reason = STOP_ERROR;
+	}
+	if (r->reason == STOP_DURATION) {
+		/* Every period up to the end is sampled or missed; fewer means the run did not happen as scheduled. */
+		for (int i = 0; i < r->nthreads; i++) {
+			uint64_t expected = periods_before(s->ts[i].first_next_ns, s->ts[i].stop_at_ns + 1,
+							   (int64_t)s->ts[i].interval_ns);
+			if (r->t[i].cycles + r->t[i].missed + 1 < expected) {
+				fprintf(stderr, "rtgate-sampler: thread %d accounted for %llu of its %llu periods\n", i,
+					(unsigned long long)(r->t[i].cycles + r->t[i].missed),
+					(unsigned long long)expected);
+				r->reason = STOP_ERROR;
+			}
+		}
 	}
 	r->return_code = r->reason == STOP_ERROR ? 1 : 0;
 }
@@ -304,6 +377,19 @@ static int all_done(struct sampler *s)
 	return 1;
 }
 
+/* Sleep until the tick, a thread's end or a signal, whichever comes first. */
+static void wait_tick(struct sampler *s, int64_t tick_ns)
+{
+	struct timespec until;
+	int64_t t;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	t = (int64_t)until.tv_sec * 1000000000LL + until.tv_nsec + tick_ns;
+	until.tv_sec = t / 1000000000LL;
+	until.tv_nsec = t % 1000000000LL;
+	sem_timedwait(&s->ctl.finished, &until);
+}
+
 static void watch(struct sampler *s)
 {
 	const int live = !s->p.quiet && !s->p.verbose;
@@ -311,9 +397,12 @@ static void watch(struct sampler *s)
 	uint64_t last_max_sum = UINT64_MAX;
 
 	for (;;) {
-		struct timespec tick = { 0, live || s->p.verbose ? TICK_NS : QUIET_TICK_NS };
-		int done = all_done(s) || atomic_load(&s->ctl.stop) || sig_stop;
+		int64_t tick = live || s->p.verbose ? TICK_NS : QUIET_TICK_NS, now;
+		int done;
 
+		if (sig_stop)
+			run_stop(&s->ctl, STOP_SIGNAL);
+		done = all_done(s) || atomic_load(&s->ctl.stop);
 		if (sig_status) {
 			sig_status = 0;
 			fprintf(stderr, "#---------------------------\n# rtgate-sampler current status:\n");
@@ -338,11 +427,14 @@ static void watch(struct sampler *s)
 		}
 		if (done)
 			break;
-		if (s->p.checkpoint_s && now_ns(CLOCK_MONOTONIC) >= next_checkpoint) {
+		now = now_ns(CLOCK_MONOTONIC);
+		if (s->p.checkpoint_s && now >= next_checkpoint) {
 			write_checkpoint(s);
 			next_checkpoint += (int64_t)s->p.checkpoint_s * 1000000000LL;
 		}
-		nanosleep(&tick, NULL);
+		if (s->p.checkpoint_s && next_checkpoint - now < tick)
+			tick = next_checkpoint - now > 0 ? next_checkpoint - now : 1;
+		wait_tick(s, tick);
 	}
 }
 
@@ -350,9 +442,12 @@ static void stop_threads(struct sampler *s)
 {
 	atomic_store(&s->ctl.stop, 1);
 	for (int i = 0; i < s->p.num_threads; i++)
-		pthread_kill(s->ts[i].thread, WAKE_SIGNAL);
+		if (s->ts[i].started && !atomic_load(&s->ts[i].done))
+			pthread_kill(s->ts[i].thread, WAKE_SIGNAL);
 	for (int i = 0; i < s->p.num_threads; i++)
-		pthread_join(s->ts[i].thread, NULL);
+		if (s->ts[i].started)
+			pthread_join(s->ts[i].thread, NULL);
+	s->end_mono_ns = now_ns(CLOCK_MONOTONIC);
 	if (s->p.verbose)
 		drain_verbose(s);
 }
@@ -382,6 +477,11 @@ static void print_gates(struct sampler *s, const struct run_result *r)
 	}
 }
 
+static void histtext_cb(FILE *f, const void *r)
+{
+	histtext_write(f, r);
+}
+
 static int write_outputs(struct sampler *s)
 {
 	struct run_result r;
@@ -393,27 +493,19 @@ static int write_outputs(struct sampler *s)
 			text_status_line(stdout, &r, &r.t[i]);
 	if (s->p.spike)
 		text_spikes(stdout, &r);
-	if (s->p.hist_limit) {
-		FILE *f = stdout;
-
-		if (s->p.histfile[0]) {
-			f = fopen(s->p.histfile, "w");
-			if (!f) {
-				fprintf(stderr, "rtgate-sampler: cannot write histogram file %s: %s\n",
-					s->p.histfile, strerror(errno));
-				rc = 1;
-			}
+	if (s->p.hist_limit && s->p.histfile[0]) {
+		if (outfile_write(s->p.histfile, histtext_cb, &r)) {
+			fprintf(stderr, "rtgate-sampler: cannot write histogram file %s: %s\n", s->p.histfile,
+				strerror(errno));
+			rc = 1;
 		}
-		if (f) {
-			histtext_write(f, &r);
-			if (f != stdout && fclose(f)) {
-				fprintf(stderr, "rtgate-sampler: error writing %s: %s\n", s->p.histfile,
-					strerror(errno));
-				rc = 1;
-			}
-		}
+	} else if (s->p.hist_limit) {
+		histtext_write(stdout, &r);
 	}
 	text_break(stdout, &r);
+	if (r.ended_late)
+		fprintf(stderr, "rtgate-sampler: the run ended %.3f s after its scheduled end: a thread could "
+			"not run (another real-time task on its CPU?)\n", r.overrun_s);
 	print_gates(s, &r);
 	fflush(stdout);
 	if (s->p.json_path[0] && json_write_file(s->p.json_path, &r)) {
@@ -424,6 +516,11 @@ static int write_outputs(struct sampler *s)
 		int err = atomic_load(&s->ts[i].run_errno);
 		if (r.t[i].reason == STOP_ERROR)
 			fprintf(stderr, "rtgate-sampler: thread %d stopped on an error: %s\n", i, strerror(err));
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "rtgate-sampler: cannot write to standard output: %s\n",
+			errno ? strerror(errno) : "write error");
+		rc = 1;
 	}
 	return rc || r.return_code;
 }
@@ -453,6 +550,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	sys_cpu_info(&cpus);
+	options_set_warning_stream(stderr);
 	switch (options_parse(argc, argv, &cpus, &s.p, err, sizeof(err))) {
 	case OPTIONS_EXIT_OK:
 		return 0;
@@ -462,8 +560,16 @@ int main(int argc, char **argv)
 	default:
 		break;
 	}
+	/* Handlers first: a stop signal from here on ends the run cleanly (it only sets a flag). */
+	install_signals();
 	if (s.p.unbuffered)
 		setvbuf(stdout, NULL, _IONBF, 0);
+	/* Every output checked before anything is measured: no hour of measuring for nothing. */
+	if ((s.p.json_path[0] && outfile_check(s.p.json_path, err, sizeof(err))) ||
+	    (s.p.histfile[0] && outfile_check(s.p.histfile, err, sizeof(err)))) {
+		fprintf(stderr, "rtgate-sampler: %s\n", err);
+		return 2;
+	}
 	sys_facts(&s.sys);
 	if (s.p.main_affinity) {
 		cpu_set_t set;
@@ -480,6 +586,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rtgate-sampler: cannot lock memory: %s\n", why);
 		return 1;
 	}
+	if (s.p.verbose) /* cyclictest's order: CPUs, then the PM QoS line, then the intervals */
+		printf("Max CPUs = %ld\nOnline CPUs = %ld\n", sysconf(_SC_NPROCESSORS_CONF),
+		       sysconf(_SC_NPROCESSORS_ONLN));
 	s.latency_fd = -1;
 	if (s.p.latency_target >= 0) {
 		s.latency_fd = sys_set_dma_latency(s.p.latency_target);
@@ -496,12 +605,9 @@ int main(int argc, char **argv)
 		check_resolution(&s.p);
 	prepare_threads(&s);
 	if (s.p.verbose) {
-		printf("Max CPUs = %ld\nOnline CPUs = %ld\n", sysconf(_SC_NPROCESSORS_CONF),
-		       sysconf(_SC_NPROCESSORS_ONLN));
 		for (int i = 0; i < s.p.num_threads; i++)
 			printf("Thread %d Interval: %llu\n", i, (unsigned long long)(s.ts[i].interval_ns / 1000));
 	}
-	install_signals();
 	if (start_threads(&s))
 		return 1;
 	if (s.p.json_path[0])

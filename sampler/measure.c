@@ -29,46 +29,19 @@ static struct timespec to_ts(int64_t ns)
 	return t;
 }
 
-static void fail_setup(struct thread_state *ts, int step, int err)
+void run_stop(struct run_control *ctl, int reason)
 {
-	STORE(ts->setup_step, step);
-	STORE(ts->setup_errno, err);
+	int none = STOP_NONE;
+
+	atomic_compare_exchange_strong(&ctl->stop_reason, &none, reason);
+	atomic_store(&ctl->stop, 1);
 }
 
-static int setup(struct run_control *ctl, struct thread_state *ts, timer_t *timer)
+uint64_t periods_before(int64_t from, int64_t until, int64_t interval)
 {
-	struct sched_param sp = { .sched_priority = ts->priority };
-
-	STORE(ts->tid, (int)syscall(SYS_gettid));
-	if (ts->cpu >= 0) {
-		cpu_set_t set;
-		int err;
-
-		CPU_ZERO(&set);
-		CPU_SET(ts->cpu, &set);
-		err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-		if (err) {
-			fail_setup(ts, STEP_AFFINITY, err);
-			return -1;
-		}
-	}
-	if (sched_setscheduler(0, ts->policy, &sp)) {
-		fail_setup(ts, STEP_SCHEDULER, errno);
-		return -1;
-	}
-	if (ctl->p->posix_timers) {
-		struct sigevent sev;
-
-		memset(&sev, 0, sizeof(sev));
-		sev.sigev_notify = SIGEV_THREAD_ID;
-		sev.sigev_signo = TIMER_SIGNAL;
-		sev.sigev_notify_thread_id = LOAD(ts->tid);
-		if (timer_create(ctl->p->clock_id, &sev, timer)) {
-			fail_setup(ts, STEP_TIMER, errno);
-			return -1;
-		}
-	}
-	return 0;
+	if (until <= from)
+		return 0;
+	return (uint64_t)((until - from - 1) / interval) + 1;
 }
 
 static void claim_break(struct run_control *ctl, struct thread_state *ts, uint64_t v)
@@ -86,7 +59,7 @@ static void claim_break(struct run_control *ctl, struct thread_state *ts, uint64
 		if (write(ctl->trace_fd, msg, (size_t)n) < 0)
 			STORE(ts->run_errno, errno);
 	}
-	atomic_store(&ctl->stop, 1);
+	run_stop(ctl, STOP_BREAKTRACE);
 }
 
 /* Everything a sample touches: preallocated counters, no locks, no I/O. */
@@ -130,6 +103,35 @@ static inline void record(struct run_control *ctl, struct thread_state *ts, uint
 		claim_break(ctl, ts, v);
 }
 
+/*
+ * Periods that passed while the thread was late are skipped, as cyclictest skips them, and
+ * counted as missed; only those the run still owns count (before its end, within -l).
+ */
+static int64_t skip_lost(struct run_control *ctl, struct thread_state *ts, int64_t next,
+			 int64_t now, int64_t interval, uint64_t cycle)
+{
+	const struct params *p = ctl->p;
+	uint64_t skipped, owned;
+
+	if (now <= next)
+		return next;
+	skipped = (uint64_t)((now - next) / interval) + 1;
+	owned = skipped;
+	if (ts->stop_at_ns) {
+		uint64_t left = periods_before(next, ts->stop_at_ns + 1, interval);
+		if (owned > left)
+			owned = left;
+	}
+	if (p->loops) {
+		uint64_t done = cycle + LOAD(ts->missed);
+		uint64_t left = done < p->loops ? p->loops - done : 0;
+		if (owned > left)
+			owned = left;
+	}
+	STORE(ts->missed, LOAD(ts->missed) + owned);
+	return next + (int64_t)skipped * interval;
+}
+
 void *measure_thread(void *arg)
 {
 	struct run_control *ctl = ((struct thread_arg *)arg)->ctl;
@@ -137,39 +139,29 @@ void *measure_thread(void *arg)
 	const struct params *p = ctl->p;
 	const clockid_t clock = p->clock_id;
 	const int64_t interval = (int64_t)ts->interval_ns;
+	const int64_t stop_at = ts->stop_at_ns;
 	timer_t timer = 0;
 	sigset_t waitset;
-	int64_t next, stop_at = 0, start;
+	int64_t next = ts->first_next_ns;
 	uint64_t cycle = 0;
-	int reason = STOP_SIGNAL;
+	int reason = STOP_NONE, first = 1;
 
+	STORE(ts->tid, (int)syscall(SYS_gettid));
 	sigemptyset(&waitset);
 	sigaddset(&waitset, TIMER_SIGNAL);
 	sigaddset(&waitset, WAKE_SIGNAL);
 
-	setup(ctl, ts, &timer);
-	pthread_barrier_wait(&ctl->ready);
-	pthread_barrier_wait(&ctl->go);
-	if (atomic_load(&ctl->abort_start) || LOAD(ts->setup_errno))
-		goto out;
-
-	if (ctl->common_start_ns) {
-		start = ctl->common_start_ns;
-		if (p->aligned)
-			start += (int64_t)p->align_offset_us * 1000 * ts->index;
-		else
-			start += (int64_t)p->align_offset_us * 1000;
-	} else {
-		start = now_ns(clock);
-	}
-	next = start + interval;
-	if (p->duration_s)
-		stop_at = start + (int64_t)p->duration_s * 1000000000LL;
 	if (p->posix_timers) {
-		struct itimerspec its = { .it_interval = to_ts(interval) };
+		struct sigevent sev;
+		/* Both modes expire at first_next + n * interval; -r changes only how it is armed. */
+		struct itimerspec its = { .it_interval = to_ts(interval), .it_value = to_ts(next) };
 
-		its.it_value = p->relative ? to_ts(interval) : to_ts(next);
-		if (timer_settime(timer, p->relative ? 0 : TIMER_ABSTIME, &its, NULL)) {
+		memset(&sev, 0, sizeof(sev));
+		sev.sigev_notify = SIGEV_THREAD_ID;
+		sev.sigev_signo = TIMER_SIGNAL;
+		sev.sigev_notify_thread_id = LOAD(ts->tid);
+		if (timer_create(clock, &sev, &timer) ||
+		    timer_settime(timer, TIMER_ABSTIME, &its, NULL)) {
 			STORE(ts->run_errno, errno);
 			reason = STOP_ERROR;
 			goto out;
@@ -190,10 +182,10 @@ void *measure_thread(void *arg)
 		if (p->posix_timers) {
 			int sig;
 
-			/* Relative or absolute, the timer expires at start + n * interval. */
 			if (sigwait(&waitset, &sig) || sig != TIMER_SIGNAL)
 				continue;
-		} else if (p->relative) {
+		} else if (p->relative && !first) {
+			/* -r: each sleep is relative; the first one still aims at the fixed start. */
 			struct timespec rel = to_ts(interval);
 			int64_t before = now_ns(clock);
 
@@ -218,6 +210,7 @@ void *measure_thread(void *arg)
 				break;
 			}
 		}
+		first = 0;
 		now = now_ns(clock);
 		diff = now - next;
 		if (diff < 0)
@@ -227,28 +220,27 @@ void *measure_thread(void *arg)
 		record(ctl, ts, p->nsecs ? (uint64_t)diff : (uint64_t)diff / 1000, cycle, now);
 		cycle++;
 
-		/* Periods that passed while we were late are skipped, as cyclictest does; count them. */
 		next += interval;
 		if (p->posix_timers) {
 			int over = timer_getoverrun(timer);
-			if (over > 0) {
-				STORE(ts->missed, LOAD(ts->missed) + (uint64_t)over);
-				next += (int64_t)over * interval;
-			}
-		} else if (now > next) {
-			int64_t skipped = (now - next) / interval + 1;
-			STORE(ts->missed, LOAD(ts->missed) + (uint64_t)skipped);
-			next += skipped * interval;
+			if (over > 0)
+				next = skip_lost(ctl, ts, next, next + (int64_t)over * interval - 1, interval, cycle);
+		} else {
+			next = skip_lost(ctl, ts, next, now, interval, cycle);
 		}
-		if (p->loops && cycle >= p->loops) {
+		if (p->loops && cycle + LOAD(ts->missed) >= p->loops) {
 			reason = STOP_LOOPS;
+			if (!p->loops_per_thread)
+				run_stop(ctl, STOP_LOOPS); /* cyclictest: the first thread at -l ends the run */
 			break;
 		}
-		if (stop_at && now >= stop_at) {
+		if (stop_at && next > stop_at) {
 			reason = STOP_DURATION;
 			break;
 		}
 	}
+	if (reason == STOP_NONE)
+		reason = atomic_load(&ctl->stop_reason);
 	if (atomic_load(&ctl->break_claimed))
 		reason = STOP_BREAKTRACE;
 out:
@@ -256,5 +248,6 @@ out:
 		timer_delete(timer);
 	STORE(ts->reason, reason);
 	atomic_store(&ts->done, 1);
+	sem_post(&ctl->finished);
 	return NULL;
 }

@@ -1,10 +1,11 @@
-/* Parse cyclictest's command line strictly: every bad value is an error naming the option. */
+/*
+ * cyclictest's command line, parsed strictly. One table declares every option: the getopt
+ * tables, --help, the range checks and --dump-contract (the harness's view) come from it.
+ */
 #include "options.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,101 +16,144 @@
 #include "gate.h"
 #include "version.h"
 
-enum {
-	OPT_AFFINITY = 1000, OPT_ALIGNED, OPT_BREAKTRACE, OPT_CLOCK, OPT_DEFAULT_SYSTEM,
-	OPT_DISTANCE, OPT_DURATION, OPT_LATENCY, OPT_FIFO, OPT_HISTOGRAM, OPT_HISTOFALL,
-	OPT_HISTFILE, OPT_INTERVAL, OPT_JSON, OPT_LOOPS, OPT_LAPTOP, OPT_MAINAFFINITY,
-	OPT_MLOCKALL, OPT_REFRESH, OPT_NSECS, OPT_OSCOPE, OPT_PRIORITY, OPT_POLICY,
-	OPT_PRIOSPREAD, OPT_QUIET, OPT_RELATIVE, OPT_RESOLUTION, OPT_SECALIGNED, OPT_SYSTEM,
-	OPT_SMP, OPT_SPIKE, OPT_SPIKE_NODES, OPT_SMI, OPT_THREADS, OPT_TRACEMARK,
-	OPT_UNBUFFERED, OPT_VERBOSE, OPT_DBGCYCLIC, OPT_POSIX_TIMERS, OPT_NANOSLEEP,
-	OPT_HELP, OPT_VERSION, OPT_CHECKPOINT, OPT_BLOCK, OPT_THREAD_CPUS, OPT_THREAD_PRIOS, OPT_GATE, OPT_THREAD_LABELS,
+enum opt_id {
+	O_AFFINITY, O_ALIGNED, O_BREAKTRACE, O_CLOCK, O_DEFAULT_SYSTEM, O_DISTANCE, O_DURATION,
+	O_FIFO, O_HISTOGRAM, O_HISTOFALL, O_HISTFILE, O_INTERVAL, O_JSON, O_LOOPS, O_LAPTOP,
+	O_LATENCY, O_MAINAFFINITY, O_MLOCKALL, O_REFRESH, O_NANOSLEEP, O_NSECS, O_OSCOPE,
+	O_PRIORITY, O_POLICY, O_PRIOSPREAD, O_QUIET, O_RELATIVE, O_RESOLUTION, O_SECALIGNED,
+	O_SYSTEM, O_SMP, O_SPIKE, O_SPIKE_NODES, O_SMI, O_THREADS, O_TRACEMARK, O_UNBUFFERED,
+	O_VERBOSE, O_DBGCYCLIC, O_POSIX_TIMERS, O_HELP, O_VERSION,
+	/* rtgate extensions */
+	O_CHECKPOINT, O_BLOCK, O_LOOPS_PER_THREAD, O_THREAD_CPUS, O_THREAD_PRIOS, O_THREAD_LABELS,
+	O_GATE, O_DUMP_CONTRACT,
+	O_COUNT
 };
 
-static const struct option long_options[] = {
-	{"affinity", optional_argument, NULL, OPT_AFFINITY},
-	{"aligned", optional_argument, NULL, OPT_ALIGNED},
-	{"breaktrace", required_argument, NULL, OPT_BREAKTRACE},
-	{"clock", required_argument, NULL, OPT_CLOCK},
-	{"default-system", no_argument, NULL, OPT_DEFAULT_SYSTEM},
-	{"distance", required_argument, NULL, OPT_DISTANCE},
-	{"duration", required_argument, NULL, OPT_DURATION},
-	{"latency", required_argument, NULL, OPT_LATENCY},
-	{"fifo", required_argument, NULL, OPT_FIFO},
-	{"histogram", required_argument, NULL, OPT_HISTOGRAM},
-	{"histofall", required_argument, NULL, OPT_HISTOFALL},
-	{"histfile", required_argument, NULL, OPT_HISTFILE},
-	{"interval", required_argument, NULL, OPT_INTERVAL},
-	{"json", required_argument, NULL, OPT_JSON},
-	{"loops", required_argument, NULL, OPT_LOOPS},
-	{"laptop", no_argument, NULL, OPT_LAPTOP},
-	{"mainaffinity", required_argument, NULL, OPT_MAINAFFINITY},
-	{"mlockall", no_argument, NULL, OPT_MLOCKALL},
-	{"refresh_on_max", no_argument, NULL, OPT_REFRESH},
-	{"nsecs", no_argument, NULL, OPT_NSECS},
-	{"oscope", required_argument, NULL, OPT_OSCOPE},
-	{"priority", required_argument, NULL, OPT_PRIORITY},
-	{"policy", required_argument, NULL, OPT_POLICY},
-	{"priospread", no_argument, NULL, OPT_PRIOSPREAD},
-	{"quiet", no_argument, NULL, OPT_QUIET},
-	{"relative", no_argument, NULL, OPT_RELATIVE},
-	{"resolution", no_argument, NULL, OPT_RESOLUTION},
-	{"secaligned", optional_argument, NULL, OPT_SECALIGNED},
-	{"system", no_argument, NULL, OPT_SYSTEM},
-	{"smp", no_argument, NULL, OPT_SMP},
-	{"spike", required_argument, NULL, OPT_SPIKE},
-	{"spike-nodes", required_argument, NULL, OPT_SPIKE_NODES},
-	{"smi", no_argument, NULL, OPT_SMI},
-	{"threads", optional_argument, NULL, OPT_THREADS},
-	{"tracemark", no_argument, NULL, OPT_TRACEMARK},
-	{"unbuffered", no_argument, NULL, OPT_UNBUFFERED},
-	{"verbose", no_argument, NULL, OPT_VERBOSE},
-	{"dbg_cyclictest", no_argument, NULL, OPT_DBGCYCLIC},
-	{"posix_timers", no_argument, NULL, OPT_POSIX_TIMERS},
-	{"nanosleep", no_argument, NULL, OPT_NANOSLEEP},
-	{"help", no_argument, NULL, OPT_HELP},
-	{"version", no_argument, NULL, OPT_VERSION},
-	{"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
-	{"block", required_argument, NULL, OPT_BLOCK},
-	{"thread-cpus", required_argument, NULL, OPT_THREAD_CPUS},
-	{"thread-priorities", required_argument, NULL, OPT_THREAD_PRIOS},
-	{"gate", required_argument, NULL, OPT_GATE},
-	{"thread-labels", required_argument, NULL, OPT_THREAD_LABELS},
-	{NULL, 0, NULL, 0},
+/* How an option's value is read and checked before it is stored. */
+enum opt_type {
+	T_FLAG,        /* no value */
+	T_U64,         /* whole number in [min, max] */
+	T_DURATION,    /* whole seconds, suffix s/m/h/d, in [min, max] */
+	T_DECIMAL,     /* decimal number in [dmin, dmax] */
+	T_CPUSET,      /* 0-3,5 / !1 / all */
+	T_TEXT,        /* path, name or list: checked by its handler */
+	T_REFUSED,     /* cyclictest option we do not support */
 };
 
-/* Short options map onto the long ones so one switch handles both. */
-static int short_to_long(int c)
+enum { F_EXT = 1, F_HIDDEN = 2 };
+
+struct opt_def {
+	const char *name;       /* long name */
+	char shortopt;          /* 0: long only */
+	char arg;               /* 'n' none, 'r' required, 'o' optional (cyclictest also takes the next word) */
+	enum opt_type type;
+	uint64_t min, max;
+	double dmin, dmax;
+	const char *deflt;      /* default, as text ("" = none) */
+	const char *meta;
+	const char *what;       /* "a ..." noun for error messages */
+	const char *help;
+	unsigned flags;
+};
+
+#define U(lo, hi) T_U64, (lo), (hi), 0, 0
+#define DUR(lo, hi) T_DURATION, (lo), (hi), 0, 0
+#define DEC(lo, hi) T_DECIMAL, 0, 0, (lo), (hi)
+#define FLAG T_FLAG, 0, 0, 0, 0
+#define CPUS T_CPUSET, 0, 0, 0, 0
+#define TEXT T_TEXT, 0, 0, 0, 0
+#define REFUSED T_REFUSED, 0, 0, 0, 0
+
+static const struct opt_def opts[O_COUNT] = {
+	[O_AFFINITY] = {"affinity", 'a', 'o', CPUS, "", "CPUSET", "a CPU set",
+		"pin threads round-robin to CPUSET (0-3, 0,2, !1, all; no value: every CPU)", 0},
+	[O_ALIGNED] = {"aligned", 'A', 'o', U(0, 999999), "0", "USEC", "an offset in us",
+		"common start, thread N offset N*USEC", 0},
+	[O_BREAKTRACE] = {"breaktrace", 'b', 'r', U(1, UINT32_MAX), "", "USEC", "a positive latency",
+		"stop when a latency exceeds USEC", 0},
+	[O_CLOCK] = {"clock", 'c', 'r', U(0, 1), "0", "CLOCK", "0 (monotonic) or 1 (realtime)",
+		"0 = CLOCK_MONOTONIC, 1 = CLOCK_REALTIME", 0},
+	[O_DEFAULT_SYSTEM] = {"default-system", 0, 'n', FLAG, "", "", "",
+		"leave /dev/cpu_dma_latency alone", 0},
+	[O_DISTANCE] = {"distance", 'd', 'r', U(0, MAX_INTERVAL_US), "500", "DIST", "a distance in us",
+		"interval increment per thread in us", 0},
+	[O_DURATION] = {"duration", 'D', 'r', DUR(0, MAX_DURATION_S), "0", "TIME",
+		"a duration (whole number with optional s, m, h or d)", "run length; suffix s, m, h or d (0 = endless)", 0},
+	[O_FIFO] = {"fifo", 'F', 'r', REFUSED, "", "PATH", "", "not supported", F_HIDDEN},
+	[O_HISTOGRAM] = {"histogram", 'h', 'r', U(1, 1000000), "", "US", "a bucket count",
+		"histogram text with US 1-unit buckets at the end", 0},
+	[O_HISTOFALL] = {"histofall", 'H', 'r', U(1, 1000000), "", "US", "a bucket count",
+		"same, with a summary column", 0},
+	[O_HISTFILE] = {"histfile", 0, 'r', TEXT, "", "PATH", "", "histogram to PATH instead of stdout", 0},
+	[O_INTERVAL] = {"interval", 'i', 'r', U(1, MAX_INTERVAL_US), "1000", "INTV", "an interval in us",
+		"base interval in us", 0},
+	[O_JSON] = {"json", 0, 'r', TEXT, "", "PATH", "", "results as JSON (rt-tests layout + \"rtgate\")", 0},
+	[O_LOOPS] = {"loops", 'l', 'r', U(0, MAX_LOOPS), "0", "LOOPS", "a loop count",
+		"periods; the run ends when the first thread has LOOPS (0 = endless)", 0},
+	[O_LAPTOP] = {"laptop", 0, 'n', FLAG, "", "", "", "same as --default-system", 0},
+	[O_LATENCY] = {"latency", 0, 'r', U(0, INT32_MAX), "0", "PM_QOS", "a latency in us",
+		"value held in /dev/cpu_dma_latency", 0},
+	[O_MAINAFFINITY] = {"mainaffinity", 0, 'r', CPUS, "", "CPUSET", "a CPU set", "run the main thread on CPUSET", 0},
+	[O_MLOCKALL] = {"mlockall", 'm', 'n', FLAG, "", "", "", "lock current and future memory", 0},
+	[O_REFRESH] = {"refresh_on_max", 'M', 'n', FLAG, "", "", "", "update the screen only on a new max", 0},
+	[O_NANOSLEEP] = {"nanosleep", 'n', 'n', FLAG, "", "", "", "accepted for old command lines (always clock_nanosleep)", 0},
+	[O_NSECS] = {"nsecs", 'N', 'n', FLAG, "", "", "", "measure and print in ns", 0},
+	[O_OSCOPE] = {"oscope", 'o', 'r', U(1, UINT32_MAX), "1", "RED", "a reduction factor (>= 1)",
+		"with -v, print the max of every RED samples", 0},
+	[O_PRIORITY] = {"priority", 'p', 'r', U(0, 99), "0", "PRIO", "a priority", "priority of the first thread", 0},
+	[O_POLICY] = {"policy", 0, 'r', TEXT, "other", "NAME", "", "other, normal, batch, idle, fifo or rr", 0},
+	[O_PRIOSPREAD] = {"priospread", 0, 'n', FLAG, "", "", "", "thread N gets priority PRIO-N", 0},
+	[O_QUIET] = {"quiet", 'q', 'n', FLAG, "", "", "", "print a summary only on exit", 0},
+	[O_RELATIVE] = {"relative", 'r', 'n', FLAG, "", "", "", "relative timer instead of absolute", 0},
+	[O_RESOLUTION] = {"resolution", 'R', 'n', FLAG, "", "", "", "check the clock resolution", 0},
+	[O_SECALIGNED] = {"secaligned", 0, 'o', U(0, 999999), "0", "USEC", "an offset in us",
+		"start on the next full second (+USEC)", 0},
+	[O_SYSTEM] = {"system", 's', 'n', REFUSED, "", "", "", "not supported", F_HIDDEN},
+	[O_SMP] = {"smp", 'S', 'n', FLAG, "", "", "", "one thread per CPU, pinned, same priority", 0},
+	[O_SPIKE] = {"spike", 0, 'r', U(1, UINT32_MAX), "", "TRIGGER", "a positive latency", "record samples above TRIGGER", 0},
+	[O_SPIKE_NODES] = {"spike-nodes", 0, 'r', U(1, 1000000), "1024", "N", "a count", "how many spikes to record", 0},
+	[O_SMI] = {"smi", 0, 'n', REFUSED, "", "", "", "not supported", F_HIDDEN},
+	[O_THREADS] = {"threads", 't', 'o', U(0, MAX_THREADS), "1", "NUM", "a thread count",
+		"number of threads (no value or 0: one per CPU)", 0},
+	[O_TRACEMARK] = {"tracemark", 0, 'n', FLAG, "", "", "", "write a trace marker when -b is exceeded", 0},
+	[O_UNBUFFERED] = {"unbuffered", 'u', 'n', FLAG, "", "", "", "unbuffered output", 0},
+	[O_VERBOSE] = {"verbose", 'v', 'n', FLAG, "", "", "", "print every sample as thread:cycle:value", 0},
+	[O_DBGCYCLIC] = {"dbg_cyclictest", 0, 'n', FLAG, "", "", "", "accepted, no effect", F_HIDDEN},
+	[O_POSIX_TIMERS] = {"posix_timers", 'x', 'n', FLAG, "", "", "", "POSIX interval timers instead of clock_nanosleep", 0},
+	[O_HELP] = {"help", 0, 'n', FLAG, "", "", "", "this help", 0},
+	[O_VERSION] = {"version", 0, 'n', FLAG, "", "", "", "print the version", F_EXT},
+	[O_CHECKPOINT] = {"checkpoint", 0, 'r', DUR(0, 86400), "60", "SEC", "a period in seconds (0..86400)",
+		"rewrite the JSON every SEC seconds (0 = only at start and end)", F_EXT},
+	[O_BLOCK] = {"block", 0, 'r', DEC(0.001, 86400.0), "1", "SEC", "a block length in seconds",
+		"block length of the block-maxima series", F_EXT},
+	[O_LOOPS_PER_THREAD] = {"loops-per-thread", 0, 'n', FLAG, "", "", "",
+		"every thread runs its -l periods (threshold files)", F_EXT},
+	[O_THREAD_CPUS] = {"thread-cpus", 0, 'r', TEXT, "", "LIST", "", "CPU of each thread, e.g. 0,1 ('*' = not pinned)", F_EXT},
+	[O_THREAD_PRIOS] = {"thread-priorities", 0, 'r', TEXT, "", "LIST", "", "priority of each thread, e.g. 51,48", F_EXT},
+	[O_THREAD_LABELS] = {"thread-labels", 0, 'r', TEXT, "", "LIST", "", "thread-group label of each thread (gate ids)", F_EXT},
+	[O_GATE] = {"gate", 0, 'r', TEXT, "", "SPEC", "",
+		"evaluate a gate at the end, print RTGATE-GATE lines (name=N,kind=max|avg|percentile|miss_rate|missed,...)", F_EXT},
+	[O_DUMP_CONTRACT] = {"dump-contract", 0, 'n', FLAG, "", "", "", "print this option table as JSON", F_EXT | F_HIDDEN},
+};
+
+static FILE *warn_stream;
+
+void options_set_warning_stream(FILE *warn)
 {
-	switch (c) {
-	case 'a': return OPT_AFFINITY;
-	case 'A': return OPT_ALIGNED;
-	case 'b': return OPT_BREAKTRACE;
-	case 'c': return OPT_CLOCK;
-	case 'd': return OPT_DISTANCE;
-	case 'D': return OPT_DURATION;
-	case 'F': return OPT_FIFO;
-	case 'h': return OPT_HISTOGRAM;
-	case 'H': return OPT_HISTOFALL;
-	case 'i': return OPT_INTERVAL;
-	case 'l': return OPT_LOOPS;
-	case 'm': return OPT_MLOCKALL;
-	case 'M': return OPT_REFRESH;
-	case 'n': return OPT_NANOSLEEP;
-	case 'N': return OPT_NSECS;
-	case 'o': return OPT_OSCOPE;
-	case 'p': return OPT_PRIORITY;
-	case 'q': return OPT_QUIET;
-	case 'r': return OPT_RELATIVE;
-	case 'R': return OPT_RESOLUTION;
-	case 's': return OPT_SYSTEM;
-	case 'S': return OPT_SMP;
-	case 't': return OPT_THREADS;
-	case 'u': return OPT_UNBUFFERED;
-	case 'v': return OPT_VERBOSE;
-	case 'x': return OPT_POSIX_TIMERS;
-	default: return c;
-	}
+	warn_stream = warn;
+}
+
+static void warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!warn_stream)
+		return;
+	va_start(ap, fmt);
+	fprintf(warn_stream, "rtgate-sampler: warning: ");
+	vfprintf(warn_stream, fmt, ap);
+	fprintf(warn_stream, "\n");
+	va_end(ap);
 }
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -121,118 +165,157 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+/* The getopt tables, built once from opts[]. */
+static struct option long_options[O_COUNT + 1];
+static char short_options[3 * O_COUNT + 2];
+
+static void build_getopt_tables(void)
 {
-	char *end;
-	unsigned long long v;
+	char *s = short_options;
 
-	if (!s || !isdigit((unsigned char)s[0]))
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end != '\0' || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
+	if (long_options[0].name)
+		return;
+	*s++ = ':';
+	for (int i = 0; i < O_COUNT; i++) {
+		const struct opt_def *o = &opts[i];
 
-/* Whole seconds with an optional s/m/h/d suffix, as cyclictest's -D; "1.5h" is an error. */
-int parse_duration_s(const char *s, uint64_t *out)
-{
-	char num[32];
-	size_t len;
-	uint64_t mult = 1, v;
-
-	if (!s)
-		return -1;
-	len = strlen(s);
-	if (len == 0 || len >= sizeof(num))
-		return -1;
-	memcpy(num, s, len + 1);
-	switch (num[len - 1]) {
-	case 's': case 'S': mult = 1; num[--len] = '\0'; break;
-	case 'm': case 'M': mult = 60; num[--len] = '\0'; break;
-	case 'h': case 'H': mult = 3600; num[--len] = '\0'; break;
-	case 'd': case 'D': mult = 86400; num[--len] = '\0'; break;
-	default: break;
+		long_options[i].name = o->name;
+		long_options[i].has_arg = o->arg == 'n' ? no_argument : o->arg == 'r' ? required_argument
+							: optional_argument;
+		long_options[i].val = 1000 + i;
+		if (o->shortopt) {
+			*s++ = o->shortopt;
+			if (o->arg != 'n')
+				*s++ = ':';
+			if (o->arg == 'o')
+				*s++ = ':';
+		}
 	}
-	if (parse_u64(num, 1, UINT64_MAX / 86400, &v))
-		return -1;
-	*out = v * mult;
-	return 0;
+	*s = '\0';
 }
 
-int parse_decimal(const char *s, double min, double max, double *out)
+static int id_of_short(int c)
 {
-	char *end;
-	double v;
-
-	if (!s || !(isdigit((unsigned char)s[0]) || s[0] == '.'))
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end != '\0' || !isfinite(v) || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
+	for (int i = 0; i < O_COUNT; i++)
+		if (opts[i].shortopt == c)
+			return i;
+	return -1;
 }
 
-/* "0,2-3", "!1" (all allowed but 1) or "all". Every CPU named must exist and be allowed. */
-int parse_cpuset(const char *s, const struct cpu_info *cpus, unsigned char *set,
-		 char *err, size_t errlen)
-{
-	char buf[1024];
-	char *tok, *save = NULL;
-	int invert = 0, i;
+/* A value checked against its option's type and range: what the handlers store. */
+struct value {
+	const char *text;       /* NULL: optional value absent */
+	uint64_t u;
+	double d;
+	unsigned char cpus[MAX_CPUS];
+};
 
-	memset(set, 0, MAX_CPUS);
-	if (strcmp(s, "all") == 0) {
-		memcpy(set, cpus->allowed, MAX_CPUS);
+static int is_blank(const char *s)
+{
+	for (; *s; s++)
+		if (!isspace((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+/* cyclictest takes "-t 4", "-a 1", "-a !1" and "-A 50" with the value as the next word; "-a all" too. */
+static const char *optional_value(int id, int argc, char **argv)
+{
+	const char *next = optind < argc ? argv[optind] : NULL;
+	char buf[32];
+
+	if (optarg)
+		return optarg;
+	if (!next || trim_copy(next, buf, sizeof(buf)))
+		return NULL;
+	if (isdigit((unsigned char)buf[0]) ||
+	    (id == O_AFFINITY && (buf[0] == '!' || strcmp(buf, "all") == 0))) {
+		optind++;
+		return next;
+	}
+	return NULL;
+}
+
+static int check_value(int id, const char *name, const struct cpu_info *cpus, struct value *v,
+		       char *err, size_t errlen)
+{
+	const struct opt_def *o = &opts[id];
+	char cerr[160];
+
+	if (o->type == T_REFUSED) {
+		set_err(err, errlen, "option '%s' is not supported by rtgate-sampler", name);
+		return -1;
+	}
+	if (!v->text)
+		return 0;
+	switch (o->type) {
+	case T_U64:
+		if (parse_u64(v->text, o->min, o->max, &v->u)) {
+			set_err(err, errlen, "%s: '%s' is not %s (%llu..%llu)", name, v->text, o->what,
+				(unsigned long long)o->min, (unsigned long long)o->max);
+			return -1;
+		}
+		return 0;
+	case T_DURATION:
+		if (parse_duration_s(v->text, o->min, o->max, &v->u)) {
+			set_err(err, errlen, "%s: '%s' is not %s, at most %llu s", name, v->text, o->what,
+				(unsigned long long)o->max);
+			return -1;
+		}
+		return 0;
+	case T_DECIMAL:
+		if (parse_decimal(v->text, o->dmin, o->dmax, &v->d)) {
+			set_err(err, errlen, "%s: '%s' is not %s (%g..%g)", name, v->text, o->what, o->dmin, o->dmax);
+			return -1;
+		}
+		return 0;
+	case T_CPUSET:
+		if (parse_cpuset(v->text, cpus, v->cpus, cerr, sizeof(cerr))) {
+			set_err(err, errlen, "%s %s: %s", name, v->text, cerr);
+			return -1;
+		}
+		return 0;
+	default:
 		return 0;
 	}
-	if (s[0] == '!') {
-		invert = 1;
-		s++;
-	}
-	if (strlen(s) == 0 || strlen(s) >= sizeof(buf)) {
-		set_err(err, errlen, "empty or too long CPU list");
-		return -1;
-	}
-	strcpy(buf, s);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *dash = strchr(tok, '-');
-		uint64_t lo, hi;
+}
 
-		if (dash) {
-			*dash = '\0';
-			if (parse_u64(tok, 0, MAX_CPUS - 1, &lo) ||
-			    parse_u64(dash + 1, 0, MAX_CPUS - 1, &hi) || hi < lo) {
-				set_err(err, errlen, "bad CPU range '%s-%s'", tok, dash + 1);
-				return -1;
-			}
-		} else if (parse_u64(tok, 0, MAX_CPUS - 1, &lo)) {
-			set_err(err, errlen, "bad CPU number '%s'", tok);
-			return -1;
-		} else {
-			hi = lo;
-		}
-		for (uint64_t c = lo; c <= hi; c++) {
-			if ((int)c >= cpus->ncpus || !cpus->allowed[c]) {
-				set_err(err, errlen, "CPU %llu is not available (this process may use %d CPU%s)",
-					(unsigned long long)c, cpus->nallowed, cpus->nallowed == 1 ? "" : "s");
-				return -1;
-			}
-			set[c] = 1;
+/* What the command line said, before cross-option rules turn it into params. */
+struct parse_state {
+	unsigned char aff_set[MAX_CPUS];
+	int aff_set_given, threads_all, threads_given, histogram_given, affinity_seen, threads_seen;
+	int n_list_cpus, n_list_prios;
+	int list_cpus[MAX_THREADS], list_prios[MAX_THREADS];
+};
+
+static int parse_policy(const char *s, int *policy)
+{
+	static const struct { const char *name; int policy; } names[] = {
+		{"other", SCHED_OTHER}, {"normal", SCHED_OTHER}, {"batch", SCHED_BATCH},
+		{"idle", SCHED_IDLE}, {"fifo", SCHED_FIFO}, {"rr", SCHED_RR},
+	};
+	char buf[16];
+
+	if (trim_copy(s, buf, sizeof(buf)))
+		return -1;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(buf, names[i].name) == 0) {
+			*policy = names[i].policy;
+			return 0;
 		}
 	}
-	if (invert)
-		for (i = 0; i < MAX_CPUS; i++)
-			set[i] = cpus->allowed[i] && !set[i];
-	for (i = 0; i < MAX_CPUS; i++)
-		if (set[i])
-			return 0;
-	set_err(err, errlen, "CPU list '%s' selects no CPU", s);
 	return -1;
+}
+
+const char *policy_name(int policy)
+{
+	switch (policy) {
+	case SCHED_FIFO: return "fifo";
+	case SCHED_RR: return "rr";
+	case SCHED_BATCH: return "batch";
+	case SCHED_IDLE: return "idle";
+	default: return "other";
+	}
 }
 
 /* "0,1,*": one entry per thread; '*' (CPUs only) means not pinned. Returns the count or -1. */
@@ -271,41 +354,144 @@ static int parse_thread_list(const char *s, int is_cpus, const struct cpu_info *
 	return n;
 }
 
-static int parse_policy(const char *s, int *policy)
+static int set_path(char *dst, size_t cap, const char *name, const char *val, char *err, size_t errlen)
 {
-	static const struct { const char *name; int policy; } names[] = {
-		{"other", SCHED_OTHER}, {"normal", SCHED_OTHER}, {"batch", SCHED_BATCH},
-		{"idle", SCHED_IDLE}, {"fifo", SCHED_FIFO}, {"rr", SCHED_RR},
-	};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (strcmp(s, names[i].name) == 0) {
-			*policy = names[i].policy;
-			return 0;
+	if (!val[0] || strlen(val) >= cap) {
+		set_err(err, errlen, "%s: bad path", name);
+		return -1;
+	}
+	strcpy(dst, val);
+	return 0;
+}
+
+static int set_labels(struct params *p, const char *name, const char *val, char *err, size_t errlen)
+{
+	char buf[4096];
+	char *tok, *save = NULL;
+
+	if (strlen(val) >= sizeof(buf)) {
+		set_err(err, errlen, "%s: too long", name);
+		return -1;
+	}
+	strcpy(buf, val);
+	p->nlabels = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (p->nlabels == MAX_THREADS || strlen(tok) >= sizeof(p->thread_labels[0])) {
+			set_err(err, errlen, "%s: too many or too long labels", name);
+			return -1;
 		}
+		strcpy(p->thread_labels[p->nlabels++], tok);
 	}
-	return -1;
+	return 0;
 }
 
-const char *policy_name(int policy)
+/* Store one checked option. Returns OPTIONS_OK, or an exit result with err set. */
+static enum options_result apply(int id, const char *name, struct value *v, const struct cpu_info *cpus,
+				 struct params *p, struct parse_state *st, char *err, size_t errlen)
 {
-	switch (policy) {
-	case SCHED_FIFO: return "fifo";
-	case SCHED_RR: return "rr";
-	case SCHED_BATCH: return "batch";
-	case SCHED_IDLE: return "idle";
-	default: return "other";
+	switch (id) {
+	case O_AFFINITY:
+		st->affinity_seen = 1;
+		if (p->smp)
+			break; /* cyclictest: -a is ignored in smp mode (warned after parsing) */
+		p->affinity = 1;
+		if (v->text) {
+			memcpy(st->aff_set, v->cpus, MAX_CPUS);
+			st->aff_set_given = 1;
+		}
+		break;
+	case O_ALIGNED: p->aligned = 1; p->align_offset_us = v->text ? v->u : 0; break;
+	case O_SECALIGNED: p->secaligned = 1; p->align_offset_us = v->text ? v->u : 0; break;
+	case O_BREAKTRACE: p->breaktrace = v->u; break;
+	case O_CLOCK: p->clock_id = v->u ? CLOCK_REALTIME : CLOCK_MONOTONIC; break;
+	case O_DEFAULT_SYSTEM:
+	case O_LAPTOP:
+		if (!p->latency_given)
+			p->latency_target = -1;
+		break;
+	case O_DISTANCE: p->distance_us = v->u; p->distance_given = 1; break;
+	case O_DURATION: p->duration_s = v->u; break;
+	case O_LATENCY: p->latency_target = (int)v->u; p->latency_given = 1; break;
+	case O_HISTOFALL: p->histofall = 1; /* fall through */
+	case O_HISTOGRAM: p->hist_limit = v->u; st->histogram_given = 1; break;
+	case O_HISTFILE: return set_path(p->histfile, PATH_LEN, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
+	case O_JSON: return set_path(p->json_path, PATH_LEN - 32, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
+	case O_CHECKPOINT: p->checkpoint_s = v->u; break;
+	case O_BLOCK: p->block_s = v->d; break;
+	case O_INTERVAL: p->interval_us = v->u; break;
+	case O_LOOPS: p->loops = v->u; break;
+	case O_LOOPS_PER_THREAD: p->loops_per_thread = 1; break;
+	case O_MAINAFFINITY: memcpy(p->main_cpus, v->cpus, MAX_CPUS); p->main_affinity = 1; break;
+	case O_MLOCKALL: p->mlockall = 1; break;
+	case O_REFRESH: p->refresh_on_max = 1; break;
+	case O_NANOSLEEP: case O_DBGCYCLIC: break;
+	case O_NSECS: p->nsecs = 1; break;
+	case O_OSCOPE: p->oscope = v->u; break;
+	case O_PRIORITY: p->priority = (int)v->u; break;
+	case O_POLICY:
+		if (parse_policy(v->text, &p->policy)) {
+			set_err(err, errlen, "%s: unknown policy '%s' (other, normal, batch, idle, fifo, rr)",
+				name, v->text);
+			return OPTIONS_ERROR;
+		}
+		p->policy_given = 1;
+		break;
+	case O_PRIOSPREAD: p->priospread = 1; break;
+	case O_QUIET: p->quiet = 1; break;
+	case O_RELATIVE: p->relative = 1; break;
+	case O_RESOLUTION: p->resolution_check = 1; break;
+	case O_SMP: p->smp = 1; break;
+	case O_SPIKE: p->spike = v->u; break;
+	case O_SPIKE_NODES: p->spike_nodes = v->u; break;
+	case O_THREADS:
+		st->threads_seen = 1;
+		if (p->smp)
+			break; /* cyclictest: -t is ignored in smp mode (warned after parsing) */
+		/* cyclictest: no value, or 0 given as the next word, means one thread per CPU */
+		st->threads_all = !v->text || v->u == 0;
+		st->threads_given = !st->threads_all;
+		if (st->threads_given)
+			p->num_threads = (int)v->u;
+		break;
+	case O_THREAD_CPUS:
+	case O_THREAD_PRIOS: {
+		int is_cpus = id == O_THREAD_CPUS;
+		char lerr[160];
+		int n = parse_thread_list(v->text, is_cpus, cpus, is_cpus ? st->list_cpus : st->list_prios,
+					  lerr, sizeof(lerr));
+		if (n < 0) {
+			set_err(err, errlen, "%s=%s: %s", name, v->text, lerr);
+			return OPTIONS_ERROR;
+		}
+		*(is_cpus ? &st->n_list_cpus : &st->n_list_prios) = n;
+		break;
 	}
-}
+	case O_GATE: {
+		static struct gate_spec check; /* parsed here to report errors now; main parses again */
+		char gerr[200];
 
-/* cyclictest accepts "-t 4" and "-a 1" with the value as the next word; so do we. */
-static const char *optional_value(int argc, char **argv, int allow_bang)
-{
-	if (optarg)
-		return optarg;
-	if (optind < argc && (isdigit((unsigned char)argv[optind][0]) ||
-			      (allow_bang && argv[optind][0] == '!')))
-		return argv[optind++];
-	return NULL;
+		if (p->ngates == 64) {
+			set_err(err, errlen, "%s: at most 64 gates", name);
+			return OPTIONS_ERROR;
+		}
+		if (gate_parse(v->text, &check, gerr, sizeof(gerr))) {
+			set_err(err, errlen, "%s=%s: %s", name, v->text, gerr);
+			return OPTIONS_ERROR;
+		}
+		p->gate_args[p->ngates++] = v->text;
+		break;
+	}
+	case O_THREAD_LABELS: return set_labels(p, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
+	case O_TRACEMARK: p->tracemark = 1; break;
+	case O_UNBUFFERED: p->unbuffered = 1; break;
+	case O_VERBOSE: p->verbose = 1; break;
+	case O_POSIX_TIMERS: p->posix_timers = 1; break;
+	case O_HELP: options_usage(stdout); return OPTIONS_EXIT_OK;
+	case O_VERSION: printf("rtgate-sampler %s\n", RTGATE_VERSION); return OPTIONS_EXIT_OK;
+	case O_DUMP_CONTRACT: options_dump_contract(stdout); return OPTIONS_EXIT_OK;
+	default: break;
+	}
+	return OPTIONS_OK;
 }
 
 static void defaults(struct params *p, int argc, char **argv)
@@ -330,64 +516,97 @@ static void defaults(struct params *p, int argc, char **argv)
 	p->argv = argv;
 }
 
-void options_usage(void)
+void options_usage(FILE *f)
 {
-	printf("rtgate-sampler %s: timer wake-up latency sampler, cyclictest-compatible\n"
-	       "Usage: rtgate-sampler [options]\n\n"
-	       "-a [CPUSET] --affinity[=CPUSET] pin threads round-robin to CPUSET (default: all)\n"
-	       "-A [USEC]   --aligned[=USEC]    align thread wake-ups, thread N offset N*USEC\n"
-	       "-b USEC     --breaktrace=USEC   stop when a latency exceeds USEC\n"
-	       "-c CLOCK    --clock=CLOCK       0 = CLOCK_MONOTONIC (default), 1 = CLOCK_REALTIME\n"
-	       "            --default-system    do not touch /dev/cpu_dma_latency\n"
-	       "-d DIST     --distance=DIST     interval increment per thread in us (default 500)\n"
-	       "-D TIME     --duration=TIME     run length; suffix s, m, h or d\n"
-	       "-h US       --histogram=US      write a histogram with US buckets at the end\n"
-	       "-H US       --histofall=US      same, with a summary column\n"
-	       "            --histfile=PATH     write the histogram to PATH instead of stdout\n"
-	       "-i INTV     --interval=INTV     base interval in us (default 1000)\n"
-	       "            --json=PATH         write results as JSON (rt-tests layout + \"rtgate\")\n"
-	       "            --checkpoint=SEC    rewrite the JSON every SEC seconds (default 60, 0 = off)\n"
-	       "            --block=SEC         block length of the block-maxima series (default 1)\n"
-	       "            --laptop            same as --default-system\n"
-	       "            --latency=PM_QOS    value for /dev/cpu_dma_latency (default 0)\n"
-	       "-l LOOPS    --loops=LOOPS       cycles per thread (default 0 = endless)\n"
-	       "            --mainaffinity=CPUSET  run the main thread on CPUSET\n"
-	       "-m          --mlockall          lock current and future memory\n"
-	       "-M          --refresh_on_max    update the screen only on a new max\n"
-	       "-n          --nanosleep         accepted for old command lines; clock_nanosleep is the default\n"
-	       "-N          --nsecs             measure and print in ns\n"
-	       "-o RED      --oscope=RED        with -v, print the max of every RED samples\n"
-	       "-p PRIO     --priority=PRIO     priority of the highest-priority thread\n"
-	       "            --policy=NAME       other, normal, batch, idle, fifo or rr\n"
-	       "            --priospread        thread N gets priority PRIO-N\n"
-	       "-q          --quiet             print a summary only on exit\n"
-	       "-r          --relative          relative timer instead of absolute\n"
-	       "-R          --resolution        check the clock resolution\n"
-	       "            --secaligned[=USEC] align wake-ups to the next full second (+USEC)\n"
-	       "-S          --smp               one thread per CPU, pinned, same priority\n"
-	       "            --spike=TRIGGER     record samples above TRIGGER\n"
-	       "            --spike-nodes=N     how many spikes to record (default 1024)\n"
-	       "-t [NUM]    --threads[=NUM]     number of threads (without NUM: one per CPU)\n"
-	       "            --tracemark         write a trace marker when -b is exceeded\n"
-	       "-u          --unbuffered        unbuffered output\n"
-	       "-v          --verbose           print every sample as thread:cycle:value\n"
-	       "-x          --posix_timers      POSIX interval timers instead of clock_nanosleep\n"
-	       "            --thread-cpus=LIST  rtgate: CPU of each thread, e.g. 0,1 ('*' = not pinned)\n"
-	       "            --thread-priorities=LIST  rtgate: priority of each thread, e.g. 51,48\n"
-	       "            --gate=SPEC         rtgate: evaluate a gate at the end, print RTGATE-GATE lines\n"
-	       "                                (name=N,kind=max|avg|percentile|miss_rate|missed,limit=US,...)\n"
-	       "            --thread-labels=LIST  rtgate: thread-group label of each thread (gate ids)\n"
-	       "            --version           print the version\n"
-	       "\nExit status: 0 measured, 1 runtime error (privileges, memory), 2 usage error.\n",
-	       RTGATE_VERSION);
+	fprintf(f, "rtgate-sampler %s: timer wake-up latency sampler, cyclictest-compatible\n"
+		"Usage: rtgate-sampler [options]\n\n", RTGATE_VERSION);
+	for (int ext = 0; ext < 2; ext++) {
+		if (ext)
+			fprintf(f, "\nrtgate extensions:\n");
+		for (int i = 0; i < O_COUNT; i++) {
+			const struct opt_def *o = &opts[i];
+			char left[64], right[64];
+
+			if ((o->flags & F_HIDDEN) || !!(o->flags & F_EXT) != ext)
+				continue;
+			if (o->shortopt)
+				snprintf(left, sizeof(left), "-%c%s%s%s", o->shortopt, o->arg == 'n' ? "" : " ",
+					 o->arg == 'o' ? "[" : "", o->arg == 'n' ? "" : o->meta);
+			else
+				left[0] = '\0';
+			if (o->shortopt && o->arg == 'o')
+				strcat(left, "]");
+			snprintf(right, sizeof(right), "--%s%s%s%s", o->name, o->arg == 'o' ? "[=" : o->arg == 'r' ? "=" : "",
+				 o->arg == 'n' ? "" : o->meta, o->arg == 'o' ? "]" : "");
+			fprintf(f, "%-12s %-24s %s", left, right, o->help);
+			if (o->deflt[0] && o->arg != 'n')
+				fprintf(f, " (default %s)", o->deflt);
+			fprintf(f, "\n");
+		}
+	}
+	fprintf(f, "\nExit status: 0 measured, 1 runtime error (privileges, memory, outputs), 2 usage error.\n");
 }
 
-static int resolve_threads(struct params *p, const struct cpu_info *cpus, int threads_all,
-			   const unsigned char *aff_set, int aff_set_given, char *err, size_t errlen)
+static const char *type_name(enum opt_type t)
+{
+	switch (t) {
+	case T_FLAG: return "flag";
+	case T_U64: return "integer";
+	case T_DURATION: return "duration";
+	case T_DECIMAL: return "decimal";
+	case T_CPUSET: return "cpuset";
+	case T_REFUSED: return "refused";
+	default: return "text";
+	}
+}
+
+void options_dump_contract(FILE *f)
+{
+	fprintf(f, "{\n  \"sampler\": \"rtgate-sampler %s\",\n  \"max_threads\": %d,\n  \"options\": [\n",
+		RTGATE_VERSION, MAX_THREADS);
+	for (int i = 0; i < O_COUNT; i++) {
+		const struct opt_def *o = &opts[i];
+
+		fprintf(f, "    {\"name\": \"%s\", \"short\": ", o->name);
+		if (o->shortopt)
+			fprintf(f, "\"%c\"", o->shortopt);
+		else
+			fprintf(f, "null");
+		fprintf(f, ", \"arg\": \"%s\", \"type\": \"%s\", \"extension\": %s, ",
+			o->arg == 'n' ? "none" : o->arg == 'r' ? "required" : "optional", type_name(o->type),
+			o->flags & F_EXT ? "true" : "false");
+		if (o->type == T_U64 || o->type == T_DURATION)
+			fprintf(f, "\"min\": %llu, \"max\": %llu, ", (unsigned long long)o->min,
+				(unsigned long long)o->max);
+		else if (o->type == T_DECIMAL)
+			fprintf(f, "\"min\": %.17g, \"max\": %.17g, ", o->dmin, o->dmax);
+		else
+			fprintf(f, "\"min\": null, \"max\": null, ");
+		fprintf(f, "\"default\": ");
+		if (o->deflt[0])
+			fprintf(f, "\"%s\"", o->deflt);
+		else
+			fprintf(f, "null");
+		fprintf(f, "}%s\n", i == O_COUNT - 1 ? "" : ",");
+	}
+	fprintf(f, "  ],\n");
+	gate_dump_contract(f);
+	fprintf(f, "}\n");
+}
+
+/* Cross-option rules: threads, CPUs, priorities, as cyclictest resolves them. */
+static int resolve_threads(struct params *p, const struct cpu_info *cpus, struct parse_state *st,
+			   char *err, size_t errlen)
 {
 	int list[MAX_CPUS], n = 0, i;
-	const unsigned char *set = aff_set_given ? aff_set : cpus->allowed;
+	const unsigned char *set = st->aff_set_given && !p->smp ? st->aff_set : cpus->allowed;
 
+	if (p->smp && st->affinity_seen)
+		warn("-a ignored due to smp mode (-S runs one thread on every CPU)");
+	if (p->smp && st->threads_seen)
+		warn("-t ignored due to smp mode (-S runs one thread on every CPU)");
+	if (p->smp)
+		st->threads_given = st->threads_all = 0;
 	for (i = 0; i < MAX_CPUS && i < cpus->ncpus; i++)
 		if (set[i])
 			list[n++] = i;
@@ -398,8 +617,8 @@ static int resolve_threads(struct params *p, const struct cpu_info *cpus, int th
 	if (p->smp) {
 		p->num_threads = n;
 		p->affinity = 1;
-	} else if (threads_all) {
-		p->num_threads = aff_set_given ? n : cpus->nallowed;
+	} else if (st->threads_all) {
+		p->num_threads = n;
 	}
 	if (p->num_threads > MAX_THREADS) {
 		set_err(err, errlen, "too many threads (%d, at most %d)", p->num_threads, MAX_THREADS);
@@ -407,308 +626,136 @@ static int resolve_threads(struct params *p, const struct cpu_info *cpus, int th
 	}
 	for (i = 0; i < p->num_threads; i++)
 		p->thread_cpu[i] = p->affinity ? list[i % n] : -1;
+	if (st->n_list_cpus || st->n_list_prios) {
+		/* rtgate extension: per-thread CPUs and priorities, as threshold files describe them */
+		int k = st->n_list_cpus ? st->n_list_cpus : st->n_list_prios;
+		int fixed = st->threads_given || st->threads_all || p->smp;
+
+		if ((st->n_list_cpus && st->n_list_prios && st->n_list_cpus != st->n_list_prios) ||
+		    (fixed && k != p->num_threads)) {
+			set_err(err, errlen, "--thread-cpus/--thread-priorities need one entry per thread (%d)",
+				fixed ? p->num_threads : k);
+			return -1;
+		}
+		p->num_threads = k;
+		for (i = 0; i < k; i++) {
+			if (st->n_list_cpus)
+				p->thread_cpu[i] = st->list_cpus[i];
+			if (st->n_list_prios)
+				p->thread_prio[i] = st->list_prios[i];
+		}
+		if (st->n_list_prios && p->priority >= 0) {
+			set_err(err, errlen, "--thread-priorities sets every thread's priority: drop -p/--priority");
+			return -1;
+		}
+		if (st->n_list_prios)
+			p->priority = st->list_prios[0];
+	}
+	return 0;
+}
+
+static int resolve_priorities(struct params *p, char *err, size_t errlen)
+{
+	int rt;
+
+	if (p->priospread && p->priority <= 0)
+		p->priority = p->num_threads + 1 > 99 ? 99 : p->num_threads + 1;
+	if (p->priority >= 0 && p->policy != SCHED_FIFO && p->policy != SCHED_RR) {
+		if (p->policy_given && p->priority > 0) {
+			set_err(err, errlen, "--policy %s does not take a real-time priority (-p %d)",
+				policy_name(p->policy), p->priority);
+			return -1;
+		}
+		if (!p->policy_given)
+			p->policy = SCHED_FIFO;
+	}
+	if (p->priority < 0)
+		p->priority = 0;
+	rt = p->policy == SCHED_FIFO || p->policy == SCHED_RR;
+	if (rt && p->priority == 0)
+		p->priority = p->num_threads + 1 > 99 ? 99 : p->num_threads + 1;
+	for (int i = 0; i < p->num_threads; i++) {
+		if (p->thread_prio[i] >= 0 && (rt ? p->thread_prio[i] < 1 : p->thread_prio[i] != 0)) {
+			set_err(err, errlen, "--thread-priorities: priority %d does not fit policy %s",
+				p->thread_prio[i], policy_name(p->policy));
+			return -1;
+		}
+	}
+	if (p->priospread && rt && p->priority - (p->num_threads - 1) < 1) {
+		set_err(err, errlen, "--priospread: %d threads from priority %d would go below 1",
+			p->num_threads, p->priority);
+		return -1;
+	}
+	return 0;
+}
+
+/* Every instant of the schedule must fit in int64 nanoseconds. */
+static int check_schedule(const struct params *p, char *err, size_t errlen)
+{
+	uint64_t longest = p->interval_us + p->distance_us * (uint64_t)(p->num_threads - 1);
+
+	if (longest > MAX_INTERVAL_US) {
+		set_err(err, errlen, "interval plus distance exceeds one hour");
+		return -1;
+	}
+	if (p->loops && p->loops > MAX_DURATION_S * 1000000ULL / longest) {
+		set_err(err, errlen, "-l %llu periods of %llu us exceed the longest run (%llu days)",
+			(unsigned long long)p->loops, (unsigned long long)longest,
+			(unsigned long long)(MAX_DURATION_S / 86400));
+		return -1;
+	}
 	return 0;
 }
 
 enum options_result options_parse(int argc, char **argv, const struct cpu_info *cpus,
 				  struct params *p, char *err, size_t errlen)
 {
-	unsigned char aff_set[MAX_CPUS];
-	int aff_set_given = 0, threads_all = 0, c, idx;
-	int histogram_given = 0, threads_given = 0, n_list_cpus = 0, n_list_prios = 0;
-	int list_cpus[MAX_THREADS], list_prios[MAX_THREADS];
-	uint64_t v;
-	const char *val;
+	static struct parse_state st;
+	int c, idx;
 
 	defaults(p, argc, argv);
-	memset(aff_set, 0, sizeof(aff_set));
+	memset(&st, 0, sizeof(st));
+	build_getopt_tables();
 	optind = 0; /* glibc: full reset, so tests can parse many command lines */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":a::A::b:c:d:D:F:h:H:i:l:mMnNo:p:qrRsSt::uvx",
-				long_options, &idx)) != -1) {
-		const char *name = c >= OPT_AFFINITY ? long_options[idx].name : NULL;
-		char sname[3] = {'-', (char)c, '\0'};
-		char lname[64];
+	while ((c = getopt_long(argc, argv, short_options, long_options, &idx)) != -1) {
+		int id = c >= 1000 ? c - 1000 : id_of_short(c);
+		char name[64];
+		struct value v;
+		enum options_result r;
 
-		if (c < OPT_AFFINITY && c != '?' && c != ':') {
-			name = sname;
-		} else if (name) {
-			snprintf(lname, sizeof(lname), "--%s", name);
-			name = lname;
-		}
-		switch (short_to_long(c)) {
-		case '?':
-			if (optopt)
-				set_err(err, errlen, "unknown option '-%c'", optopt);
+		if (c == '?' || c == ':') {
+			const char *what = c == '?' ? "unknown option" : "option needs a value:";
+			if (optopt && optopt < 1000)
+				set_err(err, errlen, "%s '-%c'", what, optopt);
 			else
-				set_err(err, errlen, "unknown option '%s'", argv[optind - 1]);
+				set_err(err, errlen, "%s '%s'", what, argv[optind - 1]);
 			return OPTIONS_ERROR;
-		case ':':
-			if (optopt)
-				set_err(err, errlen, "option '-%c' needs a value", optopt);
-			else
-				set_err(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-			return OPTIONS_ERROR;
-		case OPT_AFFINITY:
-			p->affinity = 1;
-			val = optional_value(argc, argv, 1);
-			if (val) {
-				char cerr[160];
-
-				if (parse_cpuset(val, cpus, aff_set, cerr, sizeof(cerr))) {
-					set_err(err, errlen, "%s %s: %s", name, val, cerr);
-					return OPTIONS_ERROR;
-				}
-				aff_set_given = 1;
-			}
-			break;
-		case OPT_ALIGNED:
-		case OPT_SECALIGNED:
-			if (short_to_long(c) == OPT_ALIGNED)
-				p->aligned = 1;
-			else
-				p->secaligned = 1;
-			val = optional_value(argc, argv, 0);
-			if (val && parse_u64(val, 0, 999999, &p->align_offset_us)) {
-				set_err(err, errlen, "%s: '%s' is not an offset in us (0..999999)", name, val);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case OPT_BREAKTRACE:
-			if (parse_u64(optarg, 1, UINT32_MAX, &p->breaktrace)) {
-				set_err(err, errlen, "%s: '%s' is not a positive latency", name, optarg);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case OPT_CLOCK:
-			if (parse_u64(optarg, 0, 1, &v)) {
-				set_err(err, errlen, "%s: '%s' is not 0 (monotonic) or 1 (realtime)", name, optarg);
-				return OPTIONS_ERROR;
-			}
-			p->clock_id = v ? CLOCK_REALTIME : CLOCK_MONOTONIC;
-			break;
-		case OPT_DEFAULT_SYSTEM:
-		case OPT_LAPTOP:
-			if (!p->latency_given)
-				p->latency_target = -1;
-			break;
-		case OPT_DISTANCE:
-			if (parse_u64(optarg, 0, 3600000000ULL, &p->distance_us)) {
-				set_err(err, errlen, "%s: '%s' is not a distance in us", name, optarg);
-				return OPTIONS_ERROR;
-			}
-			p->distance_given = 1;
-			break;
-		case OPT_DURATION:
-			if (parse_duration_s(optarg, &p->duration_s)) {
-				set_err(err, errlen, "%s: '%s' is not a duration (whole number with optional s, m, h or d)",
-					name, optarg);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case OPT_LATENCY:
-			if (parse_u64(optarg, 0, INT32_MAX, &v)) {
-				set_err(err, errlen, "%s: '%s' is not a latency in us", name, optarg);
-				return OPTIONS_ERROR;
-			}
-			p->latency_target = (int)v;
-			p->latency_given = 1;
-			break;
-		case OPT_HISTOFALL:
-			p->histofall = 1;
-			/* fall through */
-		case OPT_HISTOGRAM:
-			if (parse_u64(optarg, 1, 1000000, &p->hist_limit)) {
-				set_err(err, errlen, "%s: '%s' is not a bucket count (1..1000000)", name, optarg);
-				return OPTIONS_ERROR;
-			}
-			histogram_given = 1;
-			break;
-		case OPT_HISTFILE:
-			if (strlen(optarg) >= PATH_LEN || !optarg[0]) {
-				set_err(err, errlen, "%s: bad path", name);
-				return OPTIONS_ERROR;
-			}
-			strcpy(p->histfile, optarg);
-			break;
-		case OPT_JSON:
-			if (strlen(optarg) >= PATH_LEN - 32 || !optarg[0]) {
-				set_err(err, errlen, "%s: bad path", name);
-				return OPTIONS_ERROR;
-			}
-			strcpy(p->json_path, optarg);
-			break;
-		case OPT_CHECKPOINT:
-			if (parse_duration_s(optarg, &p->checkpoint_s) && strcmp(optarg, "0") != 0) {
-				set_err(err, errlen, "%s: '%s' is not a period in seconds", name, optarg);
-				return OPTIONS_ERROR;
-			}
-			if (strcmp(optarg, "0") == 0)
-				p->checkpoint_s = 0;
-			break;
-		case OPT_BLOCK:
-			if (parse_decimal(optarg, 0.001, 86400.0, &p->block_s)) {
-				set_err(err, errlen, "%s: '%s' is not a block length in seconds (0.001..86400)",
-					name, optarg);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case OPT_INTERVAL:
-			if (parse_u64(optarg, 1, 3600000000ULL, &p->interval_us)) {
-				set_err(err, errlen, "%s: '%s' is not an interval in us (1..3600000000)", name, optarg);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case OPT_LOOPS:
-			if (parse_u64(optarg, 0, UINT64_MAX >> 1, &p->loops)) {
-				set_err(err, errlen, "%s: '%s' is not a loop count", name, optarg);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case OPT_MAINAFFINITY: {
-			char cerr[160];
-
-			if (parse_cpuset(optarg, cpus, p->main_cpus, cerr, sizeof(cerr))) {
-				set_err(err, errlen, "%s %s: %s", name, optarg, cerr);
-				return OPTIONS_ERROR;
-			}
-			p->main_affinity = 1;
-			break;
 		}
-		case OPT_MLOCKALL: p->mlockall = 1; break;
-		case OPT_REFRESH: p->refresh_on_max = 1; break;
-		case OPT_NANOSLEEP: break; /* clock_nanosleep is what we always use */
-		case OPT_NSECS: p->nsecs = 1; break;
-		case OPT_OSCOPE:
-			if (parse_u64(optarg, 1, UINT32_MAX, &p->oscope)) {
-				set_err(err, errlen, "%s: '%s' is not a reduction factor (>= 1)", name, optarg);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case OPT_PRIORITY:
-			if (parse_u64(optarg, 0, 99, &v)) {
-				set_err(err, errlen, "%s: '%s' is not a priority (0..99)", name, optarg);
-				return OPTIONS_ERROR;
-			}
-			p->priority = (int)v;
-			break;
-		case OPT_POLICY:
-			if (parse_policy(optarg, &p->policy)) {
-				set_err(err, errlen, "%s: unknown policy '%s' (other, normal, batch, idle, fifo, rr)",
-					name, optarg);
-				return OPTIONS_ERROR;
-			}
-			p->policy_given = 1;
-			break;
-		case OPT_PRIOSPREAD: p->priospread = 1; break;
-		case OPT_QUIET: p->quiet = 1; break;
-		case OPT_RELATIVE: p->relative = 1; break;
-		case OPT_RESOLUTION: p->resolution_check = 1; break;
-		case OPT_SMP: p->smp = 1; break;
-		case OPT_SPIKE:
-			if (parse_u64(optarg, 1, UINT32_MAX, &p->spike)) {
-				set_err(err, errlen, "%s: '%s' is not a positive latency", name, optarg);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case OPT_SPIKE_NODES:
-			if (parse_u64(optarg, 1, 1000000, &p->spike_nodes)) {
-				set_err(err, errlen, "%s: '%s' is not a count (1..1000000)", name, optarg);
-				return OPTIONS_ERROR;
-			}
-			break;
-		case OPT_THREADS:
-			val = optional_value(argc, argv, 0);
-			if (val) {
-				if (parse_u64(val, 1, MAX_THREADS, &v)) {
-					set_err(err, errlen, "%s: '%s' is not a thread count (1..%d)", name, val,
-						MAX_THREADS);
-					return OPTIONS_ERROR;
-				}
-				p->num_threads = (int)v;
-				threads_all = 0;
-				threads_given = 1;
-			} else {
-				threads_all = 1;
-			}
-			break;
-		case OPT_THREAD_CPUS:
-		case OPT_THREAD_PRIOS: {
-			int is_cpus = short_to_long(c) == OPT_THREAD_CPUS;
-			char lerr[160];
-			int n = parse_thread_list(optarg, is_cpus, cpus, is_cpus ? list_cpus : list_prios,
-						  lerr, sizeof(lerr));
-			if (n < 0) {
-				set_err(err, errlen, "%s=%s: %s", name, optarg, lerr);
-				return OPTIONS_ERROR;
-			}
-			if (is_cpus)
-				n_list_cpus = n;
-			else
-				n_list_prios = n;
-			break;
-		}
-		case OPT_GATE: {
-			static struct gate_spec check; /* parsed here to report errors now; main parses again */
-			char gerr[200];
-
-			if (p->ngates == 64) {
-				set_err(err, errlen, "%s: at most 64 gates", name);
-				return OPTIONS_ERROR;
-			}
-			if (gate_parse(optarg, &check, gerr, sizeof(gerr))) {
-				set_err(err, errlen, "%s=%s: %s", name, optarg, gerr);
-				return OPTIONS_ERROR;
-			}
-			p->gate_args[p->ngates++] = optarg;
-			break;
-		}
-		case OPT_THREAD_LABELS: {
-			char buf[4096];
-			char *tok, *save = NULL;
-
-			if (strlen(optarg) >= sizeof(buf)) {
-				set_err(err, errlen, "%s: too long", name);
-				return OPTIONS_ERROR;
-			}
-			strcpy(buf, optarg);
-			p->nlabels = 0;
-			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-				if (p->nlabels == MAX_THREADS || strlen(tok) >= sizeof(p->thread_labels[0])) {
-					set_err(err, errlen, "%s: too many or too long labels", name);
-					return OPTIONS_ERROR;
-				}
-				strcpy(p->thread_labels[p->nlabels++], tok);
-			}
-			break;
-		}
-		case OPT_TRACEMARK: p->tracemark = 1; break;
-		case OPT_UNBUFFERED: p->unbuffered = 1; break;
-		case OPT_VERBOSE: p->verbose = 1; break;
-		case OPT_DBGCYCLIC: break;
-		case OPT_POSIX_TIMERS: p->posix_timers = 1; break;
-		case OPT_FIFO:
-		case OPT_SYSTEM:
-		case OPT_SMI:
-			set_err(err, errlen, "option '%s' is not supported by rtgate-sampler", name);
-			return OPTIONS_ERROR;
-		case OPT_HELP:
-			options_usage();
-			return OPTIONS_EXIT_OK;
-		case OPT_VERSION:
-			printf("rtgate-sampler %s\n", RTGATE_VERSION);
-			return OPTIONS_EXIT_OK;
-		default:
+		if (id < 0) {
 			set_err(err, errlen, "unknown option");
 			return OPTIONS_ERROR;
 		}
+		if (c >= 1000)
+			snprintf(name, sizeof(name), "--%s", opts[id].name);
+		else
+			snprintf(name, sizeof(name), "-%c", c);
+		memset(&v, 0, sizeof(v));
+		v.text = opts[id].arg == 'o' ? optional_value(id, argc, argv) : optarg;
+		if (check_value(id, name, cpus, &v, err, errlen))
+			return OPTIONS_ERROR;
+		r = apply(id, name, &v, cpus, p, &st, err, errlen);
+		if (r != OPTIONS_OK)
+			return r;
 	}
-	if (optind < argc) {
-		set_err(err, errlen, "unexpected argument '%s'", argv[optind]);
-		return OPTIONS_ERROR;
+	/* cyclictest ignores stray words; we refuse them, except empty ones (rteval's unset interval) */
+	for (; optind < argc; optind++) {
+		if (!is_blank(argv[optind])) {
+			set_err(err, errlen, "unexpected argument '%s'", argv[optind]);
+			return OPTIONS_ERROR;
+		}
 	}
 
-	/* Cross-option rules, as cyclictest applies them, but as errors instead of silent fixes. */
 	if (p->aligned && p->secaligned) {
 		set_err(err, errlen, "--aligned and --secaligned exclude each other");
 		return OPTIONS_ERROR;
@@ -719,72 +766,14 @@ enum options_result options_parse(int argc, char **argv, const struct cpu_info *
 	}
 	if (p->checkpoint_s && !p->json_path[0])
 		p->checkpoint_s = 0;
-	if (p->histfile[0] && !histogram_given) {
+	if (p->histfile[0] && !st.histogram_given) {
 		set_err(err, errlen, "--histfile needs -h/--histogram or -H/--histofall");
 		return OPTIONS_ERROR;
 	}
-	if (histogram_given)
+	if (st.histogram_given)
 		p->distance_us = 0; /* cyclictest: same interval on every thread with a histogram */
-	if (resolve_threads(p, cpus, threads_all, aff_set, aff_set_given, err, errlen))
+	if (resolve_threads(p, cpus, &st, err, errlen) || resolve_priorities(p, err, errlen) ||
+	    check_schedule(p, err, errlen))
 		return OPTIONS_ERROR;
-	if (n_list_cpus || n_list_prios) {
-		/* rtgate extension: per-thread CPUs and priorities, as threshold files describe them */
-		int n = n_list_cpus ? n_list_cpus : n_list_prios;
-
-		if ((n_list_cpus && n_list_prios && n_list_cpus != n_list_prios) ||
-		    ((threads_given || threads_all || p->smp) && n != p->num_threads)) {
-			set_err(err, errlen, "--thread-cpus/--thread-priorities need one entry per thread (%d)",
-				threads_given || threads_all || p->smp ? p->num_threads : n);
-			return OPTIONS_ERROR;
-		}
-		p->num_threads = n;
-		for (int i = 0; i < n; i++) {
-			if (n_list_cpus)
-				p->thread_cpu[i] = list_cpus[i];
-			if (n_list_prios)
-				p->thread_prio[i] = list_prios[i];
-		}
-		if (n_list_prios && p->priority >= 0) {
-			set_err(err, errlen, "--thread-priorities sets every thread's priority: drop -p/--priority");
-			return OPTIONS_ERROR;
-		}
-		if (n_list_prios)
-			p->priority = list_prios[0];
-	}
-
-	/* Priority and policy, with cyclictest's defaults. */
-	if (p->priospread && p->priority <= 0)
-		p->priority = p->num_threads + 1 > 99 ? 99 : p->num_threads + 1;
-	if (p->priority >= 0 && p->policy != SCHED_FIFO && p->policy != SCHED_RR) {
-		if (p->policy_given && p->priority > 0) {
-			set_err(err, errlen, "--policy %s does not take a real-time priority (-p %d)",
-				policy_name(p->policy), p->priority);
-			return OPTIONS_ERROR;
-		}
-		if (!p->policy_given)
-			p->policy = SCHED_FIFO;
-	}
-	if (p->priority < 0)
-		p->priority = 0;
-	if ((p->policy == SCHED_FIFO || p->policy == SCHED_RR) && p->priority == 0)
-		p->priority = p->num_threads + 1 > 99 ? 99 : p->num_threads + 1;
-	for (int i = 0; i < p->num_threads; i++) {
-		int rt = p->policy == SCHED_FIFO || p->policy == SCHED_RR;
-		if (p->thread_prio[i] >= 0 && (rt ? p->thread_prio[i] < 1 : p->thread_prio[i] != 0)) {
-			set_err(err, errlen, "--thread-priorities: priority %d does not fit policy %s",
-				p->thread_prio[i], policy_name(p->policy));
-			return OPTIONS_ERROR;
-		}
-	}
-	if (p->priospread && (p->policy == SCHED_FIFO || p->policy == SCHED_RR) &&
-	    p->priority - (p->num_threads - 1) < 1) {
-		set_err(err, errlen, "--priospread: %d threads from priority %d would go below 1",
-			p->num_threads, p->priority);
-		return OPTIONS_ERROR;
-	}
-	if (p->interval_us + p->distance_us * (uint64_t)(p->num_threads - 1) > 3600000000ULL) {
-		set_err(err, errlen, "interval plus distance exceeds one hour");
-		return OPTIONS_ERROR;
-	}
 	return OPTIONS_OK;
 }

@@ -3,32 +3,30 @@
 #define RTGATE_OPTIONS_H
 
 #include <stddef.h>
+#include <stdio.h>
+
+#include "numparse.h"
 #include "params.h"
 
-/* The CPUs the process may run on, passed in so tests can describe any machine. */
-struct cpu_info {
-	int ncpus;                      /* configured CPUs */
-	unsigned char allowed[MAX_CPUS];
-	int nallowed;
-};
+/* Longest run the sampler accepts (3650 days): every instant of the schedule fits in int64 ns. */
+#define MAX_DURATION_S 315360000ULL
+#define MAX_LOOPS (1ULL << 62)
+#define MAX_INTERVAL_US 3600000000ULL
 
 enum options_result {
 	OPTIONS_OK = 0,
-	OPTIONS_EXIT_OK,   /* --help / --version printed: exit 0 */
+	OPTIONS_EXIT_OK,   /* --help / --version / --dump-contract printed: exit 0 */
 	OPTIONS_ERROR,     /* message in err: exit 2 */
 };
 
+/* Warnings (cyclictest's "-a ignored due to smp mode") go to warn, when not NULL. */
 enum options_result options_parse(int argc, char **argv, const struct cpu_info *cpus,
 				  struct params *p, char *err, size_t errlen);
+void options_set_warning_stream(FILE *warn);
 
-/* Strict number parsers, shared with the gate arguments. Return 0 on success. */
-int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
-int parse_duration_s(const char *s, uint64_t *out);
-int parse_decimal(const char *s, double min, double max, double *out);
-int parse_cpuset(const char *s, const struct cpu_info *cpus, unsigned char *set,
-		 char *err, size_t errlen);
-
-void options_usage(void);
+void options_usage(FILE *f);
+/* The option table as JSON: what the harness may pass, with ranges and defaults. */
+void options_dump_contract(FILE *f);
 const char *policy_name(int policy);
 
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "outfile.h"
 #include "version.h"
 
 static void json_string(FILE *f, const char *s)
@@ -203,6 +204,8 @@ void json_write(FILE *f, const struct run_result *r)
 		p->posix_timers ? "posix_timers" : "clock_nanosleep", p->relative ? "true" : "false");
 	fprintf(f, "    \"start_time_ns\": %lld,\n    \"end_time_ns\": %lld,\n    \"elapsed_s\": %.6f,\n",
 		(long long)r->start_rt_ns, (long long)r->end_rt_ns, r->elapsed_s);
+	fprintf(f, "    \"overrun_s\": %.6f,\n    \"ended_late\": %s,\n    \"loops_per_thread\": %s,\n",
+		r->overrun_s, r->ended_late ? "true" : "false", p->loops_per_thread ? "true" : "false");
 	fprintf(f, "    \"loops\": %llu,\n    \"duration_s\": %llu,\n    \"mlockall\": %s,\n"
 		"    \"latency_target_us\": ",
 		(unsigned long long)p->loops, (unsigned long long)p->duration_s,
@@ -227,35 +230,12 @@ void json_write(FILE *f, const struct run_result *r)
 	fprintf(f, "    ]\n  }\n}\n");
 }
 
+static void write_cb(FILE *f, const void *ctx)
+{
+	json_write(f, ctx);
+}
+
 int json_write_file(const char *path, const struct run_result *r)
 {
-	char tmp[PATH_LEN + 32];
-	FILE *f;
-	int fd, err = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	f = fdopen(fd, "w");
-	if (!f) {
-		err = errno;
-		close(fd);
-		unlink(tmp);
-		errno = err;
-		return -1;
-	}
-	json_write(f, r);
-	if (fflush(f) || ferror(f) || fsync(fd))
-		err = errno ? errno : EIO;
-	if (fclose(f) && !err)
-		err = errno;
-	if (!err && rename(tmp, path))
-		err = errno;
-	if (err) {
-		unlink(tmp);
-		errno = err;
-		return -1;
-	}
-	return 0;
+	return outfile_write(path, write_cb, r);
 }

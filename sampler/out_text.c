@@ -1,6 +1,7 @@
 #include "out_text.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,7 +37,11 @@ void text_live_header(FILE *f, const struct params *p)
 			lavg[strcspn(lavg, "\n")] = '\0';
 		}
 	}
-	fprintf(f, "policy: %s: loadavg: %s          \n\n", policy_name(p->policy), lavg);
+	/* cyclictest: "fifo", "rr", or the policy over the "other" it forces: "other/other", "batch/other" */
+	if (p->policy == SCHED_FIFO || p->policy == SCHED_RR)
+		fprintf(f, "policy: %s: loadavg: %s          \n\n", policy_name(p->policy), lavg);
+	else
+		fprintf(f, "policy: %s/other: loadavg: %s          \n\n", policy_name(p->policy), lavg);
 }
 
 static int by_ts(const void *a, const void *b)

@@ -28,7 +28,8 @@ struct params {
 	uint64_t interval_us;
 	uint64_t distance_us;    /* -1 meaning "not given" is kept in distance_given */
 	int distance_given;
-	uint64_t loops;          /* 0 = endless */
+	uint64_t loops;          /* periods; 0 = endless */
+	int loops_per_thread;    /* --loops-per-thread: each thread runs its -l periods */
 	uint64_t duration_s;     /* 0 = none */
 	int clock_id;            /* CLOCK_MONOTONIC or CLOCK_REALTIME */
 	int relative;            /* -r */

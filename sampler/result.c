@@ -30,7 +30,10 @@ void result_snapshot(struct thread_result *tr, struct thread_state *ts, const st
 	result_counters(tr, ts);
 	/* While threads run, counts and the histogram may be a sample apart: count from the histogram. */
 	for (size_t i = 0; i < l->nbuckets; i++) {
-		hist_buf[i] = LOAD(ts->hist[i]);
+		uint64_t v = LOAD(ts->hist[i]);
+
+		if (v || hist_buf[i]) /* an empty bucket stays an untouched (shared zero) page */
+			hist_buf[i] = v;
 		total += hist_buf[i];
 		if (p->hist_limit && hist_lower(l, i) >= p->hist_limit)
 			over += hist_buf[i];

@@ -40,6 +40,8 @@ struct run_result {
 	int return_code;
 	int64_t start_rt_ns, end_rt_ns;
 	double elapsed_s;
+	double overrun_s;         /* elapsed beyond the scheduled end (>= 0) */
+	int ended_late;           /* overrun by more than a few periods */
 	int latency_target;       /* value held in /dev/cpu_dma_latency, or -1 */
 	int break_thread;         /* index, or -1 */
 };

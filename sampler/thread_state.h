@@ -31,13 +31,13 @@ struct thread_state {
 	int priority;
 	int policy;
 	uint64_t interval_ns;
+	int64_t first_next_ns;          /* first scheduled wake, on the run's clock */
+	int64_t stop_at_ns;             /* -D: last scheduled wake at most this; 0 = none */
 	pthread_t thread;
 	int started;
 
 	/* set by the thread */
 	_Atomic int tid;
-	_Atomic int setup_errno;        /* 0 = set up fine */
-	_Atomic int setup_step;         /* what failed: see measure.c */
 	_Atomic int done;
 	_Atomic int reason;             /* enum stop_reason of this thread */
 	_Atomic int run_errno;

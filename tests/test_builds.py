@@ -43,10 +43,11 @@ def test_sampler_runs_clean_under_sanitizers(asan_build: Path, tmp_path: Path) -
            "PATH": "/usr/bin:/bin"}
     out = tmp_path / "r.json"
     r = run_tool([str(exe), *[o for o in RT_OPTS if o != "-m"], "-t", "2", "-i", "200", "-l", "2000", "-h", "50",
-                  "--spike=20", "-v", "-o", "10", f"--json={out}", "--checkpoint=1"], env=env)
+                  "--loops-per-thread", "--spike=20", "-v", "-o", "10", f"--json={out}", "--checkpoint=1"], env=env)
     assert r.returncode == 0, r.stderr[-4000:]
     assert "runtime error" not in r.stderr and "AddressSanitizer" not in r.stderr
-    assert json.loads(out.read_text())["thread"]["1"]["cycles"] == 2000
+    doc = json.loads(out.read_text())
+    assert doc["thread"]["1"]["cycles"] + doc["rtgate"]["threads"][1]["missed_periods"] == 2000
     p = subprocess.Popen([str(exe), "-t", "2", "-i", "500", "-q", f"--json={out}"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)
@@ -55,20 +56,42 @@ def test_sampler_runs_clean_under_sanitizers(asan_build: Path, tmp_path: Path) -
     assert p.returncode == 0 and "Sanitizer" not in err and "runtime error" not in err, err[-4000:]
 
 
-def test_aarch64_static_cross_build_runs_under_qemu(tmp_path: Path, tool: object) -> None:
-    tool("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu")  # type: ignore[operator]
-    qemu = tool("qemu-aarch64-static", "qemu-user-static")  # type: ignore[operator]
-    build = tmp_path / "build-aarch64"
-    meson("setup", str(build), str(ROOT), "--cross-file", str(ROOT / "sampler" / "cross" / "aarch64.txt"),
+CROSS = [
+    pytest.param("aarch64", "aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu", "qemu-aarch64-static", "aarch64",
+                 "aarch64", id="aarch64"),
+    pytest.param("powerpc", "powerpc-linux-gnu-gcc", "gcc-powerpc-linux-gnu", "qemu-ppc-static", "PowerPC",
+                 "ppc", id="powerpc32"),
+]
+
+
+@pytest.mark.parametrize("name, gcc, package, qemu_name, file_arch, machine", CROSS)
+def test_static_cross_build_runs_under_qemu(tmp_path: Path, tool: object, name: str, gcc: str, package: str,
+                                            qemu_name: str, file_arch: str, machine: str) -> None:
+    tool(gcc, package)  # type: ignore[operator]
+    qemu = tool(qemu_name, "qemu-user-static")  # type: ignore[operator]
+    build = tmp_path / f"build-{name}"
+    meson("setup", str(build), str(ROOT), "--cross-file", str(ROOT / "sampler" / "cross" / f"{name}.txt"),
           "-Dstatic=true")
     meson("compile", "-C", str(build))
     exe = build / "sampler" / "rtgate-sampler"
     info = subprocess.run(["file", str(exe)], capture_output=True, text=True).stdout if shutil.which("file") else ""
     if info:
-        assert "aarch64" in info and "statically linked" in info
+        assert file_arch in info and "statically linked" in info
     out = tmp_path / "r.json"
     r = run_tool([qemu, str(exe), "-t", "1", "-i", "1000", "-l", "200", "-q", f"--json={out}"])
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
-    assert doc["thread"]["0"]["cycles"] == 200 and doc["sysinfo"]["machine"] == "aarch64"
+    t = doc["rtgate"]["threads"][0]
+    assert doc["thread"]["0"]["cycles"] + t["missed_periods"] == 200 and doc["sysinfo"]["machine"] == machine
     meson("test", "-C", str(build))  # the C unit tests, run through the cross file's qemu wrapper
+
+
+@pytest.mark.slow
+def test_fuzz_targets_run_clean(tmp_path: Path, tool: object) -> None:
+    """libFuzzer over the option and gate parsers (ASan + UBSan), briefly: sampler/fuzz/run.sh."""
+    tool("clang", "clang")  # type: ignore[operator]
+    r = subprocess.run(["sh", str(ROOT / "sampler" / "fuzz" / "run.sh"), "20", str(tmp_path / "fuzz")],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    runs = [int(n) for n in re.findall(r"number_of_executed_units: (\d+)", r.stdout)]
+    assert len(runs) == 2 and min(runs) > 1000, r.stdout

@@ -31,6 +31,7 @@ measurements:
       - {name: p99, kind: percentile, percentile: 99, limit_us: 100}
       - {name: few-over-150, kind: miss_rate, above_us: 150, rate: 0.1%}
       - {name: missed, kind: missed, max_count: 0}
+      - {name: on-cpu3, kind: max, cpus: [3], limit_us: 1000}
 """
 
 
@@ -62,7 +63,8 @@ def test_check_junit_validates_and_shows_figures_to_gitlab(tmp_path: Path, xmlli
     assert "skipped" not in xml._elem.attrib
     cases = {c.name: c for suite in xml for c in suite}
     kinds = {type(c.result[0]) if c.result else None for c in cases.values()}
-    assert Failure in kinds and Error in kinds  # the fixture gives at least a FAIL (max) and an ERROR (missed)
+    # the fixture gives at least a FAIL (max; missed: 3..9 derived from its -l 3000) and an ERROR (no cpu 3)
+    assert Failure in kinds and Error in kinds
     figures = junit_figures(junit)
     for name, case in cases.items():
         # Jenkins: the figures as testsuite properties; GitLab: a figures line in system-out, the reason as message.

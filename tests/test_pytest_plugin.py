@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -14,9 +16,9 @@ SPEC = """\
 platform: board
 measurements:
   app-thread-a:
-    sampler:
-      loops: 5000
-      threads: [{{name: all, count: 2}}]
+    # how ct-24-S-h300 was measured
+    sampler: {{interval_us: 200, loops: 5000, priority: 80,
+              threads: [{{name: all, count: 2}}]}}
     gates:
       - {{name: max, kind: max, limit_us: {max}}}
       - {{name: over-900, kind: miss_rate, above_us: 900, rate: {rate}}}
@@ -52,17 +54,25 @@ def test_pass_and_fail_per_gate_with_readable_failure(pytester: pytest.Pytester,
     assert "FAIL: max 894 us > 500 us on thread 0 (cpu 0, prio 80)" in out
     assert "Traceback" not in out and "raise GateFailure" not in out
     assert "cycles" in out and "5000" in out  # the short table
-    r.stdout.fnmatch_lines(["*= rtgate =*", "FAIL * board.yaml::app-thread-a::max[[]cpu0[]]  894 us (limit 500)"])
+    r.stdout.fnmatch_lines(["*= rtgate =*", "FAIL * board.yaml::app-thread-a::max[[]cpu0[]]  894 us (limit 500 us)"])
+
+
+def test_rates_read_as_percentages(pytester: pytest.Pytester, board: Path) -> None:
+    spec(pytester, rate="0.05%")  # INCONCLUSIVE: 0 of 5000 above 900 us cannot prove 0.05 %
+    r = pytester.runpytest("board.yaml", "--rtgate-results", "results.json")
+    r.stdout.fnmatch_lines(["INCONCLUSIVE*board.yaml::app-thread-a::over-900[[]cpu1[]]  0 % (limit 0.05 %)"])
+    out = r.stdout.str()
+    assert re.search(r"^  limit +0\.05 %$", out, re.M) and "0.0005" not in out  # the failure's short table
 
 
 def test_inconclusive_fails_unless_allowed(pytester: pytest.Pytester, board: Path) -> None:
-    spec(pytester, rate="0.05%")  # 0 of 5000 above 900 us cannot prove 0.05 %
+    spec(pytester, rate="0.1%")  # cpu0: 4 periods skipped by its 894 us wake-up, 4 of 5004 cannot prove 0.1 %
     r = pytester.runpytest("board.yaml", "--rtgate-results", "results.json")
-    r.assert_outcomes(passed=2, failed=2)
-    assert "INCONCLUSIVE: 0 of 5000 samples above 900 us" in r.stdout.str()
+    r.assert_outcomes(passed=3, failed=1)
+    assert "INCONCLUSIVE: 4 of 5004 samples above 900 us or missed" in r.stdout.str()
     r = pytester.runpytest("board.yaml", "--rtgate-results", "results.json", "--rtgate-allow-inconclusive", "-rs")
-    r.assert_outcomes(passed=2, skipped=2)
-    assert "INCONCLUSIVE: 0 of 5000" in r.stdout.str()
+    r.assert_outcomes(passed=3, skipped=1)
+    assert "INCONCLUSIVE: 4 of 5004" in r.stdout.str()
 
 
 @pytest.mark.parametrize("family", ["xunit1", "xunit2"])
@@ -104,9 +114,16 @@ def test_options_and_ini_precedence(pytester: pytest.Pytester, board: Path) -> N
     r = pytester.runpytest("-p", "no:cacheprovider")
     r.assert_outcomes(passed=3, failed=1)
     assert "894 us > 500 us" in r.stdout.str()
-    r = pytester.runpytest("--rtgate-results", "other.json")  # the command line wins
+    # the command line wins; other.json was measured at -i 500 -l 3000: accepted, and said so
+    r = pytester.runpytest("--rtgate-results", "other.json", "--rtgate-accept-setup", "interval,duration",
+                           "--rtgate-json", "v.json")
     r.assert_outcomes(passed=3, failed=1)
     assert "1547 us > 500 us" in r.stdout.str()
+    accepted = {v["properties"].get("setup_accepted") for v in json.loads((pytester.path / "v.json").read_text())["verdicts"]}
+    assert accepted == {"measured -i 500; thresholds ask -i 200"}  # -l 3000 at 500 us is the longer run
+    r = pytester.runpytest("--rtgate-results", "other.json")  # not accepted: every gate is an error
+    r.assert_outcomes(failed=4)
+    assert "measured -i 500" in r.stdout.str()
 
 
 def test_ordinary_yaml_files_are_not_collected(pytester: pytest.Pytester) -> None:

@@ -24,7 +24,7 @@ SPEC = """\
 platform: vm
 measurements:
   smp:
-    sampler: {loops: 5000, threads: [{name: all, count: 2}]}
+    sampler: {interval_us: 500, loops: 3000, priority: 80, threads: [{name: all, count: 2}]}  # as ct-new-t2-H200
     gates:
       - {name: max, kind: max, limit_us: 500}
       - {name: over-100, kind: miss_rate, above_us: 100, rate: 1%}
@@ -121,7 +121,9 @@ def test_timeline_plot_content(spec: Path, sampler_json: Path) -> None:
     d = describe(fig)
     assert d["labels"][:2] == ["t0", "t1"]
     points = fig.axes[0].lines[0].get_ydata()
-    assert len(points) == len(run.threads[0].block_maxima.values) >= 15  # type: ignore[union-attr]
+    bm = run.threads[0].block_maxima
+    assert bm is not None and len(bm.values) >= 15
+    assert len(points) == len(bm.values) + (bm.partial_max is not None)  # the last, partial block too
     assert max(points) == run.threads[0].max
 
 
@@ -150,4 +152,6 @@ def test_html_report_renders_in_chromium(tmp_path: Path, spec: Path, sampler_jso
     assert blue > 300, "the plots' lines (matplotlib blue) are not on the rendered page"
     dom = subprocess.run([chromium, *flags, "--dump-dom", html.as_uri()], capture_output=True, text=True, timeout=120)
     assert dom.stdout.count("<img") == 3 and 'id="verdicts"' in dom.stdout and "Trend over releases" in dom.stdout
+    # A short run's estimate fails its own checks: said so, and no bold number that reads as a result.
+    assert "unreliable, not shown" in dom.stdout and "exceeded with probability" not in dom.stdout
     assert shutil.which(chromium)

@@ -27,12 +27,13 @@ def test_quiet_run_prints_one_t_line_per_thread(sampler: str) -> None:
     for i, ln in enumerate(lines):
         m = T_LINE.match(ln)
         assert m, ln
-        assert int(m.group(1)) == i and int(m.group(2)) == 200
+        # -l as cyclictest: the run ends when the first thread is through its 200 periods
+        assert int(m.group(1)) == i and 0 < int(m.group(2)) <= 200
 
 
 def test_json_cycles_equal_histogram_total_plus_overflow(sampler: str, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    r = run_tool([sampler, *RT_OPTS, "-S", "-i", "200", "-l", "3000", "-q", "-h", "30",
+    r = run_tool([sampler, *RT_OPTS, "-S", "-i", "200", "-l", "3000", "--loops-per-thread", "-q", "-h", "30",
                   f"--histfile={tmp_path / 'h.txt'}", f"--json={out}"])
     assert r.returncode == 0, r.stderr
     doc = load_json(out)
@@ -40,7 +41,7 @@ def test_json_cycles_equal_histogram_total_plus_overflow(sampler: str, tmp_path:
     for key, t in doc["thread"].items():
         rg = doc["rtgate"]["threads"][int(key)]
         in_view = sum(t["histogram"].values())
-        assert t["cycles"] == 3000
+        assert t["cycles"] + rg["missed_periods"] == 3000  # every period sampled or missed
         assert t["cycles"] == in_view + rg["overflows"]
         assert sum(b[2] for b in rg["histogram"]) == t["cycles"]  # full range: nothing unknown
         assert all(int(k) < 30 for k in t["histogram"])
@@ -60,7 +61,9 @@ def test_block_maxima_cover_the_run(sampler: str, tmp_path: Path) -> None:
     t = load_json(out)["rtgate"]["threads"][0]
     bm = t["block_maxima"]
     assert bm["block_cycles"] == 200
-    assert len(bm["values"]) == 10 and bm["partial_cycles"] == 100
+    # 2100 periods, sampled or missed: 10 full blocks of 200 samples, the rest in the partial one
+    assert t["cycles"] + t["missed_periods"] == 2100 and t["cycles"] >= 2000, t["cycles"]
+    assert len(bm["values"]) == 10 and bm["partial_cycles"] == t["cycles"] - 2000
     assert max(bm["values"] + [bm["partial_max"]]) == t["max"]
 
 
@@ -83,7 +86,7 @@ def test_bad_options_exit_2_with_one_line(sampler: str, argv: list[str], needle:
 def test_old_nanosleep_option_is_accepted(sampler: str) -> None:
     r = run_tool([sampler, "-n", "-l", "10", "-i", "1000", "-q"])
     assert r.returncode == 0, r.stderr
-    assert "C:     10" in r.stdout
+    assert re.search(r"C:\s+\d+ ", r.stdout)
 
 
 @pytest.fixture(scope="module")
@@ -184,14 +187,16 @@ def test_verbose_prints_every_sample(sampler: str) -> None:
     r = run_tool([sampler, *RT_OPTS, "-t", "1", "-i", "500", "-l", "300", "-v"])
     assert r.returncode == 0, r.stderr
     samples = [ln for ln in r.stdout.splitlines() if re.match(r"^\s+0:\s+\d+:\s+\d+$", ln)]
-    assert [int(s.split(":")[1]) for s in samples] == list(range(300))
+    assert 0 < len(samples) <= 300  # 300 periods, sampled or missed
+    assert [int(s.split(":")[1]) for s in samples] == list(range(len(samples)))
 
 
 def test_posix_timers_and_relative_modes_measure(sampler: str) -> None:
     for extra in (["-x"], ["-r"], ["-x", "-r"], ["-N"], ["-c", "1"], ["--secaligned"], ["-A", "100", "-t", "2"]):
         r = run_tool([sampler, *RT_OPTS, "-i", "1000", "-l", "50", "-q", *extra])
         assert r.returncode == 0, (extra, r.stderr)
-        assert "C:     50" in r.stdout, (extra, r.stdout)
+        counts = [int(m) for m in re.findall(r"C:\s+(\d+) ", r.stdout)]
+        assert counts and 0 < counts[0] <= 50 and max(counts) <= 50, (extra, r.stdout)
 
 
 def test_sigusr1_prints_status_to_stderr(sampler: str) -> None:
@@ -203,3 +208,179 @@ def test_sigusr1_prints_status_to_stderr(sampler: str) -> None:
     p.send_signal(signal.SIGTERM)
     _, stderr = p.communicate(timeout=30)
     assert "current status" in stderr and "T: 0" in stderr
+
+
+# --- A stall already going on when the run starts (issue 21) --------------------------------------
+
+HOG_SECONDS = 2.5
+
+
+def _hog(cpu: int) -> subprocess.Popen[bytes]:
+    """A SCHED_FIFO 99 busy loop pinned to one CPU: the stuck driver thread of the issue."""
+    return subprocess.Popen(["chrt", "-f", "99", "taskset", "-c", str(cpu), "sh", "-c", "while :; do :; done"])
+
+
+def _run_under_hog(argv: list[str], cpu: int) -> tuple[subprocess.CompletedProcess[str], float]:
+    hog = _hog(cpu)
+    try:
+        time.sleep(0.2)  # the hog holds the CPU before the measurement starts
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started = time.monotonic()
+        time.sleep(HOG_SECONDS)
+    finally:
+        hog.kill()  # by PID: the exact process we started
+        hog.wait(timeout=10)
+    held = time.monotonic() - started
+    out, err = p.communicate(timeout=60)
+    return subprocess.CompletedProcess(argv, p.returncode, out, err), held
+
+
+@pytest.fixture()
+def hog_cpu() -> int:
+    if not IS_ROOT:
+        pytest.skip("needs root for a SCHED_FIFO 99 hog")
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("needs a second CPU for the test itself while the hog holds one")
+    return (os.cpu_count() or 2) - 1
+
+
+@pytest.mark.slow
+def test_stall_before_the_start_is_measured(sampler: str, cyclictest: str, hog_cpu: int,
+                                            tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    gate = "--gate=name=max,kind=max,limit=1000"
+    r, held = _run_under_hog([sampler, "-p", "80", "-m", "-t", "1", "-a", str(hog_cpu), "-i", "1000", "-D", "4s",
+                              "-q", f"--json={out}", gate], hog_cpu)
+    assert r.returncode == 0, r.stderr
+    doc = load_json(out)
+    t = doc["rtgate"]["threads"][0]
+    stall_us = held * 1e6
+    # The thread could not run while the hog held its CPU: that whole time is its first latency.
+    assert t["max"] >= stall_us - 500_000, (t["max"], stall_us)   # less the sampler's own start
+    assert t["max"] <= stall_us + 500_000
+    # the periods the stall swallowed are missed (a busy machine may add a few more later)
+    assert t["max"] / 1000 - 3 <= t["missed_periods"] <= stall_us / 1000 + 500, (t["missed_periods"], t["max"])
+    # Every 1 ms period of the 4 s run is sampled or missed, and the run ended on time.
+    assert t["cycles"] + t["missed_periods"] == 4000
+    assert doc["rtgate"]["elapsed_s"] < 4.5 and doc["rtgate"]["ended_late"] is False
+    assert re.search(r"^RTGATE-GATE max cpu\d+ FAIL ", r.stdout, re.M), r.stdout
+    # Debian's cyclictest under the same hog: its thread starts its clock when it first runs, so it
+    # sees the stall in some runs (issue 21: 2.56 s) and not in others (2.2 ms here): never more than we do.
+    ct_json = tmp_path / "ct.json"
+    c, held_ct = _run_under_hog([cyclictest, "-p", "80", "-m", "-t", "1", "-a", str(hog_cpu), "-i", "1000", "-D", "4",
+                                 "-q", f"--json={ct_json}"], hog_cpu)
+    assert c.returncode == 0, c.stderr
+    assert t["max"] >= load_json(ct_json)["thread"]["0"]["max"] - 500_000
+
+
+def test_loops_end_the_run_when_the_first_thread_is_through(sampler: str, tmp_path: Path) -> None:
+    """cyclictest's -l: the first thread through N periods ends the run; -t64 -l2000 is not 65 s."""
+    out = tmp_path / "r.json"
+    r = run_tool([sampler, *RT_OPTS, "-t", "3", "-i", "1000", "-d", "1000", "-l", "300", "-q", f"--json={out}"])
+    assert r.returncode == 0, r.stderr
+    doc = load_json(out)
+    threads = doc["rtgate"]["threads"]
+    assert doc["rtgate"]["stop_reason"] == "loops" and doc["rtgate"]["loops_per_thread"] is False
+    assert threads[0]["cycles"] + threads[0]["missed_periods"] == 300
+    assert threads[2]["cycles"] + threads[2]["missed_periods"] < 150  # 3 ms periods: 100 in 0.3 s
+    assert doc["rtgate"]["elapsed_s"] < 0.3 + 0.002 + doc["rtgate"]["overrun_s"] + 0.05
+
+
+def test_loops_per_thread_runs_every_thread_through(sampler: str, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    r = run_tool([sampler, *RT_OPTS, "-t", "2", "-i", "500", "-l", "200", "--loops-per-thread", "-q",
+                  f"--json={out}"])
+    assert r.returncode == 0, r.stderr
+    for t in load_json(out)["rtgate"]["threads"]:
+        assert t["cycles"] + t["missed_periods"] == 200 and t["stop_reason"] == "loops"
+
+
+def test_quiet_run_ends_right_after_its_last_period(sampler: str, tmp_path: Path) -> None:
+    """No 100 ms main-loop tick: the process is gone within a period of its last sample."""
+    out = tmp_path / "r.json"
+    started = time.monotonic()
+    r = run_tool([sampler, *RT_OPTS, "-t", "2", "-i", "1000", "-D", "1", "-q", f"--json={out}"])
+    wall = time.monotonic() - started
+    assert r.returncode == 0, r.stderr
+    rg = load_json(out)["rtgate"]
+    worst = max(t["max"] for t in rg["threads"]) / 1e6
+    assert 1.0 - 0.002 <= rg["elapsed_s"] <= 1.0 + 0.001 + worst + 0.02, rg["elapsed_s"]  # + one phase
+    assert rg["overrun_s"] <= worst + 0.02
+    assert wall >= rg["elapsed_s"]
+
+
+def test_threads_start_with_independent_phases(sampler: str, tmp_path: Path) -> None:
+    """Without -A, threads of one interval do not all wake at the same instant (cyclictest's own start)."""
+    out = tmp_path / "r.json"
+    r = run_tool([sampler, *RT_OPTS, "-t", "4", "-d", "0", "-i", "1000", "-l", "20", "--loops-per-thread", "-q",
+                  f"--json={out}"])
+    assert r.returncode == 0, r.stderr
+    firsts = [t["first_wake_ns"] for t in load_json(out)["rtgate"]["threads"]]
+    assert len({f // 200_000 for f in firsts}) >= 3, firsts  # a quarter period apart, give or take
+    out2 = tmp_path / "a.json"
+    r = run_tool([sampler, *RT_OPTS, "-t", "2", "-d", "0", "-i", "1000", "-l", "20", "-A", "-q", f"--json={out2}"])
+    assert r.returncode == 0, r.stderr
+
+
+# --- Bounds and safe outputs (issue 11) ------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, needle", [
+    (["-D", "106752d"], "-D"),
+    (["-D", "3651d"], "-D"),
+    (["-l", "9223372036854775807"], "-l"),
+    (["-l", "4611686018427387904", "-i", "1000"], "longest run"),
+    (["-i", "3600000001"], "-i"),
+    (["-d", "3600000001"], "-d"),
+    (["-i", "3600000000", "-d", "1", "-t", "2"], "one hour"),
+    (["-A", "1000000"], "-A"),
+    (["--secaligned=1000000"], "--secaligned"),
+    (["--gate=name=g,kind=missed,max_count=4611686018427387905"], "max_count"),
+])
+def test_values_whose_nanoseconds_overflow_are_refused(sampler: str, argv: list[str], needle: str) -> None:
+    r = run_tool([sampler, *argv, "-q"])
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert needle in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert r.stdout == ""
+
+
+def test_json_to_a_device_is_refused_before_measuring(sampler: str) -> None:
+    before = os.stat("/dev/full")
+    started = time.monotonic()
+    r = run_tool([sampler, "-D", "1h", "-q", "--json=/dev/full"])
+    assert r.returncode == 2 and "not a regular file" in r.stderr
+    assert time.monotonic() - started < 5
+    after = os.stat("/dev/full")
+    assert after.st_rdev == before.st_rdev and after.st_ino == before.st_ino  # still the device node
+
+
+@pytest.mark.parametrize("opt", ["--json={d}/r.json", "--histfile={d}/h.txt"])
+def test_unwritable_output_fails_in_the_first_second(sampler: str, tmp_path: Path, opt: str) -> None:
+    d = tmp_path / "no-such-dir"
+    extra = ["-h", "10"] if "histfile" in opt else []
+    started = time.monotonic()
+    r = run_tool([sampler, "-D", "1h", "-q", *extra, opt.format(d=d)])
+    assert r.returncode == 2 and str(d) in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert time.monotonic() - started < 5
+
+
+def test_temporary_file_never_follows_a_planted_symlink(sampler: str, tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    out = tmp_path / "r.json"
+    # The old temporary name was PATH.tmp.PID: plant links for every likely name and a few more.
+    for name in [f"r.json.tmp.{pid}" for pid in range(os.getpid(), os.getpid() + 200)] + ["r.json.tmp"]:
+        (tmp_path / name).symlink_to(victim)
+    r = run_tool([sampler, "-l", "20", "-q", f"--json={out}", "--checkpoint=1"])
+    assert r.returncode == 0, r.stderr
+    assert victim.read_text() == "precious\n"
+    assert json.loads(out.read_text())["rtgate"]["complete"] is True
+    assert out.is_file() and not out.is_symlink()
+    leftovers = [p.name for p in tmp_path.iterdir() if not p.is_symlink() and p.name not in ("victim", "r.json")]
+    assert leftovers == []
+
+
+def test_write_error_on_stdout_is_an_error(sampler: str) -> None:
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sampler, "-l", "20", "-q"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert p.returncode != 0
+    assert "standard output" in p.stderr

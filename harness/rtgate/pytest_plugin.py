@@ -13,6 +13,7 @@ import pytest
 
 from rtgate.errors import RtgateError, ThresholdsError
 from rtgate.core.gates import Status, Verdict
+from rtgate.reports.text import limit_text
 from rtgate.measure.session import GateSession, LatencyResult, Settings, predicted_thread_ids
 from rtgate.core.thresholds import Measurement, ThresholdFile, load_thresholds
 
@@ -27,6 +28,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="collect the gates of this threshold file (repeatable; ini: rtgate_thresholds)")
     group.addoption("--rtgate-results", action="extend", nargs="+", default=[], metavar="[MEASUREMENT=]PATH",
                     help="evaluate these results instead of running the sampler (ini: rtgate_results)")
+    group.addoption("--rtgate-accept-setup", metavar="LIST",
+                    help="accept these set-up differences of --rtgate-results: interval, priority, policy, "
+                         "cpus, duration or all (ini: rtgate_accept_setup)")
     group.addoption("--rtgate-duration", metavar="TIME",
                     help="override every measurement's duration, e.g. 5s (ini: rtgate_duration)")
     group.addoption("--rtgate-sampler", metavar="PATH", help="rtgate-sampler to run (ini: rtgate_sampler)")
@@ -40,6 +44,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write the session's verdicts as JSON (ini: rtgate_json)")
     parser.addini("rtgate_thresholds", "threshold files whose gates are collected", type="args", default=[])
     parser.addini("rtgate_results", "results to evaluate instead of running the sampler", type="args", default=[])
+    parser.addini("rtgate_accept_setup", "set-up differences of results to accept", default="")
     parser.addini("rtgate_duration", "duration override for every measurement", default="")
     parser.addini("rtgate_sampler", "rtgate-sampler to run", default="")
     parser.addini("rtgate_allow_inconclusive", "INCONCLUSIVE gates are skipped, not failed", type="bool",
@@ -63,6 +68,7 @@ def _settings(config: pytest.Config) -> Settings:
         output_dir=Path(str(pick("rtgate_output_dir", "rtgate_output_dir") or "rtgate-results")),
         junit=pick("rtgate_junit", "rtgate_junit") or None,
         json=pick("rtgate_json", "rtgate_json") or None,
+        accept_setup=str(pick("rtgate_accept_setup", "rtgate_accept_setup") or ""),
     )
 
 
@@ -185,7 +191,7 @@ class GateItem(pytest.Item):
 
 def failure_text(v: Verdict) -> str:
     """The gate's one-line reason and a short table: no traceback."""
-    rows = [("value", v.value_text or "-"), ("limit", "-" if v.limit is None else f"{v.limit:g}"),
+    rows = [("value", v.value_text or "-"), ("limit", limit_text(v) or "-"),
             ("bound", "-" if v.bound is None else f"{v.bound * 100:.4g} %"), ("samples", str(v.samples))]
     for key in ("cycles", "min_us", "avg_us", "max_us", "p99.9_us", "missed_periods", "source"):
         if key in v.properties and v.properties[key] is not None:
@@ -224,7 +230,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     terminalreporter.section("rtgate")
     for path, v in gate_session.verdicts:
-        limit = "" if v.limit is None else f" (limit {v.limit:g})"
+        limit = f" (limit {limit_text(v)})" if v.limit is not None else ""
         terminalreporter.write_line(f"{v.status.value:12} {path}::{v.test_id}  {v.value_text or '-'}{limit}")
 
 

@@ -32,6 +32,22 @@ static enum options_result parse(const char *line, struct params *p, char *err)
 	return options_parse(argc, argv, &cpus, p, err, 256);
 }
 
+/* A command line given word by word (words with blanks, empty words). */
+static enum options_result parse_argv(const char **words, struct params *p, char *err)
+{
+	static char *argv[64];
+	struct cpu_info cpus = two_cpus();
+	int argc = 0;
+
+	while (words[argc] && argc < 63) {
+		argv[argc] = (char *)words[argc];
+		argc++;
+	}
+	argv[argc] = NULL;
+	err[0] = '\0';
+	return options_parse(argc, argv, &cpus, p, err, 256);
+}
+
 static void expect_error(const char *line, const char *needle)
 {
 	struct params p;
@@ -181,11 +197,54 @@ int main(void)
 	expect_error("ct -c 2", "-c");
 	expect_error("ct --mainaffinity=3", "CPU 3");
 
+	/* forms real harnesses pass (rteval, Linaro test-definitions), as cyclictest takes them */
+	CHECK(parse_argv((const char *[]){"ct", "-i100", "-qmu", "-h 3500", "-p95", "-t2", "-a0-1", NULL}, &p, err) == OPTIONS_OK);
+	CHECK_EQ(p.hist_limit, 3500);
+	CHECK_EQ(p.num_threads, 2);
+	CHECK(p.quiet && p.mlockall && p.unbuffered);
+	CHECK_EQ(p.thread_cpu[1], 1);
+	CHECK(parse_argv((const char *[]){"ct", "", "-qmu", "-h 3500", "-p95", NULL}, &p, err) == OPTIONS_OK);
+	CHECK_EQ(p.interval_us, 1000);
+	CHECK(parse("ct -p 98 -i 1000 -t 0 -a all -D 1m -m", &p, err) == OPTIONS_OK);
+	CHECK_EQ(p.num_threads, 2);
+	CHECK_EQ(p.thread_cpu[0], 0);
+	CHECK_EQ(p.thread_cpu[1], 1);
+	CHECK(parse("ct -t0", &p, err) == OPTIONS_OK);
+	CHECK_EQ(p.num_threads, 2);
+	CHECK(parse("ct -S -a 1", &p, err) == OPTIONS_OK);
+	CHECK_EQ(p.num_threads, 2);
+	CHECK_EQ(p.thread_cpu[1], 1);
+	CHECK(parse("ct -a 1 -S", &p, err) == OPTIONS_OK);
+	CHECK_EQ(p.num_threads, 2);
+	CHECK_EQ(p.thread_cpu[0], 0);
+	CHECK(parse("ct -S -t 3", &p, err) == OPTIONS_OK);
+	CHECK_EQ(p.num_threads, 2);
+	CHECK(parse("ct -t 3 -S", &p, err) == OPTIONS_OK);
+	CHECK_EQ(p.num_threads, 2);
+	CHECK(parse("ct -l 10", &p, err) == OPTIONS_OK);
+	CHECK(!p.loops_per_thread);
+	CHECK(parse("ct -l 10 --loops-per-thread", &p, err) == OPTIONS_OK);
+	CHECK(p.loops_per_thread);
+	CHECK(parse("ct -D 3650d", &p, err) == OPTIONS_OK);
+	expect_error("ct -D 3651d", "-D");
+	expect_error("ct -D 106752d", "-D");
+	expect_error("ct -l 4611686018427387905", "-l");
+	expect_error("ct -l 4611686018427387904 -i 1000", "longest run");
+	expect_error("ct -h 35x", "'35x'");
+	expect_error("ct -i 1 000", "'000'");
+	expect_error("ct --checkpoint=86401 --json=x", "--checkpoint");
+
 	/* shared number parsers */
 	uint64_t v;
 	CHECK(parse_u64("18446744073709551615", 0, UINT64_MAX, &v) == 0);
 	CHECK(parse_u64("18446744073709551616", 0, UINT64_MAX, &v) != 0);
 	CHECK(parse_u64("+5", 0, 10, &v) != 0);
-	CHECK(parse_u64(" 5", 0, 10, &v) != 0);
+	CHECK(parse_u64(" 5", 0, 10, &v) == 0 && v == 5);   /* rteval passes '-h 3500' as one word */
+	CHECK(parse_u64("5 \t", 0, 10, &v) == 0 && v == 5);
+	CHECK(parse_u64("5 5", 0, 10, &v) != 0);
+	CHECK(parse_u64(" ", 0, 10, &v) != 0);
+	CHECK(parse_duration_s(" 2m ", 0, 1000, &v) == 0 && v == 120);
+	CHECK(parse_duration_s("1d", 0, 1000, &v) != 0);          /* beyond max after the suffix */
+	CHECK(parse_duration_s("213503982334602d", 0, UINT64_MAX, &v) != 0);
 	CHECK_DONE();
 }

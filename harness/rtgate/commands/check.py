@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from rtgate.core.gates import Verdict, evaluate
-from rtgate.parsers import FORMATS
-from rtgate.core.thresholds import load_thresholds
 from rtgate.commands.common import add_report_options, report
 from rtgate.commands.results_args import map_results
+from rtgate.core.gates import Verdict
+from rtgate.core.setup import ASPECTS, evaluate_measured, parse_accept
+from rtgate.core.thresholds import load_thresholds
+from rtgate.parsers import FORMATS
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -17,16 +18,21 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("results", nargs="+", metavar="[MEASUREMENT=]RESULTS",
                    help="results file; prefix the measurement name when the file has several")
     p.add_argument("--format", choices=FORMATS, default="auto", help="results format (default: detect)")
-    p.add_argument("--unit", choices=("us", "ns"), default="us", help="unit of text formats (default us)")
+    p.add_argument("--unit", choices=("us", "ns"), default=None,
+                   help="unit of text formats (default us); refused when the results state another")
+    p.add_argument("--accept-setup", metavar="LIST", default="",
+                   help="accept these differences between how the results were measured and how the "
+                        f"thresholds ask ({', '.join(ASPECTS)}, or all); every report shows them")
     add_report_options(p)
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     tf = load_thresholds(args.thresholds)
+    accept = parse_accept(args.accept_setup)
     verdicts: list[Verdict] = []
     durations: dict[str, float] = {}
     for name, run in map_results(tf, args.results, args.format, args.unit):
-        verdicts.extend(evaluate(tf.measurements[name], run))
+        verdicts.extend(evaluate_measured(tf.measurements[name], run, accept))
         durations[name] = durations.get(name, 0.0) + (run.elapsed_s or 0.0)
     return report(tf, verdicts, args, durations)

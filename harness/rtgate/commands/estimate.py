@@ -28,9 +28,12 @@ def handle(args: argparse.Namespace) -> int:
             continue
         found = True
         e = estimate([v / run.units_per_us() for v in bm.values], bm.block_seconds, args.per_hour)
-        print(f"{t.describe()}: exceeded with probability {args.per_hour:g} per hour: {e.level:.1f} us "
-              f"(95 % interval {e.interval[0]:.1f} to {e.interval[1]:.1f} us); "
-              f"{'assumptions hold' if e.valid else 'assumptions do NOT hold'}: {'; '.join(e.checks)}")
+        if e.valid:
+            print(f"{t.describe()}: exceeded with probability {args.per_hour:g} per hour: {e.level:.1f} us "
+                  f"(95 % interval {e.interval[0]:.1f} to {e.interval[1]:.1f} us); checks hold: {'; '.join(e.checks)}")
+        else:
+            # A figure whose own checks failed is no estimate: print why, not a number that reads as one.
+            print(f"{t.describe()}: no reliable estimate: its checks failed: {'; '.join(e.checks)}")
     if not found:
         raise RtgateError(f"{args.results}: no block maxima (use rtgate-sampler JSON of a longer run)")
     return 0

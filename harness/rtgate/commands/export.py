@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from rtgate.errors import RtgateError
-from rtgate.core.gates import evaluate
+from rtgate.core.setup import evaluate_measured
 from rtgate.reports.kcidb import kcidb_document
 from rtgate.core.thresholds import load_thresholds
 from rtgate.commands.results_args import map_results
@@ -52,7 +52,7 @@ def handle(args: argparse.Namespace) -> int:
     doc: dict[str, object] = {"version": {"major": 5, "minor": 3}, "tests": []}
     for number, (name, run) in enumerate(map_results(tf, args.results)):
         part = kcidb_document(args.origin, args.build_id, tf.platform, name, run,
-                              evaluate(tf.measurements[name], run), number)
+                              evaluate_measured(tf.measurements[name], run), number)
         doc["tests"] += part["tests"]  # type: ignore[operator]
     text = json.dumps(doc, indent=2) + "\n"
     if args.output:
@@ -69,7 +69,7 @@ def handle_squad(args: argparse.Namespace) -> int:
     metadata: dict[str, object] = {"platform": tf.platform, "thresholds": ", ".join(tf.files)}
     runs = []
     for name, run in map_results(tf, args.results):
-        runs.append((name, run, evaluate(tf.measurements[name], run)))
+        runs.append((name, run, evaluate_measured(tf.measurements[name], run)))
         release = (run.environment.get("system") or {}).get("kernel_release")
         if release:
             metadata.setdefault("kernel_release", release)

@@ -7,14 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rtgate.core.model import RunResult
+from rtgate.core.setup import evaluate_measured
+from rtgate.core.thresholds import ThresholdFile, load_thresholds
 from rtgate.errors import RtgateError
-from rtgate.core.gates import evaluate
 from rtgate.history.compare import Settings, compare_releases, trend
 from rtgate.history.store import HistoryDB
-from rtgate.core.model import RunResult
 from rtgate.parsers import load_results
 from rtgate.safe_io import write_bytes, write_text
-from rtgate.core.thresholds import ThresholdFile, load_thresholds
 
 DEFAULT_DB = "rtgate-history.db"
 
@@ -73,12 +73,13 @@ def kernel_facts(run: RunResult) -> tuple[str | None, str | None]:
 
 def add_run(db: HistoryDB, run: RunResult, platform: str, measurement: str, tf: ThresholdFile | None,
             release: str | None = None, config: str | None = None, tags: list[str] | None = None,
-            meta: dict[str, Any] | None = None) -> int:
+            meta: dict[str, Any] | None = None, duration_s: int | None = None) -> int:
     found_release, found_config = kernel_facts(run)
     release = release or found_release
     if not release:
         raise RtgateError(f"{run.source}: the results do not say the kernel release: give --kernel-release")
-    verdicts = evaluate(tf.measurements[measurement], run) if tf and measurement in tf.measurements else []
+    verdicts = (evaluate_measured(tf.measurements[measurement], run, duration_s=duration_s)
+                if tf and measurement in tf.measurements else [])
     return db.add_run(run, platform, measurement, release, config or found_config, tags or [], meta or {}, verdicts)
 
 

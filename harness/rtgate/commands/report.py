@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rtgate.core.gates import evaluate
+from rtgate.core.setup import evaluate_measured
 from rtgate.core.thresholds import load_thresholds
 from rtgate.commands.results_args import map_results
 from rtgate.safe_io import write_text
@@ -25,7 +25,7 @@ def handle(args: argparse.Namespace) -> int:
     from rtgate.reports.html import render_report
     tf = load_thresholds(args.thresholds)
     mapped = map_results(tf, args.results)
-    verdicts = [v for name, run in mapped for v in evaluate(tf.measurements[name], run)]
+    verdicts = [v for name, run in mapped for v in evaluate_measured(tf.measurements[name], run)]
     trend_values = None
     comparisons = None
     if args.history:

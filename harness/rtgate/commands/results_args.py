@@ -6,11 +6,12 @@ from pathlib import Path
 
 from rtgate.errors import RtgateError
 from rtgate.core.model import RunResult
-from rtgate.parsers import load_results
+from rtgate.parsers import check_plausible_unit, load_results
 from rtgate.core.thresholds import ThresholdFile
 
 
-def map_results(tf: ThresholdFile, items: list[str], fmt: str = "auto", unit: str = "us") -> list[tuple[str, RunResult]]:
+def map_results(tf: ThresholdFile, items: list[str], fmt: str = "auto",
+                unit: str | None = None) -> list[tuple[str, RunResult]]:
     out = []
     for item in items:
         name, sep, path = item.partition("=")
@@ -21,5 +22,9 @@ def map_results(tf: ThresholdFile, items: list[str], fmt: str = "auto", unit: st
             name, path = next(iter(tf.measurements)), item
         elif name not in tf.measurements:
             raise RtgateError(f"no measurement {name!r} in {tf.path} (measurements: {', '.join(tf.measurements)})")
-        out.append((name, load_results(path, fmt, unit)))
+        run = load_results(path, fmt, unit)
+        if not run.format.endswith("json"):
+            # Histogram text does not say its interval: the one the thresholds ask is the yardstick.
+            check_plausible_unit(run, tf.measurements[name].sampler.interval_us, explicit=unit is not None)
+        out.append((name, run))
     return out

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from rtgate.errors import RtgateError
-from rtgate.core.gates import Verdict, error_verdicts, evaluate
+from rtgate.core.gates import Verdict, error_verdicts
+from rtgate.core.setup import evaluate_measured
 from rtgate.measure.runner import RequirementsNotMet, find_sampler, run_measurement
 from rtgate.core.thresholds import default_thresholds_path, load_thresholds
 from rtgate.commands.common import add_report_options, parse_seconds, report
@@ -64,12 +65,12 @@ def handle(args: argparse.Namespace) -> int:
             verdicts.extend(error_verdicts(m, f"not measured: {e}"))
             continue
         durations[name] = run.elapsed_s or 0.0
-        verdicts.extend(evaluate(m, run))
+        verdicts.extend(evaluate_measured(m, run, duration_s=args.duration))
         if args.history:
             from rtgate.commands.history import add_run
             from rtgate.history.store import HistoryDB
             with HistoryDB(args.history) as db:
-                add_run(db, run, tf.platform, name, tf)
+                add_run(db, run, tf.platform, name, tf, duration_s=args.duration)
         _save_environment(outdir / f"{name}.environment.json", run.environment)
         if interrupted:
             print("rtgate: interrupted: evaluating what was measured", file=sys.stderr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rtgate.core.model import RunResult
+from rtgate.core.model import RunResult, ThreadResult
 from rtgate.parsers import FORMATS, load_results
 
 
@@ -12,8 +12,23 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("show", help="print the figures of results files")
     p.add_argument("results", nargs="+", metavar="RESULTS")
     p.add_argument("--format", choices=FORMATS, default="auto", help="results format (default: detect)")
-    p.add_argument("--unit", choices=("us", "ns"), default="us", help="unit of text formats (default us)")
+    p.add_argument("--unit", choices=("us", "ns"), default=None,
+                   help="unit of text formats (default us); refused when the results state another")
     p.set_defaults(handler=handle)
+
+
+def _avg(run: RunResult, avg: float | None) -> str:
+    if avg is None:
+        return "-"
+    if run.format in ("histogram-text", "summary-text"):
+        return f"{avg:g}..{avg + 1:g}"   # printed truncated: the true average lies in [avg, avg + 1)
+    return f"{avg:.2f}"
+
+
+def _missed(t: ThreadResult) -> str:
+    if t.missed is None:
+        return "?"
+    return f"{t.missed}..{t.missed_upper}" if t.missed_upper is not None else str(t.missed)
 
 
 def describe(run: RunResult) -> str:
@@ -22,6 +37,9 @@ def describe(run: RunResult) -> str:
         head += f", stopped by {run.stop_reason}" + (f" ({run.signal})" if run.signal else "")
     if not run.complete:
         head += ", INCOMPLETE (checkpoint)"
+    setup = run.measured_setup
+    if setup is not None and setup.stopped_early:
+        head += f", STOPPED EARLY ({setup.stopped_early})"
     lines = [head, "  THREAD  CPU  PRIO  CYCLES      MIN      AVG      MAX    P99.9  MISSED  OVERFLOW"]
     for t in run.threads:
         p999 = "-"
@@ -30,9 +48,9 @@ def describe(run: RunResult) -> str:
             p999 = "-" if v is None else (">=" if over else "") + f"{v:g}"
         lines.append(f"  {t.index:6d}  {'-' if t.cpu is None or t.cpu < 0 else t.cpu:>3}  "
                      f"{'-' if t.priority is None else t.priority:>4}  {t.cycles:6d}  "
-                     f"{'-' if t.min is None else f'{t.min:g}':>7}  {'-' if t.avg is None else f'{t.avg:.2f}':>7}  "
+                     f"{'-' if t.min is None else f'{t.min:g}':>7}  {_avg(run, t.avg):>7}  "
                      f"{'-' if t.max is None else f'{t.max:g}':>7}  {p999:>7}  "
-                     f"{'?' if t.missed is None else t.missed:>6}  "
+                     f"{_missed(t):>6}  "
                      f"{'-' if t.histogram is None else t.histogram.overflow:>8}")
     return "\n".join(lines)
 

@@ -87,6 +87,11 @@ class ThreadResult:
     histogram: Histogram | None = None
     block_maxima: BlockMaxima | None = None
     label: str | None = None           # thread group name from the threshold file
+    # How missed periods were derived for tools that do not count them (rt-tests): the periods the
+    # thread should have had, an upper bound when only a range is known, and the derivation in words.
+    expected_periods: int | None = None
+    missed_upper: int | None = None    # None: `missed` is exact (or unknown)
+    missed_derivation: str | None = None
 
     def describe(self) -> str:
         parts = [f"thread {self.index}"]
@@ -114,6 +119,8 @@ class RunResult:
     end_time: str | None = None
     elapsed_s: float | None = None
     environment: dict[str, Any] = field(default_factory=dict)
+    # How the results say they were measured (rtgate.core.setup.MeasuredSetup), None when they do not.
+    measured_setup: Any = None
 
     def thread(self, index: int) -> ThreadResult | None:
         for t in self.threads:

@@ -239,12 +239,12 @@ def parse_rate(value: Any) -> float:
 
 def parse_duration(value: Any) -> int:
     """Whole seconds from 30, '30s', '10m', '2h' or '1d'."""
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 315_360_000:  # the sampler's -D max
         return value
     if isinstance(value, str):
         m = re.fullmatch(r"\s*(\d+)\s*([smhd]?)\s*", value)
-        if m and int(m.group(1)) > 0:
-            return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+        if m and 0 < int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)] <= 315_360_000:
+            return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]  # <= 3650 d
     raise ValueError(f"must be a whole duration such as 30s, 10m, 2h or 1d, not {value!r}")
 
 

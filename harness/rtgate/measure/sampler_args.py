@@ -49,7 +49,7 @@ def sampler_args(m: Measurement, json_path: str | None, duration_s: int | None =
     if s.duration_s is not None:
         args += ["-D", f"{s.duration_s}s"]
     if s.loops is not None:
-        args += ["-l", str(s.loops)]
+        args += ["-l", str(s.loops), "--loops-per-thread"]  # every thread its periods, not cyclictest's first-one-ends
     if s.mlockall:
         args.append("-m")
     args.append("--default-system" if s.latency_us is None else f"--latency={s.latency_us}")

@@ -11,6 +11,7 @@ from typing import Any, Callable
 from rtgate.errors import RtgateError
 from rtgate.core.gates import Status, Verdict, _select, evaluate, thread_ids
 from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.parsers import load_results
 from rtgate.reports.verdicts_json import verdicts_document, write_json
 from rtgate.measure.runner import RequirementsNotMet, find_sampler, run_measurement
@@ -28,6 +29,7 @@ class Settings:
     output_dir: Path = Path("rtgate-results")
     junit: str | None = None
     json: str | None = None
+    accept_setup: str = ""       # set-up differences of --rtgate-results to accept (see rtgate.core.setup)
 
 
 def _local_cpus() -> list[int]:
@@ -140,6 +142,7 @@ class GateSession:
             self.duration_s = parse_duration(settings.duration) if settings.duration else None
         except ValueError as e:
             raise RtgateError(f"duration {e}") from None
+        self.accept = parse_accept(settings.accept_setup)
         self._results: list[tuple[str | None, Path]] = []
         for item in settings.results:
             name, sep, path = item.partition("=")
@@ -198,7 +201,10 @@ class GateSession:
                 run, _ = run_measurement(find_sampler(self.settings.sampler), m, outdir, self.duration_s)
             except RequirementsNotMet as e:
                 raise RtgateError(f"measurement {m.name} not measured: {e}") from e
-        verdicts = evaluate(m, run)
+            verdicts = evaluate_measured(m, run, duration_s=self.duration_s)
+        else:
+            # Results from elsewhere go through the same reconciliation as `rtgate check`.
+            verdicts = evaluate_measured(m, run, self.accept)
         display = _display(Path(tf.path), self.rootdir)
         self._platforms[tf.platform] = display
         self.verdicts.extend((display, v) for v in verdicts)

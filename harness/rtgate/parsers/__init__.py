@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rtgate.errors import ResultsError
 from rtgate.core.model import RunResult
+from rtgate.errors import ResultsError
 from rtgate.parsers import histtext, json_results, summary, verbose
 
 FORMATS = ("auto", "json", "histogram", "summary", "verbose")
@@ -25,8 +25,9 @@ def detect_format(path: Path, head: str) -> str:
                        "T: summary lines or -v samples)", path=str(path))
 
 
-def load_results(path: str | Path, fmt: str = "auto", unit: str = "us") -> RunResult:
-    """Read one results file. Text formats do not say their unit: `unit` says it (us or ns)."""
+def load_results(path: str | Path, fmt: str = "auto", unit: str | None = None) -> RunResult:
+    """Read one results file. Text formats do not say their unit: `unit` says it (default us), and
+    values implausible in it are refused; JSON states its unit, and a contradicting `unit` is refused."""
     p = Path(path)
     try:
         with p.open("r", encoding="utf-8", errors="replace") as f:
@@ -38,11 +39,44 @@ def load_results(path: str | Path, fmt: str = "auto", unit: str = "us") -> RunRe
     if fmt == "auto":
         fmt = detect_format(p, head)
     if fmt == "json":
-        return json_results.parse(p)
-    if fmt == "histogram":
-        return histtext.parse(p, unit)
-    if fmt == "summary":
-        return summary.parse(p, unit)
-    if fmt == "verbose":
-        return verbose.parse(p, unit)
-    raise ResultsError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})", path=str(p))
+        run = json_results.parse(p)
+        if unit is not None and unit != run.unit:
+            raise ResultsError(f"--unit {unit} contradicts the results, which state their unit: {run.unit} "
+                               f"({'resolution_in_ns / -N' if run.format == 'rt-tests-json' else 'rtgate.unit'})",
+                               path=str(p))
+        return run
+    parsers = {"histogram": histtext.parse, "summary": summary.parse, "verbose": verbose.parse}
+    if fmt not in parsers:
+        raise ResultsError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})", path=str(p))
+    run = parsers[fmt](p, unit or "us")
+    check_plausible_unit(run, None, explicit=unit is not None)
+    return run
+
+
+def check_plausible_unit(run: RunResult, interval_us: int | None, explicit: bool = True) -> None:
+    """Refuse text-format values that make no sense in the unit they are read in.
+
+    Read as ns, every wake-up under 1 us, or any under 0.1 us (less than a timer interrupt and a context
+    switch take), is not a real system; read as us, every wake-up more than a period late is not a
+    measurement anyone ran (it would have skipped every other period)."""
+    measured = [(t, float(t.min), float(t.max)) for t in run.threads
+                if t.cycles and t.max is not None and t.min is not None]
+    if not measured:
+        return
+    lows, highs = [lo for _, lo, _ in measured], [hi for _, _, hi in measured]
+    how = f"--unit {run.unit}" if explicit else f"{run.unit} (the default for {run.format})"
+    if run.unit == "ns" and max(highs) < 1000:
+        raise ResultsError(f"read as {how}, every latency is under 1 us (max {max(highs):g} ns): "
+                           "these values look like microseconds (use --unit us)", path=run.source)
+    if run.unit == "ns" and max(lows) < 100:
+        raise ResultsError(f"read as {how}, the fastest wake-up took {min(lows):g} ns, less than "
+                           "a timer interrupt takes: these values look like microseconds (use --unit us)",
+                           path=run.source)
+    if run.unit == "us":
+        periods = [(t, lo, t.interval_us or interval_us) for t, lo, _ in measured]
+        if all(iv is not None and lo > iv for _, lo, iv in periods):
+            t, _, iv = periods[0]
+            asked = "" if t.interval_us else ", or come from a run at a longer period than the thresholds ask"
+            raise ResultsError(f"read as {how}, every latency is above the period (thread {t.index}: min "
+                               f"{t.min:g} us > interval {iv} us): these values look like nanoseconds "
+                               f"(use --unit ns){asked}", path=run.source)

@@ -104,6 +104,9 @@ def parse(path: Path, unit: str = "us") -> RunResult:
               ("cycles", "Histogram Overflows"), ("histogram", "Histogram Overflows"))}
     if totals:
         lines.update({(j, "cycles"): totals[1] for j in range(n)})
+    for t in threads:
+        t.missed_derivation = ("histogram text says neither the interval nor how long the run was: "
+                               "missed periods cannot be known")
     run = RunResult(source=str(path), format="histogram-text", unit=unit, threads=threads,
                     environment={"overflow_cycles": cycle_lists})
     return check_run(run, line_locator(lines))

@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
-from rtgate.errors import ResultsError
 from rtgate.core.model import BlockMaxima, Histogram, RunResult, ThreadResult
+from rtgate.core.setup import MeasuredSetup
 from rtgate.core.validate import check_run
+from rtgate.errors import ResultsError
+from rtgate.parsers.cmdline import parse_cmdline
+from rtgate.parsers.periods import derive_missed
 
 # cyclictest prints avg of a thread without samples as nan or -nan: not JSON.
 _NAN = re.compile(r'(?<=[:\[,\s])-?nan(?=\s*[,}\]\n])')
@@ -263,13 +267,6 @@ def _cmdline_hist_limit(cmdline: str | None) -> int | None:
     return None
 
 
-def _cmdline_int(cmdline: str | None, short: str, long: str) -> int | None:
-    if not cmdline:
-        return None
-    m = re.search(rf"(?:^|\s)(?:{short}\s*|{long}[=\s])(\d+)(?=\s|$)", cmdline)
-    return int(m.group(1)) if m else None
-
-
 def _environment(doc: dict[str, Any]) -> dict[str, Any]:
     env: dict[str, Any] = {}
     if isinstance(doc.get("sysinfo"), dict):
@@ -283,11 +280,20 @@ def _environment(doc: dict[str, Any]) -> dict[str, Any]:
 def _parse_rt_tests(path: Path, doc: dict[str, Any]) -> RunResult:
     threads_obj = _need(doc, "thread", path, "thread", dict)
     cmdline = doc.get("cmdline:", doc.get("cmdline"))
-    unit = "ns" if doc.get("resolution_in_ns") == 1 else "us"
+    command = parse_cmdline(cmdline) if isinstance(cmdline, str) and cmdline.strip() else None
+    resolution = doc.get("resolution_in_ns")
+    if resolution in (0, 1):
+        unit = "ns" if resolution == 1 else "us"
+        if command is not None and command.nsecs != (unit == "ns"):
+            raise ResultsError(f"contradicts itself: resolution_in_ns is {resolution} but the command line "
+                               f"{'has' if command.nsecs else 'has no'} -N", path=str(path), key="resolution_in_ns")
+    else:
+        unit = "ns" if command is not None and command.nsecs else "us"
     limit = _cmdline_hist_limit(cmdline)
-    priority = _cmdline_int(cmdline, "-p", "--priority")
-    interval = _cmdline_int(cmdline, "-i", "--interval")
-    threads = []
+    nthreads = len(threads_obj)
+    priorities = command.priorities(nthreads) if command else [None] * nthreads
+    intervals: list[int | None] = list(command.intervals(nthreads)) if command else [None] * nthreads
+    threads: list[ThreadResult] = []
     for key in sorted(threads_obj, key=lambda k: int(k) if str(k).isdigit() else -1):
         where = f"thread.{key}"
         if not str(key).isdigit():
@@ -324,12 +330,41 @@ def _parse_rt_tests(path: Path, doc: dict[str, Any]) -> RunResult:
         threads.append(ThreadResult(
             index=int(key), cycles=cycles, min=tmin, max=tmax, avg=avg,
             cpu=t.get("cpu") if isinstance(t.get("cpu"), int) else None,
-            priority=priority, interval_us=interval, missed=None, histogram=hist))
+            priority=priorities[len(threads)] if len(threads) < nthreads else None,
+            policy=command.effective_policy() if command else None,
+            interval_us=intervals[len(threads)] if len(threads) < nthreads else None,
+            missed=None, histogram=hist))
     if not threads:
         raise ResultsError("no threads in results", path=str(path), key="thread")
-    return RunResult(source=str(path), format="rt-tests-json", unit=unit, threads=threads,
-                     complete=True, cmdline=cmdline, start_time=doc.get("start_time"),
-                     end_time=doc.get("end_time"), environment=_environment(doc))
+    run = RunResult(source=str(path), format="rt-tests-json", unit=unit, threads=threads,
+                    complete=True, cmdline=cmdline, start_time=doc.get("start_time"),
+                    end_time=doc.get("end_time"), environment=_environment(doc))
+    elapsed = _elapsed_bounds(doc.get("start_time"), doc.get("end_time"))
+    if command is None:
+        for t in threads:
+            t.missed_derivation = "rt-tests JSON without a command line: missed periods cannot be known"
+        return run
+    run.measured_setup = MeasuredSetup(
+        source="rt-tests command line", tool=command.program, interval_us=command.interval_us,
+        distance_us=command.distance_us, duration_s=command.duration_s, loops=command.loops,
+        policy=command.effective_policy(), priority=threads[0].priority, priospread=command.priospread,
+        threads=len(threads), nsecs=unit == "ns", relative=command.relative, breaktrace=command.breaktrace,
+        elapsed_s=elapsed, notes=list(command.problems))
+    derive_missed(run, run.measured_setup, "rt-tests JSON")
+    return run
+
+
+def _elapsed_bounds(start: Any, end: Any) -> tuple[float, float] | None:
+    """Wall-clock bounds of a run from rt-tests' whole-second RFC 2822 start and end times."""
+    if not isinstance(start, str) or not isinstance(end, str):
+        return None
+    try:
+        seconds = (parsedate_to_datetime(end) - parsedate_to_datetime(start)).total_seconds()
+    except (TypeError, ValueError, IndexError):
+        return None
+    if seconds < 0:
+        return None
+    return max(0.0, seconds - 1.0), seconds + 1.0
 
 
 def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
@@ -382,8 +417,25 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
     env["sampler"] = rg.get("sampler")
     env["latency_target_us"] = rg.get("latency_target_us")
     env["mlockall"] = rg.get("mlockall")
-    return RunResult(source=str(path), format="rtgate-json", unit=unit, threads=threads,
-                     complete=bool(rg.get("complete")), stop_reason=rg.get("stop_reason"),
-                     signal=rg.get("signal"), cmdline=doc.get("cmdline:"),
-                     start_time=doc.get("start_time"), end_time=doc.get("end_time"),
-                     elapsed_s=rg.get("elapsed_s"), environment=env)
+    run = RunResult(source=str(path), format="rtgate-json", unit=unit, threads=threads,
+                    complete=bool(rg.get("complete")), stop_reason=rg.get("stop_reason"),
+                    signal=rg.get("signal"), cmdline=doc.get("cmdline:"),
+                    start_time=doc.get("start_time"), end_time=doc.get("end_time"),
+                    elapsed_s=rg.get("elapsed_s"), environment=env)
+    run.measured_setup = _rtgate_setup(rg, threads)
+    return run
+
+
+def _positive(value: Any) -> Any:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+
+
+def _rtgate_setup(rg: dict[str, Any], threads: list[ThreadResult]) -> MeasuredSetup:
+    """rtgate-sampler records every parameter it ran with: the set-up is exact."""
+    elapsed = _positive(rg.get("elapsed_s"))
+    first = threads[0]
+    return MeasuredSetup(
+        source="rtgate JSON", tool=str(rg.get("sampler") or "rtgate-sampler"), interval_us=first.interval_us,
+        duration_s=_positive(rg.get("duration_s")), loops=_positive(rg.get("loops")), policy=first.policy,
+        priority=first.priority, threads=len(threads), nsecs=rg.get("unit") == "ns",
+        relative=bool(rg.get("relative")), elapsed_s=(elapsed, elapsed) if elapsed else None)

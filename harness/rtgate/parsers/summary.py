@@ -5,13 +5,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rtgate.errors import ResultsError
 from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.setup import MeasuredSetup
+from rtgate.errors import ResultsError
 from rtgate.core.validate import check_run
 from rtgate.parsers.common import ANSI, check_unit, line_locator, numbered_lines, whole
+from rtgate.parsers.periods import derive_missed
 
 _T = re.compile(r"^T:\s*(\d+)\s+\(\s*(\d+)\)\s+P:\s*(\d+)\s+I:\s*(\d+)\s+C:\s*(\d+)\s+"
                 r"Min:\s*(\d+)\s+Act:\s*(\d+)\s+Avg:\s*(\d+)\s+Max:\s*(\d+)(?:\s+SMI:\s*\d+)?\s*$")
+
+
+_POLICY = re.compile(r"^policy: ([a-z/]+):")
 
 
 def looks_like(head: str) -> bool:
@@ -22,9 +27,13 @@ def parse(path: Path, unit: str = "us") -> RunResult:
     """The last line printed for each thread wins: live output repeats them."""
     check_unit(unit, path)
     latest: dict[int, ThreadResult] = {}
+    policy = None
     where: dict[int, int] = {}
     for number, raw in numbered_lines(path):
         line = ANSI.sub("", raw).strip()
+        pm = _POLICY.match(line)
+        if pm:
+            policy = pm.group(1).split("/")[-1]  # "fifo/other": cyclictest fell back to SCHED_OTHER
         if not line.startswith("T:"):
             continue
         m = _T.match(line)
@@ -35,7 +44,7 @@ def parse(path: Path, unit: str = "us") -> RunResult:
         t = ThreadResult(
             index=idx, cycles=cycles,
             min=tmin if cycles else None, max=tmax if cycles else None, avg=avg if cycles else None,
-            priority=prio, interval_us=interval)
+            priority=prio, interval_us=interval, policy=policy)
         if idx in latest:
             _check_progress(path, number, latest[idx], t)
         latest[idx] = t
@@ -43,8 +52,13 @@ def parse(path: Path, unit: str = "us") -> RunResult:
     if not latest:
         raise ResultsError("no T: lines", path=str(path))
     order = sorted(latest)
-    run = RunResult(source=str(path), format="summary-text", unit=unit, threads=[latest[i] for i in order])
-    return check_run(run, line_locator({}, {pos: where[i] for pos, i in enumerate(order)}))
+    threads = [latest[i] for i in order]
+    run = RunResult(source=str(path), format="summary-text", unit=unit, threads=threads)
+    check_run(run, line_locator({}, {pos: where[i] for pos, i in enumerate(order)}))
+    run.measured_setup = MeasuredSetup(source="T: lines", interval_us=threads[0].interval_us, policy=policy,
+                                       priority=threads[0].priority, threads=len(threads))
+    derive_missed(run, run.measured_setup, "T: lines")
+    return run
 
 
 def _check_progress(path: Path, number: int, before: ThreadResult, now: ThreadResult) -> None:

@@ -6,9 +6,10 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from rtgate.errors import ResultsError
 from rtgate.core.model import Histogram, RunResult, ThreadResult, merge_counts
+from rtgate.core.setup import MeasuredSetup
 from rtgate.core.validate import check_run
+from rtgate.errors import ResultsError
 from rtgate.parsers.common import check_unit, line_locator, numbered_lines, whole
 
 _SAMPLE = re.compile(r"^\s*(\d+):\s*(\d+):\s*(\d+)(?:\s+\d+)?\s*$")
@@ -22,7 +23,7 @@ def looks_like(head: str) -> bool:
 
 
 class _Thread:
-    __slots__ = ("values", "next_cycle", "interval")
+    __slots__ = ("interval", "next_cycle", "values")
 
     def __init__(self) -> None:
         self.values: Counter[int] = Counter()
@@ -69,6 +70,12 @@ def parse(path: Path, unit: str = "us") -> RunResult:
         result.append(ThreadResult(
             index=idx, cycles=cycles, min=min(t.values), max=max(t.values), avg=total / cycles,
             interval_us=intervals.get(idx),
-            histogram=Histogram(unit=unit, buckets=merge_counts(t.values.items()))))
-    return check_run(RunResult(source=str(path), format="verbose-text", unit=unit, threads=result),
-                     line_locator({}))
+            histogram=Histogram(unit=unit, buckets=merge_counts(t.values.items())),
+            missed_derivation="-v samples say neither how long the run was nor (cyclictest prints the next "
+                              "thread's interval in its header) the exact interval: missed periods cannot be known"))
+    run = RunResult(source=str(path), format="verbose-text", unit=unit, threads=result)
+    check_run(run, line_locator({}))
+    if intervals:
+        run.measured_setup = MeasuredSetup(source="-v headers", interval_us=result[0].interval_us,
+                                           threads=len(result), verbose_intervals=True)
+    return run

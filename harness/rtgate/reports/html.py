@@ -12,6 +12,7 @@ from rtgate.reports.evt import estimate
 from rtgate.core.gates import Status, Verdict
 from rtgate.core.model import RunResult
 from rtgate.reports.plots import histogram_figure, png, timeline_figure, trend_figure
+from rtgate.reports.text import limit_text
 from rtgate.core.thresholds import ThresholdFile
 
 
@@ -39,6 +40,19 @@ def render_report(tf: ThresholdFile, runs: dict[str, RunResult], verdicts: list[
                     "sched_rt_runtime_us"):
             if system.get(key) is not None:
                 environment[key] = system[key]
+        machine = system.get("machine") or {}
+        board = machine.get("board") or {}
+        for label, value in (("clocksource", machine.get("clocksource")),
+                             ("cpuidle", machine.get("cpuidle_driver")),
+                             ("PM QoS latency (us)", machine.get("pm_qos_latency_us")),
+                             ("SMT active", (machine.get("topology") or {}).get("smt_active")),
+                             ("irqbalance running", machine.get("irqbalance_running")),
+                             ("timer_migration", machine.get("timer_migration")),
+                             ("transparent hugepages", machine.get("transparent_hugepage")),
+                             ("isolated CPUs (kernel)", machine.get("isolated_cpus")),
+                             ("board", board.get("dt_model") or board.get("dmi_product_name"))):
+            if value not in (None, "", []):
+                environment[label] = value
         if run.environment.get("load"):
             environment[f"{name} load"] = run.environment["load"].get("kind")
     if trend:
@@ -50,6 +64,7 @@ def render_report(tf: ThresholdFile, runs: dict[str, RunResult], verdicts: list[
         "INCONCLUSIVE" if Status.INCONCLUSIVE in statuses else "PASS"
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
                              autoescape=True)
+    env.filters["limit_text"] = limit_text
     return env.get_template("report.html.jinja2").render(
         platform=tf.platform, description=tf.description, overall=overall, verdicts=verdicts,
         sections=sections, comparisons=comparisons or [], environment=environment)

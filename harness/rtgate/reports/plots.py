@@ -59,7 +59,10 @@ def timeline_figure(run: RunResult, m: Measurement | None = None) -> Figure:
         if bm is None or not bm.values:
             continue
         tid = f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}"
-        ax.plot([i * bm.block_seconds for i in range(len(bm.values))], [v / scale for v in bm.values],
+        values = list(bm.values)
+        if bm.partial_max is not None:  # the block in progress when the run ended: its max may be the run's
+            values.append(bm.partial_max)
+        ax.plot([i * bm.block_seconds for i in range(len(values))], [v / scale for v in values],
                 marker=".", linewidth=1, label=tid)
     for name, limit in _limits(m):
         ax.axhline(limit, color="red", linestyle="--", linewidth=1, label=f"{name} {limit:g} us")

@@ -3,19 +3,36 @@
 from __future__ import annotations
 
 from rtgate.core.gates import Status, Verdict
+from rtgate.core.setup import accepted_lines
+
+
+def is_rate(v: Verdict) -> bool:
+    """Rates (a miss rate, the missed gate's rate form) are fractions inside and percentages to people."""
+    return v.kind == "miss_rate" or (v.kind == "missed" and v.bound is not None)
+
+
+def limit_text(v: Verdict, units: bool = True) -> str:
+    """A gate's limit as people read it: '0.1 %' for rates, '80 us' for latencies ('80' without units)."""
+    if v.limit is None:
+        return ""
+    if is_rate(v):
+        return f"{v.limit * 100:g} %"
+    if v.kind == "missed":
+        return f"{v.limit:g} periods" if units else f"{v.limit:g}"
+    return f"{v.limit:g} us" if units else f"{v.limit:g}"
 
 
 def summary_table(platform: str, verdicts: list[Verdict], allow_inconclusive: bool = False) -> str:
     rows = [("STATUS", "MEASUREMENT", "GATE", "THREAD", "VALUE", "LIMIT", "SAMPLES")]
     for v in verdicts:
-        limit = "" if v.limit is None else (f"{v.limit * 100:g} %" if v.kind in ("miss_rate",) or
-                                             (v.kind == "missed" and v.bound is not None) else f"{v.limit:g}")
+        limit = limit_text(v, units=False)
         rows.append((v.status.value, v.measurement, v.gate, v.thread, v.value_text or "-", limit or "-",
                      str(v.samples or "-")))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [f"rtgate: platform {platform}"]
     for r in rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    lines.extend(accepted_lines(verdicts))
     bad = [v for v in verdicts if v.status != Status.PASS]
     for v in bad:
         lines.append(f"{v.status.value}: {v.test_id}: {v.reason}")

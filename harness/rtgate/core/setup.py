@@ -1,0 +1,281 @@
+"""How results were measured, set against how a threshold file asks to measure.
+
+Results that say how they were measured (rtgate JSON, an rt-tests command line, T: lines' P: and I:,
+-v headers) carry a MeasuredSetup. Before their gates count, `evaluate_measured` compares it with the
+measurement: differences make the gates ERROR (unless named in `accept`), a shorter run than asked and
+a run that stopped early make PASS INCONCLUSIVE, and missed periods known only as a range are judged
+at both ends (PASS only when the upper end passes, FAIL only when the lower end fails).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from rtgate.core.gates import _SEVERITY, Status, Verdict, evaluate
+from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.thresholds import Measurement
+
+ASPECTS = ("interval", "priority", "policy", "cpus", "duration")
+
+
+@dataclass
+class MeasuredSetup:
+    """What results say about how they were measured; None = the results do not say."""
+
+    source: str                           # "rtgate JSON", "rt-tests command line", "T: lines", "-v headers"
+    tool: str | None = None
+    interval_us: int | None = None        # base interval (thread 0)
+    distance_us: int | None = None        # per-thread increment as run (cyclictest drops it with -h)
+    duration_s: float | None = None       # -D
+    loops: int | None = None              # -l
+    policy: str | None = None
+    priority: int | None = None           # of thread 0
+    priospread: bool = False
+    threads: int | None = None
+    nsecs: bool | None = None             # -N: values in ns
+    relative: bool = False                # -r
+    breaktrace: int | None = None         # -b, in the results' unit
+    elapsed_s: tuple[float, float] | None = None  # wall-clock bounds of the whole run
+    stopped_early: str | None = None      # why the results show the run ended before its -D/-l
+    verbose_intervals: bool = False       # interval_us of threads from cyclictest -v headers (see below)
+    notes: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- asked vs measured
+
+def _asked_threads(m: Measurement, nthreads: int) -> list[dict[str, Any]]:
+    """Per thread position, what the threshold file asks (cpu None = not pinned, "any" = one per CPU)."""
+    s = m.sampler
+    out: list[dict[str, Any]] = []
+    for g in s.threads:
+        if g.cpus == "all":
+            count = max(0, nthreads - len(out)) if g is s.threads[-1] else 0
+            cpus: list[Any] = ["any"] * count
+        elif isinstance(g.cpus, list):
+            count = g.count or len(g.cpus)
+            cpus = [g.cpus[i % len(g.cpus)] for i in range(count)]
+        else:
+            cpus = [None] * (g.count or 1)
+        for cpu in cpus:
+            pos = len(out)
+            out.append({"interval": s.interval_us + pos * s.distance_us, "priority": g.priority,
+                        "policy": g.policy, "cpu": cpu, "group": g.name})
+    return out
+
+
+def _join(values: list[Any]) -> str:
+    shown = [("-" if v is None else str(v)) for v in values]
+    return shown[0] if len(set(shown)) == 1 else ",".join(shown)
+
+
+def _seconds(s: float) -> str:
+    for unit, size in (("h", 3600), ("min", 60)):
+        if s >= size and s % size == 0:
+            return f"{s / size:g} {unit}"
+    return f"{s:.4g} s"
+
+
+@dataclass
+class SetupCheck:
+    differences: dict[str, tuple[str, str]]   # aspect -> (measured, asked)
+    shorter: str | None = None                # why the run is shorter than asked
+
+    def text(self, aspects: list[str]) -> str:
+        measured = " ".join(self.differences[a][0] for a in aspects)
+        asked = " ".join(self.differences[a][1] for a in aspects)
+        return f"measured {measured}; thresholds ask {asked}"
+
+
+def reconcile(m: Measurement, run: RunResult, duration_s: int | None = None) -> SetupCheck:
+    """Compare what the results say about their set-up with what the measurement asks."""
+    setup: MeasuredSetup | None = run.measured_setup
+    check = SetupCheck(differences={})
+    if setup is None:
+        return check
+    asked = _asked_threads(m, len(run.threads))
+    pairs = list(zip(run.threads, asked))
+
+    # interval (with distance): cyclictest's -v headers print the next thread's interval
+    got_i = [t.interval_us for t, _ in pairs]
+    want_i = [a["interval"] for _, a in pairs]
+    if all(v is not None for v in got_i) and got_i:
+        same = got_i == want_i
+        if not same and setup.verbose_intervals:
+            d = m.sampler.distance_us
+            same = all(g in (w, w + d) for g, w in zip(got_i, want_i))
+        if not same:
+            check.differences["interval"] = (f"-i {_join(got_i)}", f"-i {_join(want_i)}")
+
+    # policy, then priority (only meaningful for the real-time policies)
+    got_p = [t.policy or setup.policy for t, _ in pairs]
+    want_p = [a["policy"] for _, a in pairs]
+    if got_p and all(p is not None for p in got_p) and got_p != want_p:
+        check.differences["policy"] = (f"policy {_join(got_p)}", f"policy {_join(want_p)}")
+    rt = [i for i, (_, a) in enumerate(pairs) if a["policy"] in ("fifo", "rr")]
+    got_pr = [pairs[i][0].priority for i in rt]
+    want_pr = [pairs[i][1]["priority"] for i in rt]
+    if got_pr and all(p is not None for p in got_pr) and got_pr != want_pr:
+        spread = " (--priospread)" if setup.priospread else ""
+        check.differences["priority"] = (f"at prio {_join(got_pr)}{spread}", f"at prio {_join(want_pr)}")
+
+    # CPUs: a pinned thread must run where asked; "all" asks one pinned thread per CPU
+    cpus = [t.cpu for t, _ in pairs]
+    if any(c is not None for c in cpus):
+        got_c = [c if c is not None and c >= 0 else None for c in cpus]
+        bad = False
+        for c, (_, a) in zip(got_c, pairs):
+            if a["cpu"] == "any":
+                bad |= c is None
+            elif a["cpu"] is not None:
+                bad |= c != a["cpu"]
+        if any(a["cpu"] == "any" for _, a in pairs):
+            pinned = [c for c in got_c if c is not None]
+            bad |= len(set(pinned)) != len(pinned)
+        if bad:
+            want_c = ["every CPU" if a["cpu"] == "any" else ("any" if a["cpu"] is None else a["cpu"])
+                      for _, a in pairs]
+            check.differences["cpus"] = (f"on cpu {_join(['unpinned' if c is None else c for c in got_c])}",
+                                         f"on cpu {_join(want_c)}" if "every CPU" not in want_c
+                                         else "on every CPU, one thread each")
+
+    # duration: a longer run is fine, a shorter one cannot stand for the asked one
+    s = m.sampler
+    asked_len: list[tuple[float, str]] = []
+    if duration_s is not None:
+        asked_len.append((float(duration_s), _seconds(duration_s)))
+    else:
+        if s.duration_s is not None:
+            asked_len.append((float(s.duration_s), _seconds(s.duration_s)))
+        if s.loops is not None:
+            length = s.loops * s.interval_us / 1e6
+            asked_len.append((length, f"-l {s.loops} ({_seconds(length)})"))
+    measured_len: list[tuple[float, str]] = []
+    if setup.duration_s is not None:
+        measured_len.append((setup.duration_s, _seconds(setup.duration_s)))
+    if setup.loops is not None and setup.interval_us:
+        length = setup.loops * setup.interval_us / 1e6
+        measured_len.append((length, f"-l {setup.loops} ({_seconds(length)})"))
+    want_s, asked_text = min(asked_len)
+    if measured_len:
+        got_s, measured_text = min(measured_len)
+        if got_s < want_s * (1 - 1e-9):
+            check.differences["duration"] = (f"for {measured_text}", f"for {asked_text}")
+    elif setup.elapsed_s is None:
+        # Text formats: cycles and the missed-period bound say how long the run was at most.
+        longest = 0.0
+        known = True
+        for t in run.threads:
+            hi = t.missed_upper if t.missed_upper is not None else t.missed
+            if t.interval_us is None or hi is None:
+                known = False
+                break
+            longest = max(longest, (t.cycles + hi + 1) * t.interval_us / 1e6)
+        if known and run.threads and longest < want_s:
+            check.shorter = (f"the results hold at most {longest:.3g} s of periods; thresholds ask "
+                             f"for {asked_text}")
+    return check
+
+
+# ---------------------------------------------------------------- evaluation
+
+def _with_missed_upper(run: RunResult) -> RunResult:
+    threads = [dataclasses.replace(t, missed=t.missed_upper if t.missed_upper is not None else t.missed)
+               for t in run.threads]
+    return dataclasses.replace(run, threads=threads)
+
+
+def _combine(lo: Verdict, hi: Verdict, t: ThreadResult | None) -> Verdict:
+    """One gate judged with the fewest and the most missed periods the results allow."""
+    if lo.status == hi.status:
+        return lo if lo.status == Status.FAIL else hi
+    if Status.ERROR in (lo.status, hi.status):
+        return lo if lo.status == Status.ERROR else hi
+    if lo.status == Status.FAIL:
+        return lo
+    if hi.status == Status.PASS:
+        return hi
+    span = f"{t.missed}..{t.missed_upper}" if t is not None else "a range of"
+    return dataclasses.replace(hi, status=Status.INCONCLUSIVE,
+                               reason=f"{span} missed periods: at {t.missed if t else 'the fewest'}: "
+                                      f"{lo.status.value} ({lo.reason}); at {t.missed_upper if t else 'the most'}: "
+                                      f"{hi.status.value} ({hi.reason})")
+
+
+def _thread_of(run: RunResult, v: Verdict) -> ThreadResult | None:
+    idx = v.properties.get("thread")
+    return run.thread(idx) if isinstance(idx, int) else None
+
+
+def evaluate_measured(m: Measurement, run: RunResult, accept: set[str] | frozenset[str] = frozenset(),
+                      duration_s: int | None = None) -> list[Verdict]:
+    """Every gate of a measurement against one run, judged as it was measured (see the module doc)."""
+    verdicts = evaluate(m, run)
+    if any(t.missed_upper is not None and t.missed is not None and t.missed_upper > t.missed for t in run.threads):
+        upper = evaluate(m, _with_missed_upper(run))
+        verdicts = [_combine(lo, hi, _thread_of(run, lo)) for lo, hi in zip(verdicts, upper)]
+    setup: MeasuredSetup | None = run.measured_setup
+    check = reconcile(m, run, duration_s)
+    bad = [a for a in ASPECTS if a in check.differences and a not in accept]
+    accepted = [a for a in ASPECTS if a in check.differences and a in accept]
+    out = []
+    for v in verdicts:
+        t = _thread_of(run, v)
+        props = dict(v.properties)
+        reason = v.reason
+        status = v.status
+        if t is not None:
+            if t.missed_derivation:
+                props["missed_derivation"] = t.missed_derivation
+                if v.kind in ("missed", "miss_rate", "percentile"):
+                    reason += f" [missed periods: {t.missed_derivation}]"
+            if t.expected_periods is not None:
+                props["expected_periods"] = t.expected_periods
+            if t.missed_upper is not None:
+                props["missed_periods_upper"] = t.missed_upper
+        if setup is not None:
+            props["setup_source"] = setup.source
+        if accepted:
+            props["setup_accepted"] = check.text(accepted)
+        if [a for a in bad if a != "duration"] and _SEVERITY[status] < _SEVERITY[Status.ERROR]:
+            status = Status.ERROR
+            reason = (f"measured differently from what the thresholds ask: {check.text(bad)} "
+                      f"(--accept-setup {','.join(bad)} to accept); the gate alone said: {reason}")
+        elif status == Status.PASS:
+            if setup is not None and setup.stopped_early:
+                status = Status.INCONCLUSIVE
+                reason += f"; but the run stopped early: {setup.stopped_early}"
+            elif "duration" in bad:
+                status = Status.INCONCLUSIVE
+                reason += f"; but the run was shorter than asked: {check.text(['duration'])}"
+            elif check.shorter:
+                status = Status.INCONCLUSIVE
+                reason += f"; but the run was shorter than asked: {check.shorter}"
+        out.append(dataclasses.replace(v, status=status, reason=reason, properties=props))
+    return out
+
+
+def accepted_lines(verdicts: list[Verdict]) -> list[str]:
+    """One line per measurement whose set-up differences were accepted, for the text report."""
+    seen: dict[str, str] = {}
+    for v in verdicts:
+        text = v.properties.get("setup_accepted")
+        if text and v.measurement not in seen:
+            seen[v.measurement] = text
+    return [f"accepted set-up differences: {name}: {text}" for name, text in seen.items()]
+
+
+def parse_accept(text: str | None) -> set[str]:
+    """--accept-setup interval,priority -> {"interval", "priority"}; unknown names are an error."""
+    from rtgate.errors import RtgateError
+    if not text:
+        return set()
+    names = {n.strip() for n in text.split(",") if n.strip()}
+    if "all" in names:
+        return set(ASPECTS)
+    unknown = sorted(names - set(ASPECTS))
+    if unknown:
+        raise RtgateError(f"--accept-setup: unknown difference {', '.join(unknown)} "
+                          f"(one or more of {', '.join(ASPECTS)}, or all)")
+    return names

@@ -1,0 +1,160 @@
+"""Missed periods of tools that skip them silently (cyclictest), derived from what their results say.
+
+cyclictest (clock_nanosleep TIMER_ABSTIME, the default) measures latency = wake-up - deadline, then
+moves the deadline one interval on and, while the wake-up is still past it, one more: a wake-up L late
+skips #{k >= 1 : k * interval < L} periods without a sample. Two independent views bound that count:
+
+- latencies: every histogram bucket (and the overflow, up to the exact max) says how many periods its
+  samples can have skipped; without a histogram the max and the sum (cycles x avg) bound it.
+- counts: a -D run has floor(D / interval) periods per thread; a -l N run stops every thread when the
+  first reaches N, so a thread with fewer had at least the periods of that first thread. The deficit,
+  less one period of start/stop slack, was missed.
+
+A deficit far larger than the latencies can explain means the run stopped early (cyclictest writes
+its JSON on SIGINT too, saying nothing), and so does a wall clock (start/end time) shorter than -D.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.setup import MeasuredSetup
+
+# How far the true average can be above the printed one, in the results' unit.
+AVG_SLACK = {"histogram-text": 1.0, "summary-text": 1.0, "rt-tests-json": 0.005}
+EARLY_SHARE = 0.05   # more than 5 % of the periods unaccounted for: the run stopped early
+
+
+def _skips_below(value: float, interval: float) -> int:
+    """Periods skipped by a wake-up later than `value` (exclusive): #{k >= 1 : k * interval < value}."""
+    return max(0, math.ceil(value / interval) - 1)
+
+
+def latency_bounds(run: RunResult, t: ThreadResult, interval_us: int) -> tuple[int, int]:
+    """(fewest, most) periods the thread's wake-ups can have skipped, from its latencies alone."""
+    if t.cycles == 0 or t.max is None:
+        return 0, 0
+    iv = interval_us * run.units_per_us()
+    top = t.max + 1                      # values are truncated to whole units: the true max is below max+1
+    hi_max = _skips_below(top, iv)
+    lo_max = _skips_below(t.max, iv)     # the max sample itself was at least this late
+    sum_hi = None
+    if t.avg is not None:
+        total = (t.avg + AVG_SLACK.get(run.format, 0.0)) * t.cycles
+        sum_hi = math.floor(total / iv)  # every skipped period needs a whole interval of latency
+    h = t.histogram
+    if h is None:
+        lo, hi = lo_max, t.cycles * hi_max
+    else:
+        lo = hi = 0
+        for b_lo, b_hi, c in h.buckets:
+            upper = top if b_hi is None else min(b_hi, top)
+            lo += c * _skips_below(b_lo, iv)
+            hi += c * _skips_below(upper, iv)
+        if h.overflow:
+            start = h.range_end or 0
+            in_overflow_max = t.max >= start
+            lo += (lo_max if in_overflow_max else 0) + (h.overflow - (1 if in_overflow_max else 0)) * \
+                _skips_below(start, iv)
+            hi += h.overflow * hi_max
+        lo = max(lo, lo_max)
+    if sum_hi is not None:
+        hi = min(hi, sum_hi)
+    return lo, max(lo, hi)
+
+
+def _interval_of(t: ThreadResult) -> int | None:
+    return t.interval_us if t.interval_us else None
+
+
+def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> None:
+    """Set each thread's missed periods (exact, or a range) and the derivation, for results whose
+    tool does not count them. `what` names the format in the reasons (e.g. "rt-tests JSON")."""
+    early: list[str] = []
+    elapsed = setup.elapsed_s if setup else None
+    if setup is not None and setup.duration_s and elapsed and elapsed[1] < setup.duration_s:
+        early.append(f"the run lasted at most {elapsed[1]:g} s (start/end time) of -D {setup.duration_s:g}")
+    if setup is not None and setup.relative:
+        for t in run.threads:
+            t.missed = None
+            t.missed_derivation = "relative sleeps (-r) never skip a period, they stretch it: unknowable"
+        return
+    broke = setup is not None and setup.breaktrace is not None and any(
+        t.max is not None and t.max > setup.breaktrace for t in run.threads)
+    loops = setup.loops if setup else None
+    reached = [t for t in run.threads if loops and t.cycles >= loops]
+    bounds: dict[int, tuple[int, int]] = {}
+    for t in run.threads:
+        iv = _interval_of(t)
+        if iv is not None:
+            bounds[t.index] = latency_bounds(run, t, iv)
+    for t in run.threads:
+        iv = _interval_of(t)
+        if iv is None:
+            t.missed = None
+            t.missed_derivation = f"{what} do not say the interval: missed periods cannot be known"
+            continue
+        lat_lo, lat_hi = bounds[t.index]
+        lat = (f"its latencies allow {lat_lo}" if lat_lo == lat_hi else f"its latencies allow {lat_lo}..{lat_hi}")
+        expected: int | None = None
+        basis = ""
+        if setup is None or broke or (setup.duration_s is None and loops is None):
+            why = ("the run stopped at -b" if broke else "the command line has neither -D nor -l"
+                   if setup is not None and "command line" in setup.source else
+                   f"{what} do not say how long the run was")
+            t.missed, t.missed_upper = lat_lo, (lat_hi if lat_hi > lat_lo else None)
+            t.missed_derivation = f"expected periods unknown ({why}); {lat}"
+            continue
+        if reached and t in reached:
+            # It stopped the run at -l N: periods it skipped itself show only in its latencies (and the clock).
+            hi = lat_hi
+            if elapsed:
+                hi = min(hi, max(lat_lo, math.floor(elapsed[1] * 1e6 / iv) - t.cycles))
+            t.missed, t.missed_upper = lat_lo, (hi if hi > lat_lo else None)
+            t.expected_periods = None
+            t.missed_derivation = (f"reached -l {loops}, so only its latencies show what it skipped: {lat}"
+                                   + (f", the clock at most {hi}" if hi < lat_hi else ""))
+            continue
+        if reached:
+            first = reached[0]
+            first_iv = _interval_of(first) or iv
+            expected = math.floor((loops or 0) * first_iv / iv) if loops else None
+            basis = f"thread {first.index} reached -l {loops} at -i {first_iv}, which stops every thread"
+        elif setup.duration_s is not None:
+            expected = math.floor(setup.duration_s * 1e6 / iv)
+            basis = f"-D {setup.duration_s:g} s at -i {iv}"
+        else:
+            early.append(f"no thread reached -l {loops} ({max(x.cycles for x in run.threads)} cycles at most)")
+            expected = loops
+            basis = f"-l {loops}"
+        assert expected is not None
+        if t.cycles > expected + 2:
+            # More samples than the periods the command line allows: it did not run as we read it.
+            t.missed, t.missed_upper = lat_lo, (lat_hi if lat_hi > lat_lo else None)
+            t.missed_derivation = (f"{basis}: {expected} periods expected but {t.cycles} cycles, so the command "
+                                   f"line does not say how it ran; {lat}")
+            continue
+        t.expected_periods = expected
+        deficit = expected - t.cycles
+        cnt_lo = max(0, deficit - 1)       # one period of start/stop slack
+        cnt_hi = max(0, deficit + 1)
+        if cnt_lo > lat_hi:
+            # Periods nobody skipped: the thread was not measuring (stopped early, or started late).
+            unaccounted = cnt_lo - lat_hi
+            if unaccounted > max(2, EARLY_SHARE * expected):
+                early.append(f"thread {t.index} has {t.cycles} cycles of {expected} expected ({basis}) and its "
+                             f"latencies explain at most {lat_hi} skipped")
+            t.missed, t.missed_upper = lat_lo, (lat_hi if lat_hi > lat_lo else None)
+            t.missed_derivation = (f"{basis}: {expected} periods expected, {t.cycles} cycles; {lat}, so "
+                                   f"{unaccounted} periods were not measured rather than missed")
+            continue
+        # A late last wake-up can skip periods past the end of the run: the count caps the latencies.
+        lo = max(cnt_lo, min(lat_lo, cnt_hi))
+        hi = max(lo, min(lat_hi, cnt_hi))
+        t.missed, t.missed_upper = lo, (hi if hi > lo else None)
+        shown = f"{lo}" if hi == lo else f"{lo}..{hi}"
+        t.missed_derivation = (f"{basis}: {expected} periods expected, {t.cycles} cycles, {shown} missed "
+                               f"(one period of slack; {lat})")
+    if setup is not None and early:
+        setup.stopped_early = "; ".join(early)

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Build the sampler's libFuzzer targets (clang, ASan + UBSan) and run each for a while.
+#   sh sampler/fuzz/run.sh [SECONDS_PER_TARGET] [BUILD_DIR]     (default 60 s, build-fuzz)
+# Exit status non-zero when a target crashes, leaks or trips a sanitizer.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+src="$here/.."
+seconds=${1:-60}
+build=${2:-build-fuzz}
+mkdir -p "$build"
+printf '#define RTGATE_VERSION "fuzz"\n' > "$build/version.h"
+cflags="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I$build -I$src"
+lib="options.c numparse.c gate.c histogram.c result.c maxima.c"
+for target in options gate; do
+	files=""
+	for f in $lib; do files="$files $src/$f"; done
+	# shellcheck disable=SC2086 # word lists on purpose
+	clang $cflags -o "$build/fuzz_$target" "$here/fuzz_$target.c" $files -lm -lpthread
+	mkdir -p "$build/corpus_$target"
+	cp "$here/seeds_$target"/* "$build/corpus_$target/" 2>/dev/null || true
+	echo "fuzz_$target: ${seconds}s"
+	"$build/fuzz_$target" -max_total_time="$seconds" -max_len=2048 -print_final_stats=1 \
+		-artifact_prefix="$build/crash_$target-" "$build/corpus_$target" 2>"$build/fuzz_$target.log" ||
+		{ tail -40 "$build/fuzz_$target.log" >&2; exit 1; }
+	grep -E '^stat::number_of_executed_units' "$build/fuzz_$target.log" || true
+done
