@@ -339,6 +339,7 @@ def _parse_rt_tests(path: Path, doc: dict[str, Any]) -> RunResult:
     run = RunResult(source=str(path), format="rt-tests-json", unit=unit, threads=threads,
                     complete=True, cmdline=cmdline, start_time=doc.get("start_time"),
                     end_time=doc.get("end_time"), environment=_environment(doc))
+    check_run(run, _json_locator(path, doc))  # before deriving anything from the figures
     elapsed = _elapsed_bounds(doc.get("start_time"), doc.get("end_time"))
     if command is None:
         for t in threads:
