@@ -110,7 +110,8 @@ def targets(workdir: Path) -> dict[str, Target]:
     return {
         "json": Target("json", [(p.name, _read(p)) for p in (
             RT_TESTS / "ct-new-S-h300.json", RT_TESTS / "ct-24-S-h300.json", RT_TESTS / "ct-new-t2-H200.json",
-            RT_TESTS / "ct-new-nohist.json", SAMPLER / "rs-t2-h200.json")], _results_runner(workdir, "json")),
+            RT_TESTS / "ct-new-nohist.json", RT_TESTS / "ct-inject-l5000-h100.json", SAMPLER / "rs-t2-h200.json")],
+            _results_runner(workdir, "json")),
         "histogram": Target("histogram", [(p.name, _read(p)) for p in (
             RT_TESTS / "ct-new-S-h300.hist", RT_TESTS / "ct-new-t2-H200.hist", SAMPLER / "rs-t2-h200.hist")]
             + [("ct-24-S-h300.hist", _read(RT_TESTS / "ct-24-S-h300.hist"))],
@@ -123,8 +124,9 @@ def targets(workdir: Path) -> dict[str, Target]:
             ("rs-t2-verbose.stdout", _read(SAMPLER / "rs-t2-verbose.stdout", 160))],
             _results_runner(workdir, "verbose")),
         "auto": Target("auto", [(p.name, _read(p, 120 if "verbose" in p.name else None))
-                                for p in sorted(RT_TESTS.iterdir()) if p.suffix in (".json", ".hist")
-                                or p.name in ("ct-new-live.stdout", "ct-new-nohist.stdout", "ct-24-verbose.stdout")],
+                                for p in sorted(RT_TESTS.iterdir()) if p.name.startswith(("ct-24-", "ct-new-"))
+                                and (p.suffix in (".json", ".hist") or p.name in (
+                                    "ct-new-live.stdout", "ct-new-nohist.stdout", "ct-24-verbose.stdout"))],
                        _results_runner(workdir, "auto")),
         "thresholds": Target("thresholds", [
             ("default.yaml", _read(thresholds / "default.yaml", comments=False)),

@@ -24,7 +24,8 @@ from rtgate.cli import main as rtgate_main
 
 SAMPLER_FIX = FIXTURES / "rtgate-sampler"
 JSON_FIXTURES = [RT_TESTS / n for n in ("ct-new-S-h300.json", "ct-24-S-h300.json", "ct-new-t2-H200.json",
-                                        "ct-new-nohist.json")] + [SAMPLER_FIX / "rs-t2-h200.json"]
+                                        "ct-new-nohist.json", "ct-inject-D6.json", "ct-inject-l5000-h100.json")] + \
+    [SAMPLER_FIX / "rs-t2-h200.json"]
 HIST_FIXTURES = [RT_TESTS / n for n in ("ct-new-S-h300.hist", "ct-24-S-h300.hist", "ct-new-t2-H200.hist")] + \
     [SAMPLER_FIX / "rs-t2-h200.hist"]
 SUMMARY_FIXTURES = [RT_TESTS / "ct-new-nohist.stdout", RT_TESTS / "ct-new-live.stdout", SAMPLER_FIX / "rs-t2-q.stdout"]
