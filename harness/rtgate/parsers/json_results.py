@@ -361,7 +361,7 @@ def _elapsed_bounds(start: Any, end: Any) -> tuple[float, float] | None:
         return None
     try:
         seconds = (parsedate_to_datetime(end) - parsedate_to_datetime(start)).total_seconds()
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):  # OverflowError: a year beyond datetime's
         return None
     if seconds < 0:
         return None
