@@ -11,6 +11,7 @@ from rtgate.core.thresholds import find_thresholds, load_thresholds
 from rtgate.errors import RtgateError
 from rtgate.fuego.criteria import TEST, fuego_files
 from rtgate.fuego.names import check_plain_name
+from rtgate.safe_io import write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -48,7 +49,7 @@ def handle_criteria(args: argparse.Namespace) -> int:
             name = f"{args.board}-{TEST}-criteria.json"
         elif args.board:
             continue  # a board file overrides the criteria only
-        (out / name).write_text(json.dumps(doc, indent=4) + "\n")
+        write_text(out / name, json.dumps(doc, indent=4) + "\n")
         print(f"wrote {out / name}")
     return 0
 

@@ -10,6 +10,7 @@ from rtgate.core.thresholds import load_thresholds
 from rtgate.errors import RtgateError
 from rtgate.lava.job import DEVICE_TYPES, JobOptions, render_job
 from rtgate.lava.results import lava_verdicts
+from rtgate.safe_io import write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -66,8 +67,7 @@ def handle_job(args: argparse.Namespace) -> int:
         sampler=args.sampler, sampler_url=args.sampler_url, allow_inconclusive=args.allow_inconclusive,
         rt_priority=args.rt_priority, no_kvm=args.no_kvm, cpus=args.cpus, tags=args.tag, job_name=args.job_name))
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_text(args.output, text)
     else:
         sys.stdout.write(text)
     return 0

@@ -15,6 +15,7 @@ from rtgate.measure.runner import RequirementsNotMet, StoppedBeforeMeasuring, fi
 from rtgate.measure.stop import STOP
 from rtgate.core.thresholds import default_thresholds_path, load_thresholds
 from rtgate.commands.common import add_report_options, parse_seconds, report
+from rtgate.safe_io import check_output_dir, check_output_file, write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -59,6 +60,11 @@ def _handle(args: argparse.Namespace) -> int:
             raise RtgateError(f"no measurement {name!r} in {path} (measurements: {', '.join(tf.measurements)})")
     sampler = find_sampler(args.sampler)
     outdir = Path(args.output_dir)
+    # Unwritable outputs fail now, not after an hour of measuring.
+    check_output_dir(outdir)
+    for output in (args.junit, args.json, args.history):
+        if output:
+            check_output_file(output)
     verdicts: list[Verdict] = []
     durations: dict[str, float] = {}
     for name in names:

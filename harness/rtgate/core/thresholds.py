@@ -10,6 +10,8 @@ from typing import Any
 import yaml
 
 from rtgate.core.gate_kinds import KINDS
+from rtgate.core.yamlload import THRESHOLDS as THRESHOLDS_LIMITS
+from rtgate.core.yamlload import load_yaml
 from rtgate.errors import ThresholdsError
 from rtgate.measure.load import KINDS as LOAD_KINDS
 from rtgate.measure.load import LoadSpec
@@ -104,23 +106,17 @@ class ThresholdFile:
 
 def _load_yaml(path: Path) -> tuple[Any, dict[Key, Where]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            raw = f.read(THRESHOLDS_LIMITS.max_bytes + 1)  # never read more than the cap
+        if len(raw) > THRESHOLDS_LIMITS.max_bytes:
+            raise ThresholdsError(f"larger than {THRESHOLDS_LIMITS.max_bytes} bytes: not a threshold file",
+                                  path=str(path))
+        text = raw.decode("utf-8")
     except OSError as e:
         raise ThresholdsError(f"cannot read: {e.strerror}", path=str(path)) from e
     except UnicodeDecodeError as e:
         raise ThresholdsError(f"not UTF-8 text: {e}", path=str(path)) from e
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        raise ThresholdsError(f"invalid YAML: {e.problem or e.context}", path=str(path),
-                              line=mark.line + 1 if mark else None) from e
-    except yaml.YAMLError as e:
-        raise ThresholdsError(f"invalid YAML: {e}", path=str(path)) from e
-    finally:
-        loader.dispose()
+    data, node = load_yaml(text, str(path), ThresholdsError, THRESHOLDS_LIMITS, "threshold")
     lines: dict[Key, Where] = {}
 
     def walk(n: yaml.Node, key: Key) -> None:
@@ -165,10 +161,10 @@ def _merge(base: Any, over: Any, over_lines: dict[Key, Where], key: Key, out_lin
                 _copy_lines(over_lines, key + (k,), out_lines, key + (k,))
         return merged
     if key and key[-1] == "gates" and isinstance(base, list) and isinstance(over, list):
-        by_name = {g.get("name"): i for i, g in enumerate(base) if isinstance(g, dict)}
+        by_name = {_gate_name(g): i for i, g in enumerate(base) if _gate_name(g) is not None}
         merged_list = list(base)
         for oi, g in enumerate(over):
-            name = g.get("name") if isinstance(g, dict) else None
+            name = _gate_name(g)
             if name in by_name:
                 mi = by_name[name]
                 merged_list[mi] = _merge(base[mi], g, _shift(over_lines, key + (oi,), key + (mi,)),
@@ -179,6 +175,12 @@ def _merge(base: Any, over: Any, over_lines: dict[Key, Where], key: Key, out_lin
         return merged_list
     _copy_lines(over_lines, key, out_lines, key)
     return over
+
+
+def _gate_name(gate: Any) -> str | None:
+    """A gate's name when it is one (a list or mapping there is reported by validation, not here)."""
+    name = gate.get("name") if isinstance(gate, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _shift(lines: dict[Key, Where], old: Key, new: Key) -> dict[Key, Where]:
@@ -201,9 +203,17 @@ def _load_chain(path: Path, seen: list[str]) -> tuple[dict[str, Any], dict[Key, 
     if not isinstance(parent, str) or not parent:
         raise ThresholdsError("must name a threshold file", path=str(path), line=lines[("extends",)][1],
                               key="extends")
+    if len(seen) >= 16:
+        raise ThresholdsError("extends chain longer than 16 files", path=str(path),
+                              line=lines[("extends",)][1], key="extends")
     parent_path = (path.parent / parent)
-    if not parent_path.is_file():
-        raise ThresholdsError(f"file {parent!r} not found (looked in {path.parent})", path=str(path),
+    try:
+        found = parent_path.is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        found = False
+    if not found:
+        shown = parent if len(parent) <= 80 else parent[:77] + "..."
+        raise ThresholdsError(f"file {shown!r} not found (looked in {path.parent})", path=str(path),
                               line=lines[("extends",)][1], key="extends")
     base, merged_lines, files = _load_chain(parent_path, seen + [resolved])
     merged = _merge(base, {k: v for k, v in data.items() if k != "extends"}, lines, (), merged_lines)
@@ -516,7 +526,7 @@ def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
         if not isinstance(t, list) or not t:
             raise c.fail(key + ("threads",), "must be a thread group name or a list of them")
         for name in t:
-            if name not in groups:
+            if not isinstance(name, str) or name not in groups:
                 raise c.fail(key + ("threads",), f"no thread group {name!r} in this measurement "
                              f"(groups: {', '.join(sorted(groups))})")
         g.threads = list(t)
@@ -540,7 +550,11 @@ def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
 
 def load_thresholds(path: str | Path) -> ThresholdFile:
     p = Path(path)
-    if not p.is_file():
+    try:
+        found = p.is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        found = False
+    if not found:
         raise ThresholdsError("no such threshold file", path=str(p))
     data, lines, files = _load_chain(p, [])
     c = _Checker(p, lines)

@@ -17,6 +17,7 @@ from rtgate.core.gates import Verdict
 from rtgate.core.model import UNIT_SCALE, RunResult, ThreadResult
 from rtgate.history.backend import Backend, is_postgres_url, redacted
 from rtgate.history.drift import fingerprint
+from rtgate.safe_io import check_regular_or_absent
 
 SCHEMA_VERSION = 2
 MIGRATIONS: dict[int, list[str]] = {
@@ -101,6 +102,8 @@ class HistoryDB:
 
     def __init__(self, target: str | Path) -> None:
         self.path = str(target)
+        if not is_postgres_url(self.path):
+            check_regular_or_absent(Path(self.path))  # sqlite3 would open /dev/full or a FIFO as its database
         self.db = Backend(self.path)
         try:
             self._migrate()

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import yaml
+from rtgate.core.yamlload import LAVA_RESULTS, load_yaml
 
 from rtgate.core.gates import Status, Verdict
 from rtgate.core.thresholds import ThresholdFile, _load_yaml, find_thresholds, load_thresholds, parse_duration
-from rtgate.errors import RtgateError
+from rtgate.errors import ResultsError, RtgateError
 from rtgate.lava.client import LavaApiError, LavaServer
 from rtgate.lava.job import JobOptions, render_job
 from rtgate.lava.results import console_statuses, read_log_items, verdicts_from_rows
@@ -201,7 +201,7 @@ def collect(server: LavaServer, run: BoardRun, stopped_by: str | None = None, by
     console: dict[tuple[str, str], tuple[Status, str]] = {}
     if job_id is not None:
         try:
-            doc = yaml.safe_load(server.results_yaml(job_id))
+            doc = load_yaml(server.results_yaml(job_id), f"job {job_id} results", ResultsError, LAVA_RESULTS)[0]
             rows = [r for r in doc if isinstance(r, dict)] if isinstance(doc, list) else []
             run.log_text = server.log_yaml(job_id)
             items = read_log_items(run.log_text)
@@ -212,7 +212,7 @@ def collect(server: LavaServer, run: BoardRun, stopped_by: str | None = None, by
                     if m:
                         run.kernel_release = m.group(1)
                         break
-        except (LavaApiError, yaml.YAMLError) as e:
+        except (LavaApiError, ResultsError) as e:
             rows, console = [], {}
             run.log_text = f"cannot read the results of job {job_id}: {e}"
     if stopped_by and job_id is None:

@@ -7,8 +7,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-import yaml
-
+from rtgate.core.yamlload import LAVA_RESULTS, load_yaml
 from rtgate.errors import ResultsError
 from rtgate.core.gates import Status, Verdict
 from rtgate.core.thresholds import ThresholdFile
@@ -49,13 +48,13 @@ def read_log_items(text: str) -> list[Any]:
         items = []
         for line in text.splitlines():
             try:
-                items.append(yaml.safe_load(line) if line.strip() else None)
-            except yaml.YAMLError:
+                items.append(load_yaml(line, "LAVA log", ResultsError, LAVA_RESULTS)[0] if line.strip() else None)
+            except ResultsError:
                 items.append(None)  # a line cut by the log's end; the rest still counts
         return items
     try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError:
+        doc = load_yaml(text, "LAVA log", ResultsError, LAVA_RESULTS)[0]
+    except ResultsError:
         return []
     return doc if isinstance(doc, list) else []
 
@@ -68,10 +67,9 @@ def _rows(path: Path, console: dict[tuple[str, str], tuple[Status, str]]) -> Ite
             if not line.strip():
                 continue
             try:
-                item = yaml.safe_load(line)
-            except yaml.YAMLError as e:
-                raise ResultsError(f"not a lava-run log line: {getattr(e, 'problem', e)}", path=str(path),
-                                   line=number) from e
+                item, _ = load_yaml(line, str(path), ResultsError, LAVA_RESULTS, "lava-run log line")
+            except ResultsError as e:
+                raise ResultsError(e.message, path=str(path), line=number) from None
             items.append(item)
         console.update(console_statuses(items))
         for item in items:
@@ -82,11 +80,7 @@ def _rows(path: Path, console: dict[tuple[str, str], tuple[Status, str]]) -> Ite
     if text.lstrip().startswith(("job,", '"job"')):  # the CSV results export
         yield from csv.DictReader(text.splitlines())
         return
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise ResultsError(f"not LAVA results: {e}", path=str(path), line=mark.line + 1 if mark else None) from e
+    doc, _ = load_yaml(text, str(path), ResultsError, LAVA_RESULTS, "LAVA results")
     if not isinstance(doc, list):
         raise ResultsError("not LAVA results (a list of results or log lines)", path=str(path))
     console.update(console_statuses(doc))

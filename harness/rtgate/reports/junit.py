@@ -21,6 +21,8 @@ import xml.etree.ElementTree as ET
 from junitparser import Error, Failure, JUnitXml, Skipped, SystemOut, TestCase, TestSuite
 
 from rtgate.core.gates import Status, Verdict
+from rtgate.errors import RtgateError
+from rtgate.safe_io import atomic_open
 
 
 def _text(v: object) -> str:
@@ -89,5 +91,8 @@ def write_junit(path: str, xml: JUnitXml) -> None:
     elem = getattr(xml, "_elem", None)
     if isinstance(elem, ET.Element):
         ET.indent(elem)
-    xml.write(path)
-
+    try:
+        with atomic_open(path, binary=True) as f:
+            xml.write(f)
+    except OSError as e:
+        raise RtgateError(f"cannot write: {e.strerror}", path=str(path)) from None
