@@ -89,7 +89,8 @@ def _judge_avg(ev: Judge) -> Judged:
     v = t.avg / ev.scale
     # How far the true average may lie above the printed one: text formats truncate it to whole
     # units, rt-tests JSON rounds it to two decimals; rtgate's JSON and -v samples are exact.
-    slack = {"histogram-text": 1.0, "summary-text": 1.0, "rt-tests-json": 0.005}.get(ev.run.format, 0.0)
+    slack = {"histogram-text": 1.0, "summary-text": 1.0, "rt-tests-json": 0.005,
+             "rtla-timerlat-hist": 1.0}.get(ev.run.format, 0.0)
     upper = (t.avg + slack) / ev.scale
     kw = {"value": v, "value_text": f"{fmt(v)} us", "limit": limit, "samples": t.cycles}
     if upper > limit:

@@ -158,13 +158,22 @@ def _expected_threads(measurement: Measurement) -> int | None:
 
 def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
     """Every gate of a measurement against one run."""
-    labels = measurement.thread_labels(len(run.threads))
+    if measurement.backend == "timerlat":
+        if run.format == "rtla-timerlat-hist" and isinstance(measurement.timerlat.cpus, list):
+            from rtgate.core.timerlat_spec import with_all_cpus  # rtla prints no column for a CPU without samples
+            run = with_all_cpus(run, measurement, measurement.timerlat.cpus)
+        labels = [t.label for t in run.threads]  # the parser names rtla's columns irq, thread, user
+    else:
+        labels = measurement.thread_labels(len(run.threads))
     ids = thread_ids(run, labels)
     for t, label in zip(run.threads, labels):
         t.label = label
     problem = None
     invalid = validity.problems(run)
-    if invalid:
+    if (measurement.backend == "timerlat") != (run.format == "rtla-timerlat-hist"):
+        problem = (Status.ERROR, f"the measurement uses the {measurement.backend} backend but the results are "
+                   f"{run.format}")
+    elif invalid:
         problem = (Status.ERROR, "the measurement is invalid: " + "; ".join(invalid))
     elif not run.complete:
         problem = (Status.ERROR, "the results are a checkpoint of a run that did not finish")
@@ -173,7 +182,9 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
     expected = _expected_threads(measurement)
     if problem is None and expected is not None and expected != len(run.threads):
         problem = (Status.ERROR, f"the measurement has {expected} threads but the results have {len(run.threads)}")
-    early = run.stop_reason == "signal"
+    early = run.stop_reason in ("signal", "threshold")
+    stopper = "rtla's stop-tracing threshold" if run.stop_reason == "threshold" else (run.signal or "a signal")
+    analysis = run.environment.get("analysis")
     verdicts: list[Verdict] = []
     props: dict[int, dict[str, Any]] = {}  # per thread, shared by its gates
     for gate in measurement.gates:
@@ -186,14 +197,17 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
             continue
         per_thread = []
         for t in chosen:
-            status, reason, kw = _Eval(run, gate, t, t.describe()).run_eval()
+            who = t.describe() if measurement.backend != "timerlat" else f"cpu {t.cpu} ({t.label} latency)"
+            status, reason, kw = _Eval(run, gate, t, who).run_eval()
             if early and status == Status.PASS:
                 status = Status.INCONCLUSIVE
-                reason += f"; but the run was stopped early by {run.signal or 'a signal'}"
+                reason += f"; but the run was stopped early by {stopper}"
             if t.index not in props:
                 props[t.index] = _properties(run, t)
             per_thread.append(Verdict(measurement.name, gate.name, gate.kind, ids[t.index], status, reason,
                                       critical=gate.critical, properties=dict(props[t.index]), **kw))
+            if analysis and status == Status.FAIL:
+                per_thread[-1].properties["analysis"] = analysis  # what rtla saw when it stopped
         if gate.scope == "worst":
             worst = max(per_thread, key=lambda v: (_SEVERITY[v.status], v.value if v.value is not None else -1.0))
             worst.properties["worst_of"] = [v.thread for v in per_thread]

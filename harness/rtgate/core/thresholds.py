@@ -20,6 +20,7 @@ Key = tuple[Any, ...]
 Where = tuple[str, int]  # file, line
 
 GATE_KINDS = tuple(KINDS)
+BACKENDS = ("sampler", "timerlat")
 POLICIES = ("fifo", "rr", "other", "batch", "idle")
 
 
@@ -80,9 +81,15 @@ class Measurement:
     where: Where
     load: LoadSpec = field(default_factory=LoadSpec)
     require: dict[str, Any] = field(default_factory=dict)
+    backend: str = "sampler"           # or "timerlat" (rtla; settings in `timerlat`)
+    timerlat: Any = None               # timerlat.TimerlatSettings
 
     def thread_labels(self, nthreads: int) -> list[str | None]:
         """Group name of each sampler thread, in the order the sampler runs them."""
+        if self.backend == "timerlat":  # rtla's contexts, each on every measured CPU
+            contexts = [g.name for g in self.sampler.threads]
+            per = nthreads // len(contexts)
+            return ([c for c in contexts for _ in range(per)] + [None] * nthreads)[:nthreads]
         labels: list[str | None] = []
         for g in self.sampler.threads:
             count = g.count if g.count is not None else (nthreads - len(labels) if g.cpus == "all"
@@ -572,13 +579,31 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
     for name, raw in ms.items():
         key: Key = ("measurements", name)
         c.name(name, key)
-        m = c.mapping(raw, key, {"description", "sampler", "gates", "load", "require"}, {"gates"})
-        sampler = _sampler(c, m.get("sampler"), key + ("sampler",))
+        m = c.mapping(raw, key, {"description", "backend", "sampler", "timerlat", "gates", "load", "require"},
+                      {"gates"})
+        backend = m.get("backend", "sampler")
+        if backend not in BACKENDS:
+            raise c.fail(key + ("backend",), f"unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
+        if backend != "sampler" and "sampler" in m:
+            raise c.fail(key + ("sampler",), f"a {backend} measurement takes {backend}:, not sampler:")
+        if backend != "timerlat" and "timerlat" in m:
+            raise c.fail(key + ("timerlat",), "timerlat: needs backend: timerlat")
+        timerlat = None
+        if backend == "timerlat":
+            from rtgate.core.timerlat_spec import as_sampler, parse_settings
+            timerlat = parse_settings(c, m.get("timerlat"), key + ("timerlat",))
+            sampler = as_sampler(timerlat)
+        else:
+            sampler = _sampler(c, m.get("sampler"), key + ("sampler",))
         groups = {g.name for g in sampler.threads}
         raw_gates = m["gates"]
         if not isinstance(raw_gates, list) or not raw_gates:
             raise c.fail(key + ("gates",), "must be a non-empty list of gates")
         gates = [_gate(c, g, key + ("gates", i), groups) for i, g in enumerate(raw_gates)]
+        for i, g in enumerate(gates):
+            if backend == "timerlat" and g.kind == "missed":
+                raise c.fail(key + ("gates", i, "kind"), "rtla does not count missed periods: a missed gate "
+                             "needs backend: sampler")
         seen: set[str] = set()
         for i, g in enumerate(gates):
             if g.name in seen:
@@ -588,7 +613,8 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
         load = _load(c, m["load"], key + ("load",)) if "load" in m else LoadSpec()
         require = {**file_require, **(_require(c, m["require"], key + ("require",)) if "require" in m else {})}
         measurements[name] = Measurement(name=name, description=desc, sampler=sampler, gates=gates,
-                                         where=c.where(key), load=load, require=require)
+                                         where=c.where(key), load=load, require=require, backend=backend,
+                                         timerlat=timerlat)
     return ThresholdFile(path=str(p), platform=platform, description=description,
                          measurements=measurements, files=files, allow_inconclusive=allow, history=history)
 

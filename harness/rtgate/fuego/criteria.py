@@ -66,6 +66,8 @@ def fuego_files(tf: ThresholdFile, names: list[str], cpus: int | None) -> dict[s
     distinct("measurements", str(tf.path), [(n, fuego_name(n)) for n in names])
     for name in names:
         m = tf.measurements[name]
+        if m.backend != "sampler":
+            raise RtgateError(f"measurement {m.name} uses the {m.backend} backend: Fuego runs rtgate-sampler")
         ids = _thread_ids(m, cpus)
         test_set = fuego_name(m.name)
         distinct("gates", f"measurement {m.name}",

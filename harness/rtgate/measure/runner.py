@@ -174,11 +174,16 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
     if rt_matters and competitors(before):
         reasons.append(_competing_text(competitors(before), "requires no competing real-time task on the "
                                                             "measured CPUs; found"))
+    if m.backend == "timerlat":
+        from rtgate.measure import timerlat
+        reasons += timerlat.unavailable(m)
     if reasons:
         raise RequirementsNotMet(reasons)
     _warn_competitors(m.name, before)
     if STOP.requested:
         raise StoppedBeforeMeasuring(STOP.signal or "a signal", "before the measurement started")
+    if m.backend == "timerlat":
+        return _measure_timerlat(m, outdir, duration_s, system)
     outdir.mkdir(parents=True, exist_ok=True)
     json_path = outdir / f"{m.name}.json"
     env_path = validity.environment_path(json_path)
@@ -235,6 +240,34 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
     run.environment["loadavg_after"] = capture().get("loadavg")
     run.environment["load"] = record["load"]
     _write_atomic(env_path, _dumps({"results": json_path.name, "state": "done", **run.environment}))
+    return run, STOP.signal
+
+
+def _measure_timerlat(m: Measurement, outdir: Path, duration_s: int | None,
+                      system: dict[str, Any]) -> tuple[RunResult, str | None]:
+    """The timerlat backend: rtla instead of the sampler, with the same load and stop handling around it."""
+    from rtgate.measure import timerlat
+    outdir.mkdir(parents=True, exist_ok=True)
+    env_path = outdir / f"{m.name}.environment.json"
+    env_path.unlink(missing_ok=True)
+    load = Load(m.load, load_cpus(m.load, m) if m.load.kind != "none" else [], outdir / f"{m.name}.load",
+                bound_s=load_bound(m, duration_s))
+    try:
+        load.start()
+        if STOP.requested:
+            raise StoppedBeforeMeasuring(STOP.signal or "a signal", "during the load's warm-up")
+        run = timerlat.run(m, outdir, duration_s, stop_requested=lambda: STOP.requested)
+        load.finish()  # did the load hold until rtla stopped?
+    finally:
+        load.stop()
+    if load.problem:
+        run.environment.setdefault("invalid", []).append(load.problem)
+    if STOP.signal:
+        run.stop_reason, run.signal = "signal", STOP.signal
+    run.environment["system"] = system
+    run.environment["loadavg_after"] = capture().get("loadavg")
+    run.environment["load"] = load.summary()
+    _write_atomic(env_path, _dumps({"results": f"{m.name}.rtla.txt", "state": "done", **run.environment}))
     return run, STOP.signal
 
 

@@ -20,6 +20,9 @@ def sampler_args(m: Measurement, json_path: str | None, duration_s: int | None =
     """Options only (no program name). Plain cyclictest spelling where one group allows it.
 
     native_gates: add the measurement's gates as --gate options (boards without Python)."""
+    if m.backend != "sampler":
+        from rtgate.errors import RtgateError
+        raise RtgateError(f"measurement {m.name} uses the {m.backend} backend, which rtgate-sampler cannot run")
     s = with_duration(m.sampler, duration_s)
     groups = s.threads
     rt = groups[0].policy in ("fifo", "rr")

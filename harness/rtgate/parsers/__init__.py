@@ -6,15 +6,17 @@ from pathlib import Path
 
 from rtgate.core.model import RunResult
 from rtgate.errors import ResultsError
-from rtgate.parsers import histtext, json_results, summary, verbose
+from rtgate.parsers import histtext, json_results, rtla, summary, verbose
 
-FORMATS = ("auto", "json", "histogram", "summary", "verbose")
+FORMATS = ("auto", "json", "histogram", "summary", "verbose", "rtla")
 
 
 def detect_format(path: Path, head: str) -> str:
     stripped = head.lstrip()
     if stripped.startswith("{"):
         return "json"
+    if rtla.looks_like(head):
+        return "rtla"
     if "# Histogram" in head:
         return "histogram"
     if verbose.looks_like(head):
@@ -22,7 +24,7 @@ def detect_format(path: Path, head: str) -> str:
     if summary.looks_like(head):
         return "summary"
     raise ResultsError("not a format rtgate reads (rtgate or rt-tests JSON, cyclictest histogram, "
-                       "T: summary lines or -v samples)", path=str(path))
+                       "T: summary lines, -v samples or rtla timerlat hist)", path=str(path))
 
 
 def load_results(path: str | Path, fmt: str = "auto", unit: str | None = None) -> RunResult:
@@ -45,6 +47,8 @@ def load_results(path: str | Path, fmt: str = "auto", unit: str | None = None) -
                                f"({'resolution_in_ns / -N' if run.format == 'rt-tests-json' else 'rtgate.unit'})",
                                path=str(p))
         return run
+    if fmt == "rtla":  # states its unit in its header; a contradicting --unit is refused
+        return rtla.parse(p, unit)
     parsers = {"histogram": histtext.parse, "summary": summary.parse, "verbose": verbose.parse}
     if fmt not in parsers:
         raise ResultsError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})", path=str(p))

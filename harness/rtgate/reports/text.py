@@ -36,6 +36,13 @@ def summary_table(platform: str, verdicts: list[Verdict], allow_inconclusive: bo
     bad = [v for v in verdicts if v.status != Status.PASS]
     for v in bad:
         lines.append(f"{v.status.value}: {v.test_id}: {v.reason}")
+    quoted: set[str] = set()
+    for v in bad:
+        analysis = v.properties.get("analysis")
+        if analysis and v.measurement not in quoted:  # rtla's analysis of the run, once per measurement
+            quoted.add(v.measurement)
+            lines.append(f"rtla analysis of {v.measurement}:")
+            lines.extend("    " + ln for ln in str(analysis).splitlines())
     counts = {s: sum(1 for v in verdicts if v.status == s) for s in Status}
     verdict = "PASS"
     if counts[Status.FAIL] or counts[Status.ERROR]:

@@ -1,0 +1,97 @@
+"""The timerlat backend's part of a threshold file (the `timerlat:` section) and the shape of its
+results: one thread per rtla context (irq, thread, user) and measured CPU. Running rtla is
+rtgate.measure.timerlat; reading its output, rtgate.parsers.rtla."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from rtgate.core.model import Histogram, RunResult, ThreadResult
+
+if TYPE_CHECKING:
+    from rtgate.core.thresholds import Measurement, SamplerSettings, _Checker
+
+CONTEXTS = ("irq", "thread", "user")  # rtla's IRQ-, Thr- and Usr- columns; results list them in this order
+POLICIES = {"fifo": "f", "rr": "r", "other": "o"}
+KEYS = {"interval_us", "duration", "priority", "policy", "cpus", "latency_us", "user_threads",
+        "bucket_us", "histogram_us", "analysis"}
+MAX_ENTRIES = 100_000  # rtla allows more; this keeps its memory modest (4 B per bucket, CPU and context)
+
+
+@dataclass
+class TimerlatSettings:
+    interval_us: int = 1000
+    duration_s: int = 60
+    priority: int | None = None     # None: rtla's default (SCHED_FIFO 95 for its kernel threads)
+    policy: str = "fifo"
+    cpus: list[int] | str = "all"
+    latency_us: int | None = 0      # --dma-latency; None leaves /dev/cpu_dma_latency alone
+    user_threads: bool = False      # -u: rtla's user-space threads (rtla from Linux 6.6)
+    bucket_us: int = 1
+    histogram_us: int | None = None  # range of the histogram; default from the gates
+    analysis: bool = True
+
+    def contexts(self) -> list[str]:
+        return ["irq", "thread"] + (["user"] if self.user_threads else [])
+
+
+def parse_settings(c: _Checker, raw: Any, key: tuple[Any, ...]) -> TimerlatSettings:
+    """The `timerlat:` section of a measurement, validated with file and line."""
+    m = c.mapping(raw if raw is not None else {}, key, KEYS, {"duration"})
+    s = TimerlatSettings(duration_s=c.duration(m["duration"], key + ("duration",)))
+    if "interval_us" in m:
+        s.interval_us = c.integer(m["interval_us"], key + ("interval_us",), 1, 1_000_000)
+    if "policy" in m:
+        if m["policy"] not in POLICIES:
+            raise c.fail(key + ("policy",), f"unknown policy {m['policy']!r} (one of {', '.join(POLICIES)})")
+        s.policy = m["policy"]
+    if "priority" in m:
+        lo, hi = (1, 99) if s.policy in ("fifo", "rr") else (-20, 19)
+        s.priority = c.integer(m["priority"], key + ("priority",), lo, hi)
+    elif s.policy == "other":
+        s.priority = 0
+    if "cpus" in m:
+        s.cpus = c.cpus(m["cpus"], key + ("cpus",))
+        if isinstance(s.cpus, list):
+            s.cpus = sorted(set(s.cpus))
+    if "latency_us" in m:
+        s.latency_us = None if m["latency_us"] is None else c.integer(m["latency_us"], key + ("latency_us",), 0, 10000)
+    for flag in ("user_threads", "analysis"):
+        if flag in m:
+            setattr(s, flag, c.boolean(m[flag], key + (flag,)))
+    if "bucket_us" in m:
+        s.bucket_us = c.integer(m["bucket_us"], key + ("bucket_us",), 1, 100_000)
+    if "histogram_us" in m:
+        s.histogram_us = c.integer(m["histogram_us"], key + ("histogram_us",), 10, 100_000_000)
+        if s.histogram_us // s.bucket_us > MAX_ENTRIES:
+            raise c.fail(key + ("histogram_us",), f"more than {MAX_ENTRIES} buckets of {s.bucket_us} us: "
+                         "raise bucket_us")
+    return s
+
+
+def as_sampler(s: TimerlatSettings) -> SamplerSettings:
+    """The thread groups rtla's columns form (one per context, each on the measured CPUs): what
+    the rest of rtgate (CPU placement of loads, require:, predicted test ids) reads."""
+    from rtgate.core.thresholds import SamplerSettings, ThreadGroup
+    prio = s.priority if s.priority is not None else 95
+    return SamplerSettings(interval_us=s.interval_us, duration_s=s.duration_s, latency_us=s.latency_us,
+                           threads=[ThreadGroup(name=ctx, count=None, cpus=s.cpus, priority=prio, policy=s.policy)
+                                    for ctx in s.contexts()])
+
+
+def with_all_cpus(run: RunResult, m: Measurement, cpus: list[int]) -> RunResult:
+    """rtla prints no column for a CPU without samples: add each measured CPU's missing contexts
+    back as threads with 0 cycles (their gates are then ERROR, never silently absent)."""
+    have = {(t.label, t.cpu) for t in run.threads}
+    if all((ctx, cpu) in have for ctx in m.timerlat.contexts() for cpu in cpus):
+        return run
+    threads = list(run.threads)
+    for ctx in m.timerlat.contexts():
+        for cpu in cpus:
+            if (ctx, cpu) not in have:
+                threads.append(ThreadResult(index=0, cycles=0, min=None, max=None, avg=None, cpu=cpu, label=ctx,
+                                            histogram=Histogram(unit=run.unit, buckets=[])))
+    order = {c: i for i, c in enumerate(CONTEXTS)}
+    threads.sort(key=lambda t: (order.get(t.label or "", 9), t.cpu or 0))
+    return replace(run, threads=[replace(t, index=i) for i, t in enumerate(threads)])

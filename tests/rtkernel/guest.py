@@ -1,0 +1,174 @@
+"""Boot Debian's PREEMPT_RT kernel (linux-image-rt-amd64) under QEMU with THIS machine's root file
+system, read-only over 9p, and run one shell script there. Test tooling, not shipped.
+
+The initramfs is tiny: busybox and the RT kernel's virtio/9p modules. Its init mounts the host's
+root read-only, puts tmpfs on /tmp and /run, proc, sysfs, devtmpfs and tracefs under it, mounts
+a second, writable 9p share (the "work" directory the caller gives) at /tmp/rtkernel, and runs
+`sh /tmp/rtkernel/run.sh` chrooted into the host's root: the guest thus has rtla, Python, the
+project's .venv and rtgate-sampler exactly as installed here, on the real PREEMPT_RT kernel.
+The script's output goes to work/guest.log, its exit status to work/guest.rc; then the guest
+powers off.
+
+Command line (to capture fixtures by hand): python tests/rtkernel/guest.py WORKDIR (runs
+WORKDIR/run.sh and prints the console).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# Dependencies first; insmod of one already built in is harmless (it fails, we go on).
+MODULES = ("virtio_pci", "9pnet_virtio", "9p")
+MARK = "rtkernel:"
+
+INIT = f"""#!/bin/sh
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+while read -r mod; do insmod "/lib/modules/$mod" 2>/dev/null; done < /lib/modules/load-order
+mkdir -p /host
+if ! mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot /host; then
+  echo "{MARK} cannot mount the host root over 9p"; poweroff -f
+fi
+mount -t tmpfs -o mode=1777 tmp /host/tmp
+mount -t tmpfs -o mode=755 run /host/run
+mount -t proc proc /host/proc || echo "rtkernel: proc mount failed"
+mount -t sysfs sys /host/sys
+mount -t devtmpfs dev /host/dev
+mkdir -p /host/dev/pts /host/dev/shm
+mount -t devpts devpts /host/dev/pts
+mount -t tmpfs -o mode=1777 shm /host/dev/shm
+mount -t tracefs tracefs /host/sys/kernel/tracing
+mount -t debugfs debugfs /host/sys/kernel/debug
+mkdir -p /host/tmp/rtkernel
+if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 work /host/tmp/rtkernel; then
+  echo "{MARK} cannot mount the work directory over 9p"; poweroff -f
+fi
+echo "{MARK} running $(uname -r) $(cat /sys/kernel/realtime 2>/dev/null)"
+chroot /host /bin/sh -c 'cd /tmp/rtkernel && exec /bin/sh ./run.sh' > /host/tmp/rtkernel/guest.log 2>&1
+echo $? > /host/tmp/rtkernel/guest.rc
+sync
+echo "{MARK} done rc=$(cat /host/tmp/rtkernel/guest.rc)"
+poweroff -f
+"""
+
+
+def rt_kernel() -> tuple[Path, str] | None:
+    """The installed PREEMPT_RT kernel image and its release, or None."""
+    for image in sorted(Path("/boot").glob("vmlinuz-*-rt-*"), reverse=True):
+        release = image.name.removeprefix("vmlinuz-")
+        if (Path("/lib/modules") / release / "modules.dep").is_file():
+            return image, release
+    return None
+
+
+def module_closure(release: str, names: tuple[str, ...] = MODULES) -> list[str]:
+    """The modules to load, dependencies first, as paths relative to /lib/modules/<release>."""
+    base = Path("/lib/modules") / release
+    deps: dict[str, list[str]] = {}
+    for line in (base / "modules.dep").read_text().splitlines():
+        mod, _, rest = line.partition(":")
+        deps[mod] = rest.split()
+    by_name = {Path(m).name.split(".ko")[0].replace("-", "_"): m for m in deps}
+    order: list[str] = []
+
+    def visit(mod: str) -> None:
+        for d in reversed(deps[mod]):
+            visit(d)
+        if mod not in order:
+            order.append(mod)
+    for name in names:
+        if name in by_name:  # absent: built into this kernel
+            visit(by_name[name])
+    return order
+
+
+def _decompress(src: Path, dst: Path) -> None:
+    """busybox insmod reads plain .ko files; Debian may ship them compressed."""
+    if src.suffix == ".xz":
+        dst.write_bytes(subprocess.run(["xz", "-dc", str(src)], capture_output=True, check=True).stdout)
+    elif src.suffix == ".zst":
+        dst.write_bytes(subprocess.run(["zstd", "-dc", str(src)], capture_output=True, check=True).stdout)
+    elif src.suffix == ".gz":
+        dst.write_bytes(gzip.decompress(src.read_bytes()))
+    else:
+        shutil.copy(src, dst)
+
+
+def build_initramfs(out: Path, release: str) -> Path:
+    root = out.parent / (out.name + ".root")
+    shutil.rmtree(root, ignore_errors=True)
+    for d in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "lib/modules"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    busybox = shutil.which("busybox") or "/bin/busybox"
+    shutil.copy(busybox, root / "bin" / "busybox")
+    applets = subprocess.run([busybox, "--list-full"], capture_output=True, text=True, check=True).stdout.split()
+    for applet in applets:
+        link = root / applet
+        if not link.exists():
+            link.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink("/bin/busybox", link)
+    order = module_closure(release)
+    names = []
+    for mod in order:
+        name = Path(mod).name.split(".ko")[0] + ".ko"
+        _decompress(Path("/lib/modules") / release / mod, root / "lib" / "modules" / name)
+        names.append(name)
+    (root / "lib" / "modules" / "load-order").write_text("".join(n + "\n" for n in names))
+    (root / "init").write_text(INIT)
+    (root / "init").chmod(0o755)
+    cpio = subprocess.run(["sh", "-c", "find . | sort | cpio -o -H newc --quiet"], cwd=root,
+                          capture_output=True, check=True).stdout
+    shutil.rmtree(root, ignore_errors=True)
+    with gzip.open(out, "wb", compresslevel=1) as f:
+        f.write(cpio)
+    return out
+
+
+def boot(work: Path, timeout: float = 600, cpus: int = 2, memory_mb: int = 1536,
+         kernel: tuple[Path, str] | None = None) -> tuple[int | None, str, float]:
+    """Boot the RT kernel, run work/run.sh in the guest; returns (script status or None, console, seconds).
+
+    TCG, not KVM: nested KVM hangs this kernel's early boot on our CI VMs."""
+    kernel = kernel or rt_kernel()
+    if kernel is None:
+        raise RuntimeError("no PREEMPT_RT kernel in /boot (apt-get install linux-image-rt-amd64)")
+    image, release = kernel
+    work = work.resolve()
+    for stale in ("guest.rc", "guest.log"):
+        (work / stale).unlink(missing_ok=True)
+    initrd = build_initramfs(work.parent / f"{work.name}-initrd.cpio.gz", release)
+    argv = ["qemu-system-x86_64", "-accel", "tcg,thread=multi", "-smp", str(cpus), "-m", str(memory_mb),
+            "-nographic", "-no-reboot", "-monitor", "none", "-nic", "none",
+            "-kernel", str(image), "-initrd", str(initrd),
+            "-append", "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=4",
+            "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
+            "-virtfs", f"local,path={work},mount_tag=work,security_model=none"]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              errors="replace", timeout=timeout)
+        console = proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        console = out + f"\n{MARK} QEMU killed after {timeout:.0f} s\n"
+    elapsed = time.monotonic() - start
+    rc_file = work / "guest.rc"
+    rc = int(rc_file.read_text().strip()) if rc_file.is_file() and rc_file.read_text().strip() else None
+    return rc, console, elapsed
+
+
+if __name__ == "__main__":
+    workdir = Path(sys.argv[1])
+    status, text, seconds = boot(workdir)
+    print(text)
+    print(f"{MARK} script status {status} after {seconds:.0f} s")
+    log = workdir / "guest.log"
+    if log.is_file():
+        print(log.read_text())

@@ -1,0 +1,177 @@
+"""On Debian's real PREEMPT_RT kernel, under QEMU (TCG, 2 vCPUs): rtgate doctor sees PREEMPT_RT,
+require: {preempt_rt: true} is met, the sampler runs, and the timerlat backend runs real rtla and
+gives per-CPU IRQ and thread latency gates; a max gate that must fail stops rtla, whose analysis
+is kept. TCG is slow: the assertions are about behaviour and counts, never about speed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import IS_ROOT
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "rtkernel"))
+from guest import boot, rt_kernel  # noqa: E402
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not IS_ROOT, reason="QEMU shares / with the guest: needs root")]
+
+# Limits no run can reach (10 s), so the verdicts are known; 'stop' must fail: no thread latency
+# is 1 us or less (the timer IRQ alone takes longer), which makes rtla stop and analyse.
+SPEC = """\
+platform: qemu-rt
+require: {preempt_rt: true}
+measurements:
+  sampler:
+    sampler: {interval_us: 1000, duration: 3s, priority: 80, threads: [{name: all, cpus: all}]}
+    gates:
+      - {name: max, kind: max, limit_us: 10000000}
+  kernel:
+    backend: timerlat
+    timerlat: {interval_us: 1000, duration: 3s, priority: 95, cpus: [0, 1]}
+    gates:
+      - {name: irq-max, kind: max, threads: [irq], limit_us: 10000000}
+      - {name: thread-max, kind: max, threads: [thread], limit_us: 10000000}
+      - {name: median, kind: percentile, percentile: 50, limit_us: 10000000}
+      - {name: rare, kind: miss_rate, above_us: 10000000, rate: 50%}
+      - {name: avg, kind: avg, limit_us: 10000000}
+  long:
+    backend: timerlat
+    timerlat: {interval_us: 1000, duration: 2m, cpus: [0, 1], analysis: false}
+    gates:
+      - {name: max, kind: max, limit_us: 10000000}
+  stop:
+    backend: timerlat
+    timerlat: {interval_us: 1000, duration: 20s, cpus: [0, 1]}
+    gates:
+      - {name: thread-max, kind: max, threads: [thread], limit_us: 1}
+"""
+
+SCRIPT = """\
+PY={python}
+$PY -m rtgate doctor spec.yaml > doctor.txt 2>&1; echo $? > doctor.rc
+$PY -m rtgate run spec.yaml --output-dir out --json verdicts.json --measurement sampler --measurement kernel \
+  --measurement stop > run.txt 2>&1; echo $? > run.rc
+# Stop a 2-minute timerlat run a few seconds after rtla started: what was measured is judged.
+# (SIGTERM: a background job of a script has SIGINT ignored, and rtgate keeps it so.)
+$PY -m rtgate run spec.yaml --output-dir out-int --json int.json --measurement long > int.txt 2>&1 &
+pid=$!
+i=0; while [ $i -lt 300 ] && ! pgrep -x rtla > /dev/null; do sleep 1; i=$((i + 1)); done
+sleep 5; kill -TERM $pid; wait $pid; echo $? > int.rc
+"""
+
+
+def _needs(ok: bool, what: str) -> None:
+    if ok:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} is required in CI: scripts/bootstrap --test installs it")
+    pytest.skip(f"{what} not installed")
+
+
+@pytest.fixture(scope="module")
+def guest_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    kernel = rt_kernel()
+    _needs(kernel is not None, "Debian's linux-image-rt-amd64 (a PREEMPT_RT kernel in /boot)")
+    for tool, package in (("qemu-system-x86_64", "qemu-system-x86"), ("rtla", "rtla"), ("cpio", "cpio"),
+                          ("busybox", "busybox-static")):
+        _needs(shutil.which(tool) is not None, f"{tool} ({package})")
+    work = tmp_path_factory.mktemp("rtkernel") / "work"
+    work.mkdir()
+    (work / "spec.yaml").write_text(SPEC)
+    (work / "run.sh").write_text(SCRIPT.format(python=sys.executable))
+    status, console, seconds = boot(work, timeout=600, kernel=kernel)
+    log = (work / "guest.log").read_text(errors="replace") if (work / "guest.log").is_file() else ""
+    assert status == 0, f"guest script status {status} after {seconds:.0f} s\n{console[-3000:]}\n{log[-3000:]}"
+    return {"work": work, "console": console, "seconds": seconds}
+
+
+def _text(work: Path, name: str) -> str:
+    return (work / name).read_text(errors="replace")
+
+
+def test_doctor_sees_preempt_rt_on_the_real_kernel(guest_run: dict[str, Any]) -> None:
+    work = guest_run["work"]
+    doctor = _text(work, "doctor.txt")
+    release = rt_kernel()[1]  # type: ignore[index]
+    assert f"kernel {release}, PREEMPT_RT" in doctor, doctor
+    assert f"OK   [kernel] kernel {release} is PREEMPT_RT" in doctor, doctor
+    assert _text(work, "doctor.rc").strip() == "0", doctor  # require: preempt_rt holds: no FAIL line
+
+
+def test_require_is_met_and_every_gate_has_a_verdict(guest_run: dict[str, Any]) -> None:
+    work = guest_run["work"]
+    run_txt = _text(work, "run.txt")
+    doc = json.loads(_text(work, "verdicts.json"))
+    assert _text(work, "run.rc").strip() == "1", run_txt  # 'stop' fails, by construction
+    by = {(v["measurement"], v["gate"], v["thread"]): v for v in doc["verdicts"]}
+    assert not any("not measured" in v["reason"] for v in doc["verdicts"]), run_txt
+    env = json.loads(_text(work, "out/kernel.environment.json"))
+    assert env["system"]["preemption"] == "PREEMPT_RT"
+
+    sampler = [v for k, v in by.items() if k[0] == "sampler"]
+    assert sorted(v["thread"] for v in sampler) == ["cpu0", "cpu1"]
+    assert all(v["status"] == "PASS" and v["samples"] > 0 for v in sampler), run_txt
+
+    kernel = {k[1:]: v for k, v in by.items() if k[0] == "kernel"}
+    want = {("irq-max", f"irq-cpu{c}") for c in (0, 1)} | {("thread-max", f"thread-cpu{c}") for c in (0, 1)}
+    for gate in ("median", "rare", "avg"):
+        want |= {(gate, f"{ctx}-cpu{c}") for ctx in ("irq", "thread") for c in (0, 1)}
+    assert set(kernel) == want, sorted(kernel)
+    for v in kernel.values():
+        assert v["status"] == "PASS", v["reason"]
+        assert v["samples"] > 0 and v["properties"]["cycles"] > 0
+        assert v["properties"]["format"] == "rtla-timerlat-hist"
+    for c in (0, 1):  # one IRQ and one thread event per period
+        irq, thread = kernel[("avg", f"irq-cpu{c}")], kernel[("avg", f"thread-cpu{c}")]
+        assert abs(irq["properties"]["cycles"] - thread["properties"]["cycles"]) <= 1
+        # The thread runs after the IRQ handler that wakes it: its latency includes the IRQ's.
+        assert thread["properties"]["min_us"] >= irq["properties"]["min_us"]
+
+
+def test_a_hit_threshold_stops_rtla_and_its_analysis_is_kept(guest_run: dict[str, Any]) -> None:
+    work = guest_run["work"]
+    doc = json.loads(_text(work, "verdicts.json"))
+    stop = [v for v in doc["verdicts"] if v["measurement"] == "stop"]
+    assert {v["thread"] for v in stop} == {"thread-cpu0", "thread-cpu1"}
+    failed = [v for v in stop if v["status"] == "FAIL"]
+    assert failed, [v["reason"] for v in stop]
+    for v in failed:
+        assert v["value"] > 1
+        analysis = v["properties"]["analysis"]
+        assert "rtla timerlat hit stop tracing" in analysis
+        assert "timer_latency" in analysis  # the saved trace's timerlat events are quoted
+    # Whatever did not fail ran too briefly to pass: never a PASS from a stopped run.
+    assert all(v["status"] in ("FAIL", "INCONCLUSIVE", "ERROR") for v in stop)
+    assert "rtla analysis of stop:" in _text(work, "run.txt")
+
+
+def test_check_reads_the_saved_rtla_output_the_same(guest_run: dict[str, Any], tmp_path: Path) -> None:
+    work = guest_run["work"]
+    saved = work / "out" / "kernel.rtla.txt"
+    assert saved.read_text().startswith("# RTLA timerlat histogram")
+    r = subprocess.run([sys.executable, "-m", "rtgate", "check", str(work / "spec.yaml"), f"kernel={saved}",
+                        "--json", str(tmp_path / "check.json")], capture_output=True, text=True, timeout=120)
+    doc = json.loads((tmp_path / "check.json").read_text())
+    live = json.loads(_text(work, "verdicts.json"))
+    pick = lambda d: sorted((v["gate"], v["thread"], v["status"], v["value"]) for v in d["verdicts"]  # noqa: E731
+                            if v["measurement"] == "kernel")
+    assert pick(doc) == pick(live), r.stdout
+
+
+def test_a_stop_signal_ends_rtla_and_what_it_measured_is_judged(guest_run: dict[str, Any]) -> None:
+    work = guest_run["work"]
+    text = _text(work, "int.txt")
+    assert _text(work, "int.rc").strip() == "3", text  # INCONCLUSIVE: stopped early
+    v = json.loads(_text(work, "int.json"))["verdicts"]
+    assert {x["thread"] for x in v} == {"irq-cpu0", "irq-cpu1", "thread-cpu0", "thread-cpu1"}
+    for x in v:
+        assert x["status"] == "INCONCLUSIVE" and "stopped early by SIGTERM" in x["reason"], x["reason"]
+        assert x["samples"] > 0
+    assert (work / "out-int" / "long.rtla.txt").read_text().startswith("# RTLA timerlat histogram")
