@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from rtgate.core.yamlload import load_yaml
 from rtgate.errors import RtgateError
 
 MAX_CONFIG_BYTES = 1 << 20
@@ -52,11 +51,9 @@ class LavaServer:
         try:
             if path.stat().st_size > MAX_CONFIG_BYTES:
                 raise RtgateError("larger than 1 MiB: not a lavacli configuration", path=str(path))
-            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+            doc = load_yaml(path.read_text(encoding="utf-8", errors="replace"), str(path))[0]  # bounded
         except OSError as e:
             raise RtgateError(f"cannot read lavacli's identities: {e.strerror}", path=str(path)) from e
-        except yaml.YAMLError as e:
-            raise RtgateError(f"invalid YAML: {e}", path=str(path)) from e
         entry = doc.get(name) if isinstance(doc, dict) else None
         if not isinstance(entry, dict) or not entry.get("uri"):
             known = ", ".join(sorted(doc)) if isinstance(doc, dict) else "none"
