@@ -177,10 +177,10 @@ class HistoryDB:
                 for row in rows:
                     self.db.execute("INSERT INTO threads VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                     (run_id,) + row)
-                for v in verdicts:
+                for verdict in verdicts:
                     self.db.execute("INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                    (run_id, v.gate, v.thread, v.status.value, v.value, v.limit, v.bound,
-                                     v.samples, v.reason))
+                                    (run_id, verdict.gate, verdict.thread, verdict.status.value, verdict.value,
+                                     verdict.limit, verdict.bound, verdict.samples, verdict.reason))
         except self.db.errors as e:
             raise RtgateError(f"could not store {run.source}: {e}", path=redacted(self.path)) from e
         return run_id
