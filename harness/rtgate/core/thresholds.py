@@ -541,9 +541,11 @@ def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
 
 
 def load_thresholds(path: str | Path) -> ThresholdFile:
-    p = Path(path)
+    """A threshold file by path, or by the name of one shipped with rtgate (every command takes both)."""
+    p = find_thresholds(str(path))
     if not p.is_file():
-        raise ThresholdsError("no such threshold file", path=str(p))
+        shipped = ", ".join(shipped_names()[:6])
+        raise ThresholdsError(f"no such threshold file (nor a shipped one such as {shipped})", path=str(p))
     data, lines, files = _load_chain(p, [])
     c = _Checker(p, lines)
     top = c.mapping(data, (), {"platform", "description", "measurements", "allow_inconclusive", "require",
@@ -593,6 +595,14 @@ def default_thresholds_path() -> Path:
             return d / "default.yaml"
     raise ThresholdsError("the built-in default threshold file is missing from this installation",
                           path=str(_shipped_dirs()[0] / "default.yaml"))
+
+
+def shipped_names() -> list[str]:
+    """Threshold files shipped with rtgate, by the names every command accepts."""
+    for d in _shipped_dirs():
+        if d.is_dir():
+            return sorted(str(f.relative_to(d)) for f in d.rglob("*.yaml"))
+    return []
 
 
 def find_thresholds(name: str) -> Path:

@@ -22,6 +22,7 @@ from rtgate.core import validity
 from rtgate.core.model import RunResult
 from rtgate.core.thresholds import Measurement
 from rtgate.errors import RtgateError, SamplerError
+from rtgate.measure import busy
 from rtgate.measure.conditions import measured_cpus, unmet
 from rtgate.measure.environment import capture
 from rtgate.measure.load import Load, LoadSpec
@@ -166,6 +167,7 @@ def run_measurement(sampler: str, m: Measurement, outdir: Path, duration_s: int 
 
 def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
              progress: bool | None) -> tuple[RunResult, str | None]:
+    quiet_before = busy.snapshot()  # before rtgate's own load and sampler add to it
     system = capture()
     priorities = sampler_priorities(m)
     before = scan(priorities)
@@ -194,6 +196,7 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
         if STOP.requested:
             raise StoppedBeforeMeasuring(STOP.signal or "a signal", "during the load's warm-up")
         _run_sampler(sampler, m, json_path, duration_s, progress, priorities, during)
+        busy_after = busy.snapshot()
         after = scan(priorities)
         load.finish()  # did the load hold until the sampler stopped?
     except StoppedBeforeMeasuring:
@@ -222,6 +225,7 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
         "expected_seconds": expected_seconds(m, duration_s),
         "results": validity.digest(run),
         "load": load.summary(),
+        "machine_load": busy.machine_load(quiet_before, busy_after),
         "rt_tasks": {"sampler_priority": {str(c): p for c, p in sorted(priorities.items())},
                      "competing_matters": rt_matters,
                      "before": [t.as_dict() for t in before],
@@ -234,6 +238,7 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
     run.environment["system"] = system
     run.environment["loadavg_after"] = capture().get("loadavg")
     run.environment["load"] = record["load"]
+    run.environment["machine_load"] = record["machine_load"]
     _write_atomic(env_path, _dumps({"results": json_path.name, "state": "done", **run.environment}))
     return run, STOP.signal
 

@@ -16,8 +16,8 @@ from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.parsers import load_results
 from rtgate.reports.verdicts_json import verdicts_document, write_json
 from rtgate.measure.runner import RequirementsNotMet, StoppedBeforeMeasuring, find_sampler, run_measurement
-from rtgate.core.thresholds import (GateSpec, Measurement, SamplerSettings, ThreadGroup, ThresholdFile, parse_duration,
-                         parse_rate)
+from rtgate.core.thresholds import (GateSpec, Measurement, SamplerSettings, ThreadGroup, ThresholdFile,
+                                   find_thresholds, parse_duration, parse_rate)
 
 
 @dataclass
@@ -158,7 +158,7 @@ class GateSession:
         self.stopped_by: str | None = None  # a stop signal cut a measurement short: the session ends there
 
     def requested_files(self) -> set[Path]:
-        return {Path(p).resolve() for p in self.settings.thresholds}
+        return {find_thresholds(p).resolve() for p in self.settings.thresholds}  # paths or shipped names
 
     def results_for(self, tf: ThresholdFile, name: str) -> RunResult | None:
         """The results file the session maps to a measurement, or None to run the sampler."""
