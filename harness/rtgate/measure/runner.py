@@ -26,6 +26,7 @@ from rtgate.measure import busy
 from rtgate.measure.conditions import measured_cpus, unmet
 from rtgate.measure.environment import capture
 from rtgate.measure.load import Load, LoadSpec
+from rtgate.measure.lock import StoppedWhileWaiting, measurement_lock
 from rtgate.measure.rt_tasks import RtTask, competitors, sampler_priorities, scan
 from rtgate.measure.sampler_args import expected_seconds, sampler_args
 from rtgate.measure.stop import STOP, die_with_parent
@@ -192,17 +193,25 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
                 bound_s=load_bound(m, duration_s))
     during: dict[tuple[int, int], RtTask] = {}
     try:
-        load.start()
-        if STOP.requested:
-            raise StoppedBeforeMeasuring(STOP.signal or "a signal", "during the load's warm-up")
-        _run_sampler(sampler, m, json_path, duration_s, progress, priorities, during)
-        busy_after = busy.snapshot()
-        after = scan(priorities)
-        load.finish()  # did the load hold until the sampler stopped?
-    except StoppedBeforeMeasuring:
+        # One measurement at a time on this machine, its load included: a second sampler or load
+        # at once would be measured by this one.
+        with measurement_lock(m.name):
+            try:
+                load.start()
+                if STOP.requested:
+                    raise StoppedBeforeMeasuring(STOP.signal or "a signal", "during the load's warm-up")
+                _run_sampler(sampler, m, json_path, duration_s, progress, priorities, during)
+                busy_after = busy.snapshot()
+                after = scan(priorities)
+                load.finish()  # did the load hold until the sampler stopped?
+            finally:
+                load.stop()
+    except (StoppedBeforeMeasuring, StoppedWhileWaiting) as e:
         load.stop()
         _write_atomic(env_path, _dumps({"results": json_path.name, "state": "not measured",
                                         "stopped_by": STOP.signal, "system": system, "load": load.summary()}))
+        if isinstance(e, StoppedWhileWaiting):
+            raise StoppedBeforeMeasuring(STOP.signal or "a signal", "while waiting for another measurement") from e
         raise
     finally:
         load.stop()

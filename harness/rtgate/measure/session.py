@@ -261,6 +261,17 @@ class GateSession:
             raise
         return LatencyResult(run, m)
 
+    def merge(self, verdicts: list[tuple[str, dict[str, Any]]], platforms: dict[str, str]) -> None:
+        """Verdicts a pytest-xdist worker sent back: the controller reports them. A measurement whose
+        gates went to two workers was evaluated by each: its verdicts count once."""
+        seen = {(path, v.test_id) for path, v in self.verdicts}
+        for path, d in verdicts:
+            v = verdict_from_dict(d)
+            if (path, v.test_id) not in seen:
+                seen.add((path, v.test_id))
+                self.verdicts.append((path, v))
+        self._platforms.update(platforms)
+
     def write_side_files(self) -> None:
         if not self.verdicts:
             return
@@ -276,6 +287,15 @@ class GateSession:
                                                          summary_table(platform, verdicts,
                                                                        self.settings.allow_inconclusive),
                                                          self.settings.allow_inconclusive))
+
+
+def verdict_from_dict(d: dict[str, Any]) -> Verdict:
+    """Verdict.as_dict() read back (how verdicts travel from pytest-xdist workers)."""
+    return Verdict(measurement=d["measurement"], gate=d["gate"], kind=d["kind"], thread=d["thread"],
+                   status=Status(d["status"]), reason=d["reason"], value=d.get("value"),
+                   value_text=d.get("value_text") or "", limit=d.get("limit"), bound=d.get("bound"),
+                   samples=d.get("samples") or 0, critical=bool(d.get("critical")),
+                   properties=dict(d.get("properties") or {}))
 
 
 def _safe(name: str) -> str:
