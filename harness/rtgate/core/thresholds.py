@@ -412,7 +412,8 @@ def _sampler(c: _Checker, raw: Any, key: Key) -> SamplerSettings:
     return s
 
 
-_LOAD_KEYS = {"kind", "workers", "cpus", "size", "command", "warmup_seconds", "min_cpu_percent"}
+_LOAD_KEYS = {"kind", "workers", "cpus", "size", "command", "warmup_seconds", "min_cpu_percent",
+              "min_ops_per_second", "tree"}
 # What a measurement needs of the system. architecture, compatible (a devicetree compatible string), dmi_product
 # and cpu_count name the machine a board file is for: elsewhere its budget means nothing.
 REQUIREMENTS = {"preempt_rt": bool, "isolated_cpus": bool, "governor": str, "bare_metal": bool,
@@ -445,8 +446,18 @@ def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
         raise c.fail(key, "a custom load needs command: [program, arg, ...]")
     if "warmup_seconds" in m:
         spec.warmup_seconds = c.number(m["warmup_seconds"], key + ("warmup_seconds",), 0.0, 3600.0)
+    # CPU use can be asked of any load; an operation rate only of stress-ng's io, network and timer,
+    # whose figures stress-ng reports (elsewhere the level would never be checked).
     if "min_cpu_percent" in m:
         spec.min_cpu_percent = c.number(m["min_cpu_percent"], key + ("min_cpu_percent",), 0.0, 1e6)
+    if "min_ops_per_second" in m:
+        if spec.kind not in ("io", "network", "timer"):
+            raise c.fail(key + ("min_ops_per_second",), f"a {spec.kind} load's level is min_cpu_percent")
+        spec.min_ops_per_second = c.number(m["min_ops_per_second"], key + ("min_ops_per_second",), 0.0, 1e12)
+    if "tree" in m:
+        if spec.kind != "kcompile" or not isinstance(m["tree"], str) or not m["tree"]:
+            raise c.fail(key + ("tree",), "tree: a kernel source tree's path, for kind: kcompile only")
+        spec.tree = m["tree"]
     return spec
 
 
