@@ -29,6 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--output-dir", default="rtgate-results", metavar="DIR",
                    help="where results, histograms and logs go (default: rtgate-results)")
     p.add_argument("--history", metavar="DB", help="also add each run to this history database")
+    p.add_argument("--tag", action="append", default=[], metavar="TAG", help="with --history: tag the runs")
+    p.add_argument("--pair-id", metavar="ID", help="with --history: the interleaved A/B pair of these runs")
     add_report_options(p)
     p.set_defaults(handler=handle)
 
@@ -83,7 +85,8 @@ def _handle(args: argparse.Namespace) -> int:
             from rtgate.commands.history import add_run
             from rtgate.history.store import HistoryDB
             with HistoryDB(args.history) as db:
-                add_run(db, run, tf.platform, name, tf, duration_s=args.duration)
+                add_run(db, run, tf.platform, name, tf, tags=args.tag, duration_s=args.duration,
+                        pair_id=args.pair_id)
     if STOP.requested:
         print(f"rtgate: stopped by {STOP.signal}: evaluating what was measured", file=sys.stderr, flush=True)
     code = report(tf, verdicts, args, durations, {"results_dir": str(outdir)})

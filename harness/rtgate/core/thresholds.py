@@ -485,8 +485,8 @@ def _history(c: _Checker, raw: Any, key: Key) -> dict[str, Any]:
     if "metrics" in m:
         metrics = m["metrics"]
         if not isinstance(metrics, list) or not all(
-                isinstance(x, str) and re.fullmatch(r"max|min|avg|p99|p99\.9|above_\d+(\.\d+)?", x) for x in metrics):
-            raise c.fail(key + ("metrics",), "must list max, min, avg, p99, p99.9 or above_<us>")
+                isinstance(x, str) and re.fullmatch(r"tail|max|min|avg|p99|p99\.9|above_\d+(\.\d+)?", x) for x in metrics):
+            raise c.fail(key + ("metrics",), "must list tail, max, min, avg, p99, p99.9 or above_<us>")
         out["metrics"] = list(metrics)
     return out
 

@@ -1,12 +1,12 @@
-"""The history store: SQLite, one file, safe with concurrent writers and interrupted writes.
+"""The history store: a SQLite file or a PostgreSQL database, safe with concurrent writers and
+interrupted writes.
 
-WAL journaling and one transaction per added run: a run is in the database whole or not at all.
-The schema has a version and migrations, so old databases keep working."""
+One transaction per added run (SQLite in WAL mode): a run is in the database whole or not at
+all. The schema has a version and migrations, so old databases keep working."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,9 +14,11 @@ from typing import Any, Iterable
 
 from rtgate.errors import RtgateError
 from rtgate.core.gates import Verdict
-from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.model import UNIT_SCALE, RunResult, ThreadResult
+from rtgate.history.backend import Backend, is_postgres_url, redacted
+from rtgate.history.drift import fingerprint
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MIGRATIONS: dict[int, list[str]] = {
     1: [
         """CREATE TABLE runs (
@@ -46,6 +48,11 @@ MIGRATIONS: dict[int, list[str]] = {
             value REAL, limit_value REAL, bound REAL, samples INTEGER, reason TEXT)""",
         "CREATE INDEX runs_by_release ON runs (platform, measurement, kernel_release)",
     ],
+    2: [  # interleaved A/B pairs, and the environment fingerprint of the drift guard
+        "ALTER TABLE runs ADD COLUMN pair_id TEXT",
+        "ALTER TABLE runs ADD COLUMN fingerprint TEXT",
+        "CREATE INDEX runs_by_pair ON runs (platform, measurement, pair_id)",
+    ],
 }
 
 
@@ -56,25 +63,54 @@ class StoredThread:
     thread: str
     cycles: int
     missed: int | None
-    figures: dict[str, float | None]  # min, avg, max, p99, p999 in us
-    histogram: list[list[Any]] | None
+    figures: dict[str, float | None]  # min, avg, max, p99, p99.9 in us (None: unknown or in the overflow)
+    histogram: list[list[Any]] | None  # [lo, hi, count] in us; ["overflow", range_end_us, count]
 
 
-def _thread_id(t: ThreadResult) -> str:
-    return f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}"
+@dataclass
+class StoredRun:
+    id: int
+    kernel_release: str
+    pair_id: str | None
+    tags: list[str]
+    fingerprint: dict[str, Any]
+
+
+def thread_ids(threads: list[ThreadResult]) -> list[str]:
+    """Stable names for a run's threads: 'cpu1' when it is alone on CPU 1, 't0-cpu1' when it shares
+    it ('-t 2 -a 1'), 't0' when not pinned. Unique within the run, the same across runs of one setup."""
+    base = [f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}" for t in threads]
+    names = [b if base.count(b) == 1 else f"t{t.index}-{b}" for b, t in zip(base, threads)]
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:  # duplicate indices in a hand-made file: still store every thread
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n}#{seen[n]}")
+    return out
+
+
+def _hist_us(rows: list[list[Any]], per_us: int) -> list[list[Any]]:
+    if per_us == 1:
+        return rows
+    return [[lo, hi / per_us, c] if lo == "overflow" else [lo / per_us, None if hi is None else hi / per_us, c]
+            for lo, hi, c in rows]
 
 
 class HistoryDB:
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+    """`target`: a SQLite file name, or a postgresql://user@host:port/dbname URL."""
+
+    def __init__(self, target: str | Path) -> None:
+        self.path = str(target)
+        self.db = Backend(self.path)
         try:
-            self.db = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self.db.execute("PRAGMA busy_timeout=60000")
             self._migrate()
-        except sqlite3.DatabaseError as e:
-            raise RtgateError(f"not a usable history database: {e}", path=str(self.path)) from e
+        except self.db.errors as e:
+            self.db.close()
+            raise RtgateError(f"not a usable history database: {e}", path=redacted(self.path)) from e
+
+    @property
+    def dialect(self) -> str:
+        return self.db.dialect
 
     def close(self) -> None:
         self.db.close()
@@ -86,67 +122,65 @@ class HistoryDB:
         self.close()
 
     def _migrate(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
+        with self.db.transaction(lock=True):
             self.db.execute("CREATE TABLE IF NOT EXISTS schema (version INTEGER NOT NULL)")
             row = self.db.execute("SELECT version FROM schema").fetchone()
             version = row[0] if row else 0
             if version > SCHEMA_VERSION:
                 raise RtgateError(f"history schema {version} is newer than this rtgate ({SCHEMA_VERSION})",
-                                  path=str(self.path))
+                                  path=redacted(self.path))
             for v in range(version + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS[v]:
-                    self.db.execute(statement)
+                    self.db.execute(self.db.ddl(statement))
             if row:
                 self.db.execute("UPDATE schema SET version = ?", (SCHEMA_VERSION,))
             else:
                 self.db.execute("INSERT INTO schema (version) VALUES (?)", (SCHEMA_VERSION,))
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
 
     def add_run(self, run: RunResult, platform: str, measurement: str, kernel_release: str,
                 kernel_config: str | None = None, tags: Iterable[str] = (), metadata: dict[str, Any] | None = None,
-                verdicts: Iterable[Verdict] = ()) -> int:
+                verdicts: Iterable[Verdict] = (), pair_id: str | None = None) -> int:
         scale = run.units_per_us()
-        self.db.execute("BEGIN IMMEDIATE")
+        rows = []
+        for t, name in zip(run.threads, thread_ids(run.threads)):
+            p99 = p999 = None
+            hist = None
+            if t.histogram is not None:
+                # Percentiles in the overflow are only bounds: kept as None here; compare derives
+                # the bound from the stored histogram.
+                v, over = t.histogram.percentile(99.0, t.max)
+                p99 = None if v is None or over else v / scale
+                v, over = t.histogram.percentile(99.9, t.max)
+                p999 = None if v is None or over else v / scale
+                hist = json.dumps([[lo, hi, c] for lo, hi, c in t.histogram.buckets] +
+                                  ([["overflow", t.histogram.range_end, t.histogram.overflow]]
+                                   if t.histogram.overflow else []))
+            bm = None
+            if t.block_maxima is not None:
+                bm = json.dumps({"block_seconds": t.block_maxima.block_seconds, "values": t.block_maxima.values})
+            rows.append((name, t.index, t.cpu, t.priority, t.cycles, t.missed,
+                         None if t.min is None else t.min / scale, None if t.avg is None else t.avg / scale,
+                         None if t.max is None else t.max / scale, p99, p999, hist, bm))
         try:
-            cur = self.db.execute(
-                "INSERT INTO runs (platform, measurement, kernel_release, kernel_config, tags, metadata, source, "
-                "format, unit, added_at, environment) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (platform, measurement, kernel_release, kernel_config, json.dumps(sorted(tags)),
-                 json.dumps(metadata or {}, sort_keys=True), run.source, run.format, run.unit, time.time(),
-                 json.dumps(run.environment, default=str)))
-            run_id = int(cur.lastrowid or 0)
-            for t in run.threads:
-                p99 = p999 = None
-                hist = None
-                if t.histogram is not None:
-                    v, over = t.histogram.percentile(99.0, t.max)
-                    p99 = None if v is None or over else v / scale
-                    v, over = t.histogram.percentile(99.9, t.max)
-                    p999 = None if v is None or over else v / scale
-                    hist = json.dumps([[lo, hi, c] for lo, hi, c in t.histogram.buckets] +
-                                      ([["overflow", t.histogram.range_end, t.histogram.overflow]]
-                                       if t.histogram.overflow else []))
-                bm = None
-                if t.block_maxima is not None:
-                    bm = json.dumps({"block_seconds": t.block_maxima.block_seconds, "values": t.block_maxima.values})
-                self.db.execute(
-                    "INSERT INTO threads VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (run_id, _thread_id(t), t.index, t.cpu, t.priority, t.cycles, t.missed,
-                     None if t.min is None else t.min / scale, None if t.avg is None else t.avg / scale,
-                     None if t.max is None else t.max / scale, p99, p999, hist, bm))
-            for v in verdicts:
-                self.db.execute("INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                (run_id, v.gate, v.thread, v.status.value, v.value, v.limit, v.bound, v.samples,
-                                 v.reason))
-            self.db.execute("COMMIT")
-            return run_id
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
+            with self.db.transaction():
+                run_id = self.db.insert(
+                    "INSERT INTO runs (platform, measurement, kernel_release, kernel_config, tags, metadata, "
+                    "source, format, unit, added_at, environment, pair_id, fingerprint) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (platform, measurement, kernel_release, kernel_config, json.dumps(sorted(tags)),
+                     json.dumps(metadata or {}, sort_keys=True), run.source, run.format, run.unit, time.time(),
+                     json.dumps(run.environment, default=str), pair_id,
+                     json.dumps(fingerprint(run.environment), sort_keys=True, default=str)))
+                for row in rows:
+                    self.db.execute("INSERT INTO threads VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                    (run_id,) + row)
+                for v in verdicts:
+                    self.db.execute("INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                    (run_id, v.gate, v.thread, v.status.value, v.value, v.limit, v.bound,
+                                     v.samples, v.reason))
+        except self.db.errors as e:
+            raise RtgateError(f"could not store {run.source}: {e}", path=redacted(self.path)) from e
+        return run_id
 
     def releases(self, platform: str, measurement: str) -> list[str]:
         """Releases in the order they were first added."""
@@ -155,18 +189,32 @@ class HistoryDB:
         return [r[0] for r in rows]
 
     def measurements(self, platform: str) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT DISTINCT measurement FROM runs WHERE platform = ?",
-                                              (platform,))]
+        return sorted(r[0] for r in self.db.execute("SELECT DISTINCT measurement FROM runs WHERE platform = ?",
+                                                    (platform,)).fetchall())
+
+    def runs(self, platform: str, measurement: str, release: str) -> list[StoredRun]:
+        rows = self.db.execute(
+            "SELECT id, kernel_release, pair_id, tags, fingerprint, environment FROM runs "
+            "WHERE platform = ? AND measurement = ? AND kernel_release = ? ORDER BY id",
+            (platform, measurement, release)).fetchall()
+        # Runs stored before the fingerprint existed get it from their stored environment.
+        return [StoredRun(id=r[0], kernel_release=r[1], pair_id=r[2], tags=json.loads(r[3] or "[]"),
+                          fingerprint=json.loads(r[4]) if r[4] else fingerprint(json.loads(r[5] or "{}")))
+                for r in rows]
 
     def threads(self, platform: str, measurement: str, release: str) -> list[StoredThread]:
         rows = self.db.execute(
             "SELECT t.run_id, r.kernel_release, t.thread, t.cycles, t.missed, t.min, t.avg, t.max, t.p99, t.p999, "
-            "t.histogram FROM threads t JOIN runs r ON r.id = t.run_id "
+            "t.histogram, r.unit FROM threads t JOIN runs r ON r.id = t.run_id "
             "WHERE r.platform = ? AND r.measurement = ? AND r.kernel_release = ? ORDER BY t.run_id, t.idx",
             (platform, measurement, release)).fetchall()
         return [StoredThread(run_id=r[0], kernel_release=r[1], thread=r[2], cycles=r[3], missed=r[4],
                              figures={"min": r[5], "avg": r[6], "max": r[7], "p99": r[8], "p99.9": r[9]},
-                             histogram=json.loads(r[10]) if r[10] else None) for r in rows]
+                             histogram=_hist_us(json.loads(r[10]), UNIT_SCALE.get(r[11], 1)) if r[10] else None)
+                for r in rows]
 
     def count_runs(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+
+__all__ = ["HistoryDB", "StoredRun", "StoredThread", "is_postgres_url", "thread_ids"]

@@ -1,0 +1,78 @@
+"""The drift guard: was the host the same when the two releases were measured?
+
+A busier or quieter host moves latency tails as much as a kernel change does, so each run keeps
+a small fingerprint of its environment (read from what environment.py captured, or from the
+results' own sysinfo), and a comparison is refused when the fingerprints of the two releases
+differ beyond tolerance: a different command line, governor, hypervisor or CPU, or a median
+load or CPU steal that moved too far."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from statistics import median
+from typing import Any
+
+# Compared as sets of values: any difference is drift.
+CATEGORICAL = ("cmdline", "governors", "virtualisation", "cpu_model", "cpu_count")
+
+
+@dataclass
+class Tolerance:
+    load_per_cpu: float = 0.5     # 1-minute load average per CPU, difference of the medians
+    steal_pct: float = 2.0        # CPU steal, percentage points, difference of the medians
+
+
+def _steal(system: dict[str, Any]) -> float | None:
+    """CPU steal in percent, under whichever name the environment capture gives it."""
+    for key, value in system.items():
+        if "steal" in key and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def fingerprint(environment: dict[str, Any]) -> dict[str, Any]:
+    system = environment.get("system") or {}
+    sysinfo = environment.get("sysinfo") or {}
+    fp: dict[str, Any] = {"kernel_release": system.get("kernel_release") or sysinfo.get("release")}
+    cmdline = system.get("cmdline")
+    if isinstance(cmdline, str):
+        # The image and initrd paths name the kernel: they differ between releases by design.
+        fp["cmdline"] = " ".join(w for w in cmdline.split() if not re.match(r"(BOOT_IMAGE|initrd)=", w))
+    governors = system.get("governors")
+    if isinstance(governors, dict) and governors:
+        fp["governors"] = ",".join(sorted({str(g) for g in governors.values()}))
+    for key in ("virtualisation", "cpu_model", "cpu_count", "preemption"):
+        if system.get(key) is not None:
+            fp[key] = system[key]
+    cpus = system.get("cpu_count") or 1
+    loads = [x for x in (system.get("loadavg"), environment.get("loadavg_after")) if isinstance(x, list) and x]
+    if loads:  # the 1-minute load before and after the run, per CPU
+        fp["load_per_cpu"] = round(sum(float(x[0]) for x in loads) / len(loads) / cpus, 3)
+    steal = _steal(system)
+    if steal is not None:
+        fp["steal_pct"] = steal
+    return {k: v for k, v in fp.items() if v is not None}
+
+
+def differences(base: list[dict[str, Any]], new: list[dict[str, Any]], tolerance: Tolerance,
+                numeric: bool = True) -> list[str]:
+    """What differs between the two groups of runs beyond tolerance, one line each.
+
+    A field missing from either group is not compared. `numeric=False` skips load and steal: runs
+    interleaved in pairs share the host's state by design."""
+    out = []
+    for key in CATEGORICAL:
+        b = {str(f[key]) for f in base if key in f}
+        n = {str(f[key]) for f in new if key in f}
+        if b and n and b != n:
+            out.append(f"{key}: {' | '.join(sorted(b))} (base) vs {' | '.join(sorted(n))} (new)")
+    if numeric:
+        for key, tol, unit in (("load_per_cpu", tolerance.load_per_cpu, " per CPU"),
+                               ("steal_pct", tolerance.steal_pct, " %")):
+            b_values = [float(f[key]) for f in base if key in f]
+            n_values = [float(f[key]) for f in new if key in f]
+            if b_values and n_values and abs(median(n_values) - median(b_values)) > tol:
+                out.append(f"{key}: median {median(b_values):.3g} (base) vs {median(n_values):.3g} (new), "
+                           f"tolerance {tol:g}{unit}")
+    return out

@@ -1,0 +1,59 @@
+"""Real runs for the history tests and benchmarks: rtgate-sampler on one CPU, optionally under an
+injected latency of known size (a SCHED_FIFO 99 thread pinned to the sampler's CPU, busy for D us
+every P ms), so a 'regression' is known by construction."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+SPIN = """
+import os, sys, time
+cpu, busy, period = int(sys.argv[1]), float(sys.argv[2]) / 1e6, float(sys.argv[3]) / 1e3
+os.sched_setaffinity(0, {cpu})
+os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(99))
+print("ready", flush=True)
+parent = os.getppid()
+deadline = time.monotonic()
+while os.getppid() == parent:  # never outlive the test that started it
+    deadline += period
+    pause = deadline - time.monotonic()
+    if pause > 0:
+        time.sleep(pause)
+    start = time.monotonic()
+    while time.monotonic() - start < busy:
+        pass
+"""
+
+
+@contextmanager
+def injected_latency(cpu: int, busy_us: float, period_ms: float) -> Iterator[None]:
+    """Steal the CPU for busy_us every period_ms at SCHED_FIFO 99 while the block runs."""
+    p = subprocess.Popen([sys.executable, "-c", SPIN, str(cpu), str(busy_us), str(period_ms)],
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        yield
+    finally:
+        p.kill()  # our own child, by its handle
+        p.wait()
+
+
+def sampler_run(sampler: str, out: Path, seconds: int = 3, cpu: int = 1, threads: int = 1,
+                extra: tuple[str, ...] = ()) -> Path:
+    """One rtgate-sampler run pinned to `cpu` (all threads on it), results as JSON."""
+    argv = [sampler, "-t", str(threads), "-a", str(cpu), "-p", "80", "-m", "-i", "1000", "-D", f"{int(seconds)}s", "-q",
+            f"--json={out}", *extra]
+    r = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=seconds * 20 + 60)
+    if r.returncode != 0:
+        raise RuntimeError(f"{argv}: exit {r.returncode}: {r.stderr}")
+    return out
+
+
+def measured_cpu() -> int:
+    """The last CPU we may run on: CPU 0 takes most housekeeping."""
+    return max(os.sched_getaffinity(0))
