@@ -219,7 +219,7 @@ def test_an_operation_rate_below_its_level_makes_the_measurement_invalid(tmp_pat
                                                                          tool: object) -> None:
     tool("stress-ng", "stress-ng")  # type: ignore[operator]
     r, env, verdicts = run_with_load(tmp_path, f"{{kind: {kind}, cpus: others, warmup_seconds: 0.5, "
-                                               "min_ops_per_second: 1e11}")  # no machine reaches it
+                                               "min_ops_per_second: 1.0e+11}")  # no machine reaches it
     assert r.returncode == 1, r.stdout + r.stderr
     yaml_metrics, _ = _stress_ng_own_figures(tmp_path / "rtgate-results")
     rate = sum(m["bogo-ops-per-second-real-time"] for m in yaml_metrics.values())
