@@ -427,7 +427,8 @@ def _sampler(c: _Checker, raw: Any, key: Key) -> SamplerSettings:
     return s
 
 
-_LOAD_KEYS = {"kind", "workers", "cpus", "size", "command", "warmup_seconds", "min_cpu_percent"}
+_LOAD_KEYS = {"kind", "workers", "cpus", "size", "command", "warmup_seconds", "min_cpu_percent",
+              "min_ops_per_second", "tree"}
 # What a measurement needs of the system. architecture, compatible (a devicetree compatible string), dmi_product
 # and cpu_count name the machine a board file is for: elsewhere its budget means nothing.
 REQUIREMENTS = {"preempt_rt": bool, "isolated_cpus": bool, "governor": str, "bare_metal": bool,
@@ -460,8 +461,18 @@ def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
         raise c.fail(key, "a custom load needs command: [program, arg, ...]")
     if "warmup_seconds" in m:
         spec.warmup_seconds = c.number(m["warmup_seconds"], key + ("warmup_seconds",), 0.0, 3600.0)
+    # CPU use can be asked of any load; an operation rate only of stress-ng's io, network and timer,
+    # whose figures stress-ng reports (elsewhere the level would never be checked).
     if "min_cpu_percent" in m:
         spec.min_cpu_percent = c.number(m["min_cpu_percent"], key + ("min_cpu_percent",), 0.0, 1e6)
+    if "min_ops_per_second" in m:
+        if spec.kind not in ("io", "network", "timer"):
+            raise c.fail(key + ("min_ops_per_second",), f"a {spec.kind} load's level is min_cpu_percent")
+        spec.min_ops_per_second = c.number(m["min_ops_per_second"], key + ("min_ops_per_second",), 0.0, 1e12)
+    if "tree" in m:
+        if spec.kind != "kcompile" or not isinstance(m["tree"], str) or not m["tree"]:
+            raise c.fail(key + ("tree",), "tree: a kernel source tree's path, for kind: kcompile only")
+        spec.tree = m["tree"]
     return spec
 
 
@@ -556,13 +567,15 @@ def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
 
 
 def load_thresholds(path: str | Path) -> ThresholdFile:
-    p = Path(path)
+    """A threshold file by path, or by the name of one shipped with rtgate (every command takes both)."""
     try:
+        p = find_thresholds(str(path))
         found = p.is_file()
     except (OSError, ValueError):  # a name too long for the file system, a NUL byte
-        found = False
+        p, found = Path(path), False
     if not found:
-        raise ThresholdsError("no such threshold file", path=str(p))
+        shipped = ", ".join(shipped_names()[:6])
+        raise ThresholdsError(f"no such threshold file (nor a shipped one such as {shipped})", path=str(p))
     data, lines, files = _load_chain(p, [])
     c = _Checker(p, lines)
     top = c.mapping(data, (), {"platform", "description", "measurements", "allow_inconclusive", "require",
@@ -631,6 +644,14 @@ def default_thresholds_path() -> Path:
             return d / "default.yaml"
     raise ThresholdsError("the built-in default threshold file is missing from this installation",
                           path=str(_shipped_dirs()[0] / "default.yaml"))
+
+
+def shipped_names() -> list[str]:
+    """Threshold files shipped with rtgate, by the names every command accepts."""
+    for d in _shipped_dirs():
+        if d.is_dir():
+            return sorted(str(f.relative_to(d)) for f in d.rglob("*.yaml"))
+    return []
 
 
 def find_thresholds(name: str) -> Path:
