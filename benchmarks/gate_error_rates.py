@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """How often a rate gate says PASS, INCONCLUSIVE or FAIL, by sample count and true rate.
 
 Synthetic results, seeded: for each n and each true rate (a multiple of the gate's limit), draw

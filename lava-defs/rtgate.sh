@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rtgate LAVA test: run rtgate-sampler with its compiled gates and report every gate with
 # lava-test-case. Parameters arrive as shell variables (see rtgate.yaml); each is used as
 # data only: quoted, never evaluated. RTGATE_ARGS is split into words, with globbing off.

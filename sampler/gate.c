@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* Native gate evaluation: a port of harness/rtgate/core/gates.py and gate_kinds.py decisions. */
 #include "gate.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Native gates for boards without Python: the same verdicts as rtgate's Python gates
  * (harness/rtgate/core/gates.py), held equal by the shared vectors in tests/vectors/gates.txt.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A mutational fuzzer over every results parser and the threshold loader.
 
 Seeds are real outputs (tests/fixtures: cyclictest of two rt-tests versions, rtgate-sampler) and the shipped

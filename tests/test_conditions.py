@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Measurement conditions: environment capture, `rtgate doctor`, require:, and real load profiles."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Damaged results never turn a verdict PASS; honest results are never refused.
 
 Damage that the data itself reveals (a max below a filled bucket, NaN, a wrong JSON type, a thread announced

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A first run that explains itself: the machine's load beside the verdict, shipped threshold names
 in every command, critical gates, the HTML environment of `rtgate run` results, honest plots."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Other tools' results judged as strictly as our own: how they were measured, derived from what they say.
 
 Hand-made rt-tests JSON documents with known content (cyclictest's layout, its command-line rules) give

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Benchmark.rtgate by Fuego's rules. Fuego cannot run here: tests/fuego/ is a documented test
 double of its shell helpers and parser library (README.md there). Through it the real
 fuego_test.sh phases run the real sampler, then the real parser.py, judged by criteria generated

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A short run of tests/fuzz.py over every parser and the threshold loader: only results or clean errors.
 
 The suite runs each target for a few seconds; `python -m tests.fuzz --inputs 200000 --target all` is the long run

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The gate-kind registry: every kind has every part, and the rest of rtgate follows it."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Known-answer tests for every gate kind: the verdict and its reason on inputs with known latencies."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Golden files: what rtgate writes for the suite's fixtures and shipped threshold files, byte for byte.
 
 A change that alters an output shows up here as a diff. When the change is intended (a fixed bug, a new field),

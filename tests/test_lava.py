@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The LAVA adapter: definitions and jobs validated by LAVA's own lava-common, the run script
 with LAVA's own test-shell helpers, hostile parameters, results back, and a real lava-run."""
 

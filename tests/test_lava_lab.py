@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """`rtgate lab` without a server: the lab file, where the server and token come from, and the
 one-line errors. The run against a real LAVA server is in test_lava_server.py."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate under a real LAVA server: Debian's lava-server (PostgreSQL, gunicorn, lava-scheduler)
 and lava-worker with stock `qemu` devices, jobs rendered by `rtgate lava job` submitted through the
 REST API, results read back through the REST API. QEMU runs under TCG (nested KVM hangs this

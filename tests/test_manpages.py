@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Man pages: rtgate.1 is generated from the command's own parser and must be current; both pages render cleanly."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Parsers: recorded and freshly generated outputs of cyclictest and rtgate-sampler, one model."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Files the harness writes (it may run as root): exclusive temporary file, fsync, rename; no device replaced."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Clopper-Pearson bounds against exact binomial sums and closed forms."""
 
 from __future__ import annotations

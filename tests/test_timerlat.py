@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The timerlat backend without a VM: real rtla outputs recorded on Debian's PREEMPT_RT kernel
 (tests/fixtures/rtla, see its README) read, gated and checked; threshold files; rtla's command
 line; and what this machine's kernel (no timerlat tracer) makes of a timerlat measurement."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The shared gate vectors through the Python gates, and through the sampler's own (C) gates."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """One measurement at a time on a machine: pytest-xdist workers and separate runs wait for each
 other on the machine-wide lock; the rtgate summary and the figures survive xdist."""
 

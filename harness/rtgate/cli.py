@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The rtgate command: one module per subcommand under rtgate.commands."""
 
 from __future__ import annotations

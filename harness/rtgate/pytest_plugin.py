@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """pytest plugin: threshold files as tests, results from elsewhere, and a fixture for users' own tests.
 
 Only pytest hooks, nodes and fixtures live here. Running measurements, parsing and gate math

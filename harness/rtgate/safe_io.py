@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Writing output files safely: rtgate may run as root in a shared directory.
 
 Every file is written to a temporary file in the same directory, created exclusively with an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* The shared gate vectors (tests/vectors/gates.txt) through the C gates: same verdicts as Python. */
 #include <math.h>
 #include <stdlib.h>

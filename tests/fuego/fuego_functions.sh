@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Test double of Fuego's shell helpers (see README.md). The board is "$BOARD_TESTDIR" here: a
 # directory on this machine, whose commands run in their own session, as on a remote board.
 # shellcheck shell=bash

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Build a tiny initramfs for LAVA's qemu device: busybox, the static sampler, and the modules
 that LAVA's test overlay disk needs: IDE (ata_piix, sd_mod: what the stock qemu device type
 attaches), virtio block (what a device dictionary may choose instead), ext4. Test tooling, not

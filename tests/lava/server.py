@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A real LAVA instance for the tests, from Debian's packages and nothing else.
 
 PostgreSQL (the system cluster 15/main, started if it is down and then stopped again; a database

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Boot Debian's PREEMPT_RT kernel (linux-image-rt-amd64) under QEMU with THIS machine's root file
 system, read-only over 9p, and run one shell script there. Test tooling, not shipped.
 

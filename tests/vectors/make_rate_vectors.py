@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Write the rate vectors of gates.txt: miss-rate, missed-rate and percentile gates on both sides of
 each bound, with expected verdicts and bounds computed apart from both implementations.
 

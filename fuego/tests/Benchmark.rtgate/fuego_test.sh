@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Fuego test Benchmark.rtgate: timer wake-up latency gates from an rtgate threshold file.
 # The host (Fuego's container, with rtgate installed from the wheel `rtgate fuego package`
 # writes) compiles the threshold file into the sampler's --gate arguments; the board needs only

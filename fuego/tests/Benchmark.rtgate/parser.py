@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Fuego parser for Benchmark.rtgate.
 
 Test set = the measurement, test case = the gate, and per thread the measures <thread> (the

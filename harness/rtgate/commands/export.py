@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate export kcidb|squad THRESHOLDS RESULTS...: KCIDB I/O v5.3 JSON for KernelCI, SQUAD for LKFT-style CI."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate fuego args|criteria|package: Fuego's Benchmark.rtgate from the same threshold files."""
 
 from __future__ import annotations

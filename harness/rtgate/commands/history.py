@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate history add|compare|trend: latency across kernel releases, judged against run-to-run noise."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate lab: gate a kernel on a lab of boards through a LAVA server, in one command."""
 
 from __future__ import annotations

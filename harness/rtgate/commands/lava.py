@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate lava args|job|results: LAVA jobs from threshold files, and their results back."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate plot THRESHOLDS RESULTS...: PNG plots of results (histogram, latency over time)."""
 
 from __future__ import annotations

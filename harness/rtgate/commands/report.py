@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate report THRESHOLDS RESULTS... -o report.html: one self-contained HTML report."""
 
 from __future__ import annotations

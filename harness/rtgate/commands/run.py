@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate run [THRESHOLDS]: measure with rtgate-sampler, then evaluate every gate."""
 
 from __future__ import annotations

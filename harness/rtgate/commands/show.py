@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate show RESULTS...: the figures of results files, in any supported format."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Every gate kind, declared once: its threshold-file keys, how it is judged, its sampler-side
 (--gate) form, and the figure it reports with its unit.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Gate evaluation, conservative by construction: missing or unknowable data never reads as a pass.
 
 This is the one place where gate math lives (each kind's own judgement is declared in

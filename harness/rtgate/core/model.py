@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The one results model every parser produces and every gate and reporter reads."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Confidence bounds for rates (miss rates, missed periods, percentile exceedances).
 
 Pure Python: boards and CI images need no SciPy.

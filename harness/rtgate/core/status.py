@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The verdict statuses, worst last."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Threshold files: per-platform measurements and gates, validated with file, line and key."""
 
 from __future__ import annotations

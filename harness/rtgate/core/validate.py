@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Results that contradict themselves are refused, whatever format they came from.
 
 Every parser ends with check_run(): a damaged or edited file must end as an error naming the file

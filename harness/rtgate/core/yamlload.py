@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The one YAML loader rtgate uses for what it reads: bounded in size, nesting and alias expansion.
 
 yaml.safe_load refuses tags but not a few hundred bytes of nested aliases that expand to gigabytes

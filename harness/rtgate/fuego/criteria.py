@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Fuego's criteria.json, reference.json and chart_config.json from a threshold file.
 
 Layout of Benchmark.rtgate's results (every part Fuego-legal, see names.py):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Fuego's naming rules, applied to rtgate's gate, thread and measurement names.
 
 Fuego (docs: "Fuego naming rules", section "test identifiers") allows letters, digits and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """What Fuego needs from rtgate, as files: the sampler's source for the build phase and rtgate
 as a wheel for the host (Fuego's container), which compiles the threshold file.
 

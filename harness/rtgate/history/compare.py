@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Did latency change between two releases by more than run-to-run noise explains?
 
 Every test treats a run as the unit and is calibrated by permuting runs (or, for interleaved

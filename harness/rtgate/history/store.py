@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The history store: a SQLite file or a PostgreSQL database, safe with concurrent writers and
 interrupted writes.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A LAVA server's REST API (api/v0.2), just what `rtgate lab` needs: submit, follow, cancel, read
 results and logs. Where the server and token come from: lavacli's own identities file, or the
 environment (RTGATE_LAVA_URL, RTGATE_LAVA_TOKEN)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Render a LAVA job for a threshold file from the Jinja2 templates in lava-defs/templates/."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """`rtgate lab`: gate a kernel on a lab of boards through LAVA. One job per board, rendered from the
 board's threshold file, submitted through LAVA's REST API, followed until it ends, and read back.
 LAVA is the distributed engine: rtgate schedules nothing itself. Every gate of every board gets a

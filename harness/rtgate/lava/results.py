@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """LAVA's results back into verdicts: a job's results export (YAML or CSV) or a lava-run log."""
 
 from __future__ import annotations

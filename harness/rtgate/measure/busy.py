@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """How busy the machine was around a measurement: the load average before and after, and the CPU
 steal (time a hypervisor gave this VM's CPUs to someone else) over the measurement, from /proc/stat.
 A FAIL measured on a busy machine says more about the machine's neighbours than about the kernel:

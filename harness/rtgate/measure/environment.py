@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """What the system looked like when it was measured: kernel, preemption model, isolation,
 governors, RT throttling, virtualisation, load average. Reads a root directory, so fixture
 copies of another system's /proc, /sys and /boot work the same as the live ones."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Background load during a measurement: start it, let it warm up, watch it, stop and reap its
 whole process group, and record what it achieved. A load that died or never reached its level
 makes the measurement invalid (its gates ERROR), never a pass.

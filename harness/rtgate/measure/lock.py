@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """One measurement at a time on a machine. Two samplers at once (pytest-xdist workers, two CI jobs,
 a user's `rtgate run` beside a test session) compete for the same CPUs at real-time priority and
 each measures the other. Every measurement takes an exclusive flock on one machine-wide file

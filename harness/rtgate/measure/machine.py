@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The machine, described as rteval's report describes it: clocksource, CPU topology and SMT, idle states, PM QoS
 holders, IRQ placement, timer migration, transparent hugepages, memory and NUMA, kernel modules, tuning services,
 isolation as the kernel applies it, and the board's identity.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Threshold-file gates as rtgate-sampler --gate arguments, for boards without Python.
 
 The sampler evaluates them itself (sampler/gate.c) and prints one RTGATE-GATE line per verdict;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Run the sampler for one measurement: check the system, start the load, run the sampler (progress on
 a terminal), stop everything cleanly whenever asked (SIGINT, SIGTERM, SIGHUP), and leave in the results
 file the validity record that every later reading judges it by."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A gate session: measurements run once and shared by their gates, results from elsewhere, and
 gate helpers for users' own tests. Used by the pytest plugin; knows nothing about pytest."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Helpers the text parsers share."""
 
 from __future__ import annotations

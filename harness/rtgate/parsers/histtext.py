@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """cyclictest histogram text (-h/-H, stdout or --histfile), rt-tests 1.x to 2.x."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate-sampler JSON and rt-tests JSON (every version cyclictest has written)."""
 
 from __future__ import annotations

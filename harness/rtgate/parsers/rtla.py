@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """`rtla timerlat hist` output: per CPU, IRQ, thread (and user-space) latency histograms.
 
 Each column becomes one ThreadResult labelled irq, thread or user, in the order every irq column,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """cyclictest's T: status lines: -q end summary or the live screen (ANSI cursor codes and all)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """cyclictest -v samples (thread:cycle:value), read as a stream in constant memory."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """One self-contained HTML file: verdicts, plots (embedded), worst-case estimate, trend, environment."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """JUnit XML as Jenkins and GitLab read it: one testsuite per measurement, one testcase per gate and thread.
 
 The file validates against the schema Jenkins' xunit plugin checks every input with (junit-10.xsd): that plugin

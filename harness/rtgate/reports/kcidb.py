@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """KCIDB I/O v5.3 for KernelCI: gates as tests with PASS/FAIL, figures as DONE tests with a number."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Plots, headless: the OSADL-style latency histogram, latency over time, and a release trend."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The human summary: one line per gate and thread, then the overall answer."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Verdicts as JSON, for scripts and dashboards."""
 
 from __future__ import annotations

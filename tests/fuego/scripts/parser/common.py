@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Test double of Fuego's parser library (fuego-core scripts/parser/common.py): parse_log() and
 process(), modelled on Fuego's documentation (see ../../README.md), not on its code.
 
