@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rtgate.measure.machine import describe
+from rtgate.measure.machine import describe, parse_cpulist
 
 
 def _read(root: Path, rel: str) -> str | None:
@@ -19,16 +19,6 @@ def _read(root: Path, rel: str) -> str | None:
         return (root / rel).read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
         return None
-
-
-def parse_cpulist(text: str) -> list[int]:
-    """'0-2,5' -> [0, 1, 2, 5]; isolcpus flags such as 'managed_irq,domain,' are skipped."""
-    cpus: list[int] = []
-    for part in text.split(","):
-        m = re.fullmatch(r"\s*(\d+)(?:-(\d+))?\s*", part)
-        if m:
-            cpus.extend(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
-    return cpus
 
 
 def _kernel_config(root: Path, release: str | None) -> dict[str, str]:
