@@ -136,7 +136,8 @@ def boot(work: Path, timeout: float = 600, cpus: int = 2, memory_mb: int = 1536,
          kernel: tuple[Path, str] | None = None) -> tuple[int | None, str, float]:
     """Boot the RT kernel, run work/run.sh in the guest; returns (script status or None, console, seconds).
 
-    TCG, not KVM: nested KVM hangs this kernel's early boot on our CI VMs."""
+    TCG, not KVM: nested KVM hangs this kernel's early boot on our CI VMs. `-cpu max`: the host's
+    Python packages (numpy) need x86-64-v2 instructions that TCG's default qemu64 CPU lacks."""
     kernel = kernel or rt_kernel()
     if kernel is None:
         raise RuntimeError("no PREEMPT_RT kernel in /boot (apt-get install linux-image-rt-amd64)")
@@ -145,7 +146,8 @@ def boot(work: Path, timeout: float = 600, cpus: int = 2, memory_mb: int = 1536,
     for stale in ("guest.rc", "guest.log"):
         (work / stale).unlink(missing_ok=True)
     initrd = build_initramfs(work.parent / f"{work.name}-initrd.cpio.gz", release)
-    argv = ["qemu-system-x86_64", "-accel", "tcg,thread=multi", "-smp", str(cpus), "-m", str(memory_mb),
+    argv = ["qemu-system-x86_64", "-accel", "tcg,thread=multi", "-cpu", "max", "-smp", str(cpus),
+            "-m", str(memory_mb),
             "-nographic", "-no-reboot", "-monitor", "none", "-nic", "none",
             "-kernel", str(image), "-initrd", str(initrd),
             "-append", "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=4",
