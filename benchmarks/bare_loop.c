@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The least a latency sampler can do per period: one clock_nanosleep(TIMER_ABSTIME) and one
  * clock_gettime, then min/max/sum. The footprint benchmark's floor.

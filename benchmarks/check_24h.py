@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """`rtgate check` on a synthetic 24 h, 64-thread rtgate-sampler result (goal: <= 0.3 s wall).
 
     .venv/bin/python benchmarks/check_24h.py [--runs 5]

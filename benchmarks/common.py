@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Helpers the benchmark scripts share: run a child, read its CPU time and peak RSS."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Figures behind thresholds/default.yaml: the default measurement, repeated, on this machine.
 
     sudo .venv/bin/python benchmarks/default_platform.py [--runs 5] [--seconds 30]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """False alarms and detection of `rtgate history compare`, on synthetic and on real runs.
 
     python benchmarks/history_power.py synthetic [--reps 200] [--runs 3,4,5,6,8]

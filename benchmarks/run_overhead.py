@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The harness's overhead on `rtgate run -D 10s`: rtgate run against the bare sampler, alternating.
 
     sudo .venv/bin/python benchmarks/run_overhead.py [--pairs 3] [--seconds 10]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate-sampler against Debian's cyclictest: same options, alternating runs, ratios side by side.
 
     sudo .venv/bin/python benchmarks/sampler_vs_cyclictest.py [--pairs 6] [--loops 20000]

@@ -1,4 +1,5 @@
-/* Native gate evaluation: a line-for-line port of harness/rtgate/gates.py's decisions. */
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Native gate evaluation: a port of harness/rtgate/core/gates.py and gate_kinds.py decisions. */
 #include "gate.h"
 
 #include <math.h>
@@ -278,32 +279,30 @@ static double normal_quantile(double q)
 	       (((((b[0] * t + b[1]) * t + b[2]) * t + b[3]) * t + b[4]) * t + 1.0);
 }
 
-/* Rounded up by at most 1e-7 relative, never down: a gate never passes on rounding. */
-double gate_cp_upper(unsigned long long k, unsigned long long n, double confidence)
+/*
+ * A bracket [*lo, *hi] around the p where P(X <= k | n, p) = level (0 <= k < n, 0 < level < 1):
+ * Newton from the Cornish-Fisher start, every evaluation narrowing the bracket, as stats.py.
+ */
+static void cdf_root(unsigned long long k, unsigned long long n, double level, double *plo, double *phi)
 {
-	const double rel_tol = 1e-7, alpha = 1.0 - confidence;
-	double a, b, log_norm, lo, hi, p, z, mean, sd, skew;
+	const double rel_tol = 1e-7;
+	double a = (double)k + 1.0, b = (double)(n - k), log_norm, lo, hi, p, z, mean, sd, skew;
 
-	if (n == 0 || k >= n)
-		return 1.0;
-	if (k == 0)
-		return 1.0 - pow(alpha, 1.0 / (double)n);
-	a = (double)k + 1.0;
-	b = (double)(n - k);
 	log_norm = lgamma(a) + lgamma(b) - lgamma(a + b);
-	lo = (double)k / (double)n;
-	hi = 1.0;
-	z = normal_quantile(confidence);
+	/* k is a median of Binomial(n, k/n): P(X <= k | k/n) >= 1/2 >= P(X <= k | (k+1)/n). */
+	lo = level <= 0.5 ? (double)k / (double)n : 0.0;
+	hi = level >= 0.5 ? ((double)k + 1.0) / (double)n : 1.0;
+	z = normal_quantile(1.0 - level);
 	mean = a / (a + b);
 	sd = sqrt(a * b / ((a + b) * (a + b) * (a + b + 1.0)));
 	skew = 2.0 * (b - a) * sqrt(a + b + 1.0) / ((a + b + 2.0) * sqrt(a * b));
 	p = mean + sd * (z + skew * (z * z - 1.0) / 6.0);
-	if (p < lo + (1.0 - lo) * 1e-9)
-		p = lo + (1.0 - lo) * 1e-9;
-	if (p > 1.0 - 1e-12)
-		p = 1.0 - 1e-12;
+	if (p < lo + (hi - lo) * 1e-9)
+		p = lo + (hi - lo) * 1e-9;
+	if (p > hi - (hi - lo) * 1e-9)
+		p = hi - (hi - lo) * 1e-9;
 	for (int i = 0; i < 200; i++) {
-		double f = binom_cdf(k, n, p) - alpha, density, step, nxt;
+		double f = binom_cdf(k, n, p) - level, density, step, nxt;
 
 		if (f > 0)
 			lo = p;
@@ -319,7 +318,59 @@ double gate_cp_upper(unsigned long long k, unsigned long long n, double confiden
 			nxt = p + step;
 		p = (lo < nxt && nxt < hi) ? nxt : (lo + hi) / 2.0;
 	}
+	*plo = lo;
+	*phi = hi;
+}
+
+/* Rounded up by at most 1e-7 relative, never down: a gate never passes on rounding. */
+double gate_cp_upper(unsigned long long k, unsigned long long n, double confidence)
+{
+	double lo, hi;
+
+	if (n == 0 || k >= n)
+		return 1.0;
+	if (k == 0)
+		return 1.0 - pow(1.0 - confidence, 1.0 / (double)n);
+	cdf_root(k, n, 1.0 - confidence, &lo, &hi);
 	return hi;
+}
+
+/* P(X >= k | p) = 1 - confidence; rounded down, never up: a gate never fails on rounding. */
+double gate_cp_lower(unsigned long long k, unsigned long long n, double confidence)
+{
+	double lo, hi;
+
+	if (n == 0 || k == 0)
+		return 0.0;
+	if (k >= n)
+		return pow(1.0 - confidence, 1.0 / (double)n);
+	cdf_root(k - 1, n, confidence, &lo, &hi);
+	return lo;
+}
+
+/* More samples, none above the limit, that would bring the upper bound to the limit (0: none found). */
+static unsigned long long clean_to_pass(unsigned long long k, unsigned long long n, double allowed, double conf)
+{
+	unsigned long long lo = n ? n - 1 : 0, hi = n > k + 1 ? n : k + 1;
+
+	if (allowed <= 0.0 || allowed >= 1.0)
+		return 0;
+	while (!(hi > k && binom_cdf(k, hi, allowed) <= 1.0 - conf)) {
+		if (hi > (1ULL << 61))
+			return 0;
+		hi *= 2;
+	}
+	while (hi - lo > 1) {
+		unsigned long long mid = lo + (hi - lo) / 2;
+
+		if (mid > k && binom_cdf(k, mid, allowed) <= 1.0 - conf)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	while (gate_cp_upper(k, hi, conf) > allowed)  /* the gate's own rule decides ties */
+		hi++;
+	return hi - n;
 }
 
 /* ------------------------------------------------------------ evaluation */
@@ -394,12 +445,16 @@ static void who(char *buf, size_t len, const struct thread_result *t)
 		snprintf(buf, len, "thread %d (prio %d)", t->index, t->priority);
 }
 
-static uint64_t count_above(const struct run_result *r, const struct thread_result *t, double limit)
+/*
+ * Samples above `limit`: *most counts a bucket whole when any value in it could exceed the
+ * limit; *fewest counts buckets wholly above it, and at least the max when that is above.
+ */
+static void count_above(const struct run_result *r, const struct thread_result *t, double limit,
+			uint64_t *fewest, uint64_t *most)
 {
-	uint64_t above = 0;
-
+	*fewest = *most = 0;
 	if ((double)t->max <= limit)
-		return 0;
+		return;
 	for (size_t i = 0; i < r->layout->nbuckets; i++) {
 		uint64_t hi;
 
@@ -407,9 +462,14 @@ static uint64_t count_above(const struct run_result *r, const struct thread_resu
 			continue;
 		hi = hist_upper(r->layout, i);
 		if (hi == UINT64_MAX || (double)(hi - 1) > limit)
-			above += t->hist[i];
+			*most += t->hist[i];
+		if ((double)hist_lower(r->layout, i) > limit)
+			*fewest += t->hist[i];
 	}
-	return above;
+	if (*fewest == 0)
+		*fewest = 1;
+	if (*fewest > *most)
+		*fewest = *most;
 }
 
 /* Conservative percentile: the highest value the q-th sample could have. */
@@ -447,7 +507,7 @@ struct eval {
 
 static void verdict(struct eval *e, int status, const char *fmt, ...)
 {
-	char text[256];
+	char text[340];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -468,28 +528,72 @@ static void set_value(struct eval *e, double value, double limit, uint64_t sampl
 	strcat(e->v->value_text, " us");
 }
 
-static void rate(struct eval *e, uint64_t k, uint64_t n, double allowed, const char *what)
+static void fmt_pct_range(char *buf, size_t len, double lo, double hi)
 {
-	double conf = e->g->confidence, bound = gate_cp_upper(k, n, conf), observed = (double)k / (double)n;
-	char obs[32], bnd[32], lim[32], text[200];
+	if (lo == hi)
+		fmt_pct(buf, len, hi);
+	else
+		snprintf(buf, len, "%.4g..%.4g %%", lo * 100.0, hi * 100.0);
+}
 
-	e->v->has_value = e->v->has_bound = e->v->has_limit = 1;
+/*
+ * Between k_min and k_max of n samples are above the limit: PASS when the upper bound (from
+ * k_max) is at or under `allowed`, FAIL when the lower bound (from k_min) is above it, else
+ * INCONCLUSIVE with the clean samples that would decide it. Fills text with the reason.
+ */
+static int decide(struct eval *e, uint64_t k_min, uint64_t k_max, uint64_t n, double allowed, const char *what,
+		  char *text, size_t len)
+{
+	double conf = e->g->confidence, upper = gate_cp_upper(k_max, n, conf), lower = gate_cp_lower(k_min, n, conf);
+	double lo_rate = (double)k_min / (double)n, observed = (double)k_max / (double)n;
+	char obs[48], bnd[32], low[32], lim[32], count[64];
+	int status;
+	size_t used;
+
+	e->v->has_value = e->v->has_bound = e->v->has_lower = e->v->has_limit = 1;
 	e->v->value = observed;
-	e->v->bound = bound;
+	e->v->bound = upper;
+	e->v->lower = lower;
 	e->v->limit = allowed;
 	e->v->samples = n;
-	fmt_pct(obs, sizeof(obs), observed);
-	fmt_pct(bnd, sizeof(bnd), bound);
+	fmt_pct_range(obs, sizeof(obs), lo_rate, observed);
+	fmt_pct(bnd, sizeof(bnd), upper);
+	fmt_pct(low, sizeof(low), lower);
 	fmt_pct(lim, sizeof(lim), allowed);
 	snprintf(e->v->value_text, sizeof(e->v->value_text), "%s", obs);
-	snprintf(text, sizeof(text), "%llu of %llu %s (%s, %g %% upper bound %s)", (unsigned long long)k,
-		 (unsigned long long)n, what, obs, conf * 100.0, bnd);
-	if (observed > allowed)
-		verdict(e, GATE_FAIL, "%s > %s", text, lim);
-	else if (bound <= allowed)
-		verdict(e, GATE_PASS, "%s <= %s", text, lim);
+	if (k_min == k_max)
+		snprintf(count, sizeof(count), "%llu", (unsigned long long)k_max);
 	else
-		verdict(e, GATE_INCONCLUSIVE, "%s: the bound is above %s", text, lim);
+		snprintf(count, sizeof(count), "between %llu and %llu", (unsigned long long)k_min,
+			 (unsigned long long)k_max);
+	snprintf(text, len, "%s of %llu %s (%s; %g %% bounds %s to %s)", count, (unsigned long long)n, what, obs,
+		 conf * 100.0, low, bnd);
+	used = strlen(text);
+	if (upper <= allowed) {
+		status = GATE_PASS;
+		snprintf(text + used, len - used, ": upper bound <= %s", lim);
+	} else if (lower > allowed) {
+		status = GATE_FAIL;
+		snprintf(text + used, len - used, ": lower bound > %s", lim);
+	} else {
+		unsigned long long clean = clean_to_pass(k_max, n, allowed, conf);
+
+		status = GATE_INCONCLUSIVE;
+		if (clean)
+			snprintf(text + used, len - used, ": the bounds straddle %s; %llu more clean samples would pass it",
+				 lim, clean);
+		else
+			snprintf(text + used, len - used, ": the bounds straddle %s", lim);
+	}
+	return status;
+}
+
+static void rate(struct eval *e, uint64_t k_min, uint64_t k_max, uint64_t n, double allowed, const char *what)
+{
+	char text[300];
+	int status = decide(e, k_min, k_max, n, allowed, what, text, sizeof(text));
+
+	verdict(e, status, "%s", text);
 }
 
 /* A latency figure against the gate's limit: "max 112 us > 80 us". */
@@ -531,31 +635,47 @@ static void eval_thread(struct eval *e)
 		compare(e, "avg", (double)t->sum / (double)t->cycles / e->scale, t->cycles);
 		return;
 	case GATE_PERCENTILE: {
-		double q = g->percentile, qh = q, v;
-		char name[32];
+		/* "pQ <= L" is "at most (100 - Q) % of samples above L": judged by the bounds of that rate. */
+		double q = g->percentile, qh = q, v = 0, allowed = (100.0 - q) / 100.0;
+		uint64_t k_min, k_max;
+		char name[32], what[128], text[300];
+		int status, is_missed = 0;
 
 		snprintf(name, sizeof(name), "p%g", q);
-		e->v->has_limit = 1;
-		e->v->limit = g->limit;
-		e->v->samples = n;
-		fmt_num(b, sizeof(b), g->limit);
+		count_above(e->r, t, g->limit * e->scale, &k_min, &k_max);
 		if (t->missed) {
-			double tail = (double)t->missed / (double)n;
-			if (tail > 1.0 - q / 100.0) {
-				snprintf(e->v->value_text, sizeof(e->v->value_text), "missed");
-				verdict(e, GATE_FAIL, "%s is a missed period (%llu missed of %llu) > %s us", name,
-					(unsigned long long)t->missed, (unsigned long long)n, b);
-				return;
-			}
+			is_missed = ceil(q * (double)n / 100.0 - 1e-9) > (double)t->cycles;
 			qh = 100.0 * fmin(1.0, (q / 100.0) * (double)n / (double)t->cycles);
 		}
-		v = percentile(e->r, t, qh) / e->scale;
-		compare(e, name, v, n);
+		if (!is_missed)
+			v = percentile(e->r, t, qh) / e->scale;
+		fmt_num(b, sizeof(b), g->limit);
+		if (t->missed)
+			snprintf(what, sizeof(what), "samples above %s us or missed (%llu missed)", b,
+				 (unsigned long long)t->missed);
+		else
+			snprintf(what, sizeof(what), "samples above %s us", b);
+		status = decide(e, k_min + t->missed, k_max + t->missed, n, allowed, what, text, sizeof(text));
+		e->v->has_bound = e->v->has_lower = 0;
+		e->v->bound = e->v->lower = 0;
+		if (is_missed) {
+			e->v->has_value = 0;
+			e->v->value = 0;
+			e->v->limit = g->limit;
+			snprintf(e->v->value_text, sizeof(e->v->value_text), "missed");
+			verdict(e, status, "%s is a missed period: %s", name, text);
+		} else {
+			set_value(e, v, g->limit, n);
+			fmt_num(a, sizeof(a), v);
+			verdict(e, status, "%s %s us: %s", name, a, text);
+		}
 		return;
 	}
 	case GATE_MISS_RATE: {
-		uint64_t k = count_above(e->r, t, g->above * e->scale) + t->missed;
+		uint64_t k_min, k_max;
 		char what[96];
+
+		count_above(e->r, t, g->above * e->scale, &k_min, &k_max);
 
 		fmt_num(a, sizeof(a), g->above);
 		if (t->missed)
@@ -563,7 +683,7 @@ static void eval_thread(struct eval *e)
 				 (unsigned long long)t->missed);
 		else
 			snprintf(what, sizeof(what), "samples above %s us", a);
-		rate(e, k, n, g->rate, what);
+		rate(e, k_min + t->missed, k_max + t->missed, n, g->rate, what);
 		return;
 	}
 	default:
@@ -576,7 +696,7 @@ static void eval_thread(struct eval *e)
 			verdict(e, (long long)t->missed > g->max_count ? GATE_FAIL : GATE_PASS, "%llu missed periods %s %lld",
 				(unsigned long long)t->missed, (long long)t->missed > g->max_count ? ">" : "<=", g->max_count);
 		} else {
-			rate(e, t->missed, n, g->max_rate, "periods missed");
+			rate(e, t->missed, t->missed, n, g->max_rate, "periods missed");
 		}
 	}
 }

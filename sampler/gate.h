@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Native gates for boards without Python: the same verdicts as rtgate's Python gates
- * (harness/rtgate/gates.py), held equal by the shared vectors in tests/vectors/gates.txt.
+ * (harness/rtgate/core/gates.py), held equal by the shared vectors in tests/vectors/gates.txt.
  *
  * --gate=name=NAME,kind=KIND,KEY=VALUE,...   keys:
  *   kind        max | avg | percentile | miss_rate | missed
@@ -43,12 +44,12 @@ struct gate_spec {
 struct gate_verdict {
 	char thread[GATE_NAME_LEN];
 	int status;
-	int has_value, has_bound, has_limit;
+	int has_value, has_bound, has_lower, has_limit;
 	double value;                  /* us, or a fraction for rates */
-	double limit, bound;
+	double limit, bound, lower;    /* bound, lower: the rate's one-sided confidence bounds */
 	unsigned long long samples;
 	char value_text[48];
-	char reason[384];
+	char reason[448];
 };
 
 int gate_parse(const char *arg, struct gate_spec *g, char *err, size_t errlen);
@@ -63,5 +64,6 @@ void gate_print(FILE *f, const struct gate_spec *g, const struct gate_verdict *v
 void gate_dump_contract(FILE *f);
 const char *gate_status_name(int status);
 double gate_cp_upper(unsigned long long k, unsigned long long n, double confidence);
+double gate_cp_lower(unsigned long long k, unsigned long long n, double confidence);
 
 #endif

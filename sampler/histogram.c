@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "histogram.h"
 
 /* µs: 2^14 us = 16.4 ms linear, top 2^24 us = 16.8 s.

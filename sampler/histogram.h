@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Full-range latency histogram layout: 1-unit buckets up to 2^lin_bits, then
  * 128 buckets per power of two (<= 0.79 % relative width) up to 2^top_bits,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* rtgate-sampler: wiring. Parse, prepare, start the threads, watch, stop, write every output. */
 #include <errno.h>
 #include <pthread.h>

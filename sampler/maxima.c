@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "maxima.h"
 
 void bm_init(struct block_maxima *b, _Atomic uint64_t *storage, uint64_t cap, uint64_t block_cycles)

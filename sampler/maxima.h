@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Block maxima: the largest latency of each block of cycles, in a fixed buffer.
  * When the buffer is full, neighbours are merged (max of each pair) and the block

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* The measurement thread: sleep to the next period, read the clock, record. Nothing else. */
 #ifndef RTGATE_MEASURE_H
 #define RTGATE_MEASURE_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Strict number and list parsing, shared by the options (options.c) and the gate
  * arguments (gate.c). Surrounding blanks are allowed (harnesses pass "-h 3500" as one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * cyclictest's command line, parsed strictly. One table declares every option: the getopt
  * tables, --help, the range checks and --dump-contract (the harness's view) come from it.

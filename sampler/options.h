@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* cyclictest-compatible command line -> struct params. All validation lives here. */
 #ifndef RTGATE_OPTIONS_H
 #define RTGATE_OPTIONS_H

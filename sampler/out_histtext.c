@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "out_histtext.h"
 
 void histtext_write(FILE *f, const struct run_result *r)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* JSON results: the rt-tests layout (so existing consumers read it) plus an "rtgate" object. */
 #ifndef RTGATE_OUT_JSON_H
 #define RTGATE_OUT_JSON_H

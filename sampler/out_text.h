@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* cyclictest's text outputs: the T: status lines, the live header, spikes and break report. */
 #ifndef RTGATE_OUT_TEXT_H
 #define RTGATE_OUT_TEXT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Output files written safely (the sampler often runs as root): a temporary file created
  * exclusively (O_EXCL, never through a symlink, unpredictable name) in the target's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* Run parameters: filled once by options.c, read by everything else. */
 #ifndef RTGATE_PARAMS_H
 #define RTGATE_PARAMS_H

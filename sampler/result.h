@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* A consistent, plain-value copy of a run for the writers; built from live state or by tests. */
 #ifndef RTGATE_RESULT_H
 #define RTGATE_RESULT_H

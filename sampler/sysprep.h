@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* Preparing the system around a run: CPUs, memory locking, PM QoS, tracefs, privilege messages. */
 #ifndef RTGATE_SYSPREP_H
 #define RTGATE_SYSPREP_H

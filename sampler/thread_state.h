@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Per-thread live state. The measurement thread is the only writer; the main
  * thread reads it while running (status, checkpoints) through relaxed atomics,

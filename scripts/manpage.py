@@ -1,23 +1,29 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Write doc/rtgate.1 from the rtgate command's own argument parser, so the man page cannot drift from --help.
+"""Write the man pages from the programs' own option tables, so they cannot drift from --help.
 
-    .venv/bin/python scripts/manpage.py            # rewrite doc/rtgate.1
-    .venv/bin/python scripts/manpage.py --check    # exit 1 when doc/rtgate.1 is out of date (the suite runs this)
+    .venv/bin/python scripts/manpage.py            # rewrite doc/rtgate.1 and doc/rtgate-sampler.8
+    .venv/bin/python scripts/manpage.py --check    # exit 1 when either is out of date (the suite runs this)
 
-The prose sections (description, exit status, files, environment) live in doc/rtgate.1.in; the COMMANDS section
-is generated: every subcommand with its usage, help and every option.
+The prose lives in doc/*.in. rtgate.1's COMMANDS section comes from the argparse tree (every subcommand with its
+usage, help and options); rtgate-sampler.8's OPTIONS section from ``rtgate-sampler --help``, which the sampler
+prints from its one option table.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
+import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "doc" / "rtgate.1.in"
 OUTPUT = ROOT / "doc" / "rtgate.1"
+SAMPLER_TEMPLATE = ROOT / "doc" / "rtgate-sampler.8.in"
+SAMPLER_OUTPUT = ROOT / "doc" / "rtgate-sampler.8"
+HELP_LINE = re.compile(r"^(-\S(?: \S+)?)?\s+(--\S+)\s+(.*)$")
 
 
 def roff(text: str) -> str:
@@ -68,14 +74,32 @@ def generate() -> str:
     return TEMPLATE.read_text().replace("@COMMANDS@\n", "\n".join(out) + "\n")
 
 
+def generate_sampler() -> str:
+    from rtgate.measure.runner import find_sampler
+
+    text = subprocess.run([find_sampler(), "--help"], capture_output=True, text=True, check=True).stdout
+    out = [".SH OPTIONS"]
+    for line in text.splitlines():
+        if line.strip() == "rtgate extensions:":
+            out += [".SS rtgate extensions", "Options cyclictest does not have."]
+            continue
+        m = HELP_LINE.match(line)
+        if m and m.group(2) != "--help":
+            short, long_, what = m.groups()
+            names = ", ".join(f"\\fB{roff(n)}\\fR" for n in (short, long_) if n)
+            out += [".TP", names, roff(what)]
+    return SAMPLER_TEMPLATE.read_text().replace("@OPTIONS@\n", "\n".join(out) + "\n")
+
+
 def main() -> int:
-    text = generate()
+    pages = {OUTPUT: generate(), SAMPLER_OUTPUT: generate_sampler()}
     if "--check" in sys.argv[1:]:
-        if not OUTPUT.exists() or OUTPUT.read_text() != text:
-            print(f"{OUTPUT.relative_to(ROOT)} is out of date: run scripts/manpage.py", file=sys.stderr)
-            return 1
-        return 0
-    OUTPUT.write_text(text)
+        stale = [p for p, text in pages.items() if not p.exists() or p.read_text() != text]
+        for p in stale:
+            print(f"{p.relative_to(ROOT)} is out of date: run scripts/manpage.py", file=sys.stderr)
+        return 1 if stale else 0
+    for p, text in pages.items():
+        p.write_text(text)
     return 0
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Shared fixtures: the real sampler, the real cyclictest, and the recorded rt-tests outputs."""
 
 from __future__ import annotations

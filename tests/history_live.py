@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Real runs for the history tests and benchmarks: rtgate-sampler on one CPU, optionally under an
 injected latency of known size (a SCHED_FIFO 99 thread pinned to the sampler's CPU, busy for D us
 every P ms), so a 'regression' is known by construction."""

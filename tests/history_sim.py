@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Synthetic runs for the history statistics: a latency body plus host interference whose size
 varies from run to run with a heavy tail, as on a shared host (per-run p99.9 spans ~20x over 20
 runs). Shared by tests/test_history_power.py and benchmarks/history_power.py; seeded."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A latency of known size and rate: a SCHED_FIFO thread above the measured one, pinned to its CPU,
 busy for BUSY_US every EVERY_MS. It records each busy window (CLOCK_MONOTONIC ns) so the truth about
 the periods it took away is known independently of cyclictest and of rtgate.

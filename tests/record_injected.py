@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Record cyclictest runs under the injector as fixtures (tests/fixtures/rt-tests/ct-inject-*).
 
 Run as root from the repository: python tests/record_injected.py. Writes, per run, cyclictest's JSON,

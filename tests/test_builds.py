@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The sampler's other builds: sanitizers, a static aarch64 cross build run under qemu."""
 
 from __future__ import annotations

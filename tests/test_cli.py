@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The rtgate command on recorded results: exit codes, reports, and JUnit read back by junitparser."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate-sampler against Debian's real cyclictest: same options, same histogram text, same JSON keys."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Known answers from REAL cyclictest runs (Debian's rt-tests) under a load that provably skips periods.
 
 The injector (tests/injector.py) is a SCHED_FIFO 95 thread pinned to cyclictest's CPU, busy for 30 ms

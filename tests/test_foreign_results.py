@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Other tools' results judged as strictly as our own: how they were measured, derived from what they say.
 
 Hand-made rt-tests JSON documents with known content (cyclictest's layout, its command-line rules) give
@@ -28,7 +29,9 @@ def ct_json(tmp_path: Path, cmdline: str, threads: list[dict[str, Any]], start: 
     doc = {"file_version": 1, "cmdline:": cmdline, "rt_test_version:": "2.40",
            "start_time": f"Mon, 23 Nov 2026 {start} +0000", "end_time": f"Mon, 23 Nov 2026 {end} +0000",
            "return_code": 0, "num_threads": len(threads), "resolution_in_ns": int(ns),
-           "thread": {str(i): {"histogram": t.get("histogram", {}), "cycles": t["cycles"], "min": t.get("min", 10),
+           "thread": {str(i): {"histogram": t.get("histogram", {}), "cycles": t["cycles"],
+                               # consistent with the histogram: rtgate refuses a min below its lowest bucket
+                               "min": t.get("min", min((int(k) for k in t.get("histogram", {})), default=10)),
                                "max": t["max"], "avg": t.get("avg", 20.0), "cpu": t.get("cpu", -1), "node": 0}
                       for i, t in enumerate(threads)}}
     p = tmp_path / name

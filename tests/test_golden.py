@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Golden files: what rtgate writes for the suite's fixtures and shipped threshold files, byte for byte.
 
 A change that alters an output shows up here as a diff. When the change is intended (a fixed bug, a new field),
@@ -47,7 +48,7 @@ CASES: dict[str, list[str]] = {
                         "--testdef-repo", "https://example.org/rtgate.git", "-o", "{out}/job.yaml"],
     "fuego-args-two-thread": ["fuego", "args", TWO, "--measurement", "app"],
     "fuego-criteria-two-thread": ["fuego", "criteria", TWO, "-o", "{out}"],
-    "fuego-criteria-board": ["fuego", "criteria", BOARD, "--cpus", "4", "--board", "imx8mp-evk", "-o", "{out}"],
+    "fuego-criteria-board": ["fuego", "criteria", BOARD, "--cpus", "4", "--board", "imx8mp_evk", "-o", "{out}"],
     "export-kcidb": ["export", "kcidb", DEFAULT, CT_NEW_JSON, "--build-id", "ci:1", "-o", "{out}/kcidb.json"],
 }
 

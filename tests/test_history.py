@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """History: statistics that do not flap on noise, a store that survives kills and concurrent writers."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The history with real measurements: runs with several threads on one CPU (issue 11 item 6)
 from the real cyclictest and rtgate-sampler, and a latency injected into interleaved runs."""
 

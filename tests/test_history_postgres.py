@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The history on a real PostgreSQL server: a private throwaway cluster started by the test (never
 the system cluster), the same schema and answers as SQLite, concurrent writers on both."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The history's statistics on seeded synthetic runs with known answers: censored figures kept as
 bounds, the tail exceedance test's false-alarm and detection rates, the drift guard, pairs."""
 

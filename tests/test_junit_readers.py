@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate's JUnit as its real readers take it: Jenkins' xunit schema, GitLab's fields, real times.
 
 Jenkins' xunit plugin validates every file against junit-10.xsd (tests/schemas/) and skips one that fails, so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The LAVA adapter: definitions and jobs validated by LAVA's own lava-common, the run script
 with LAVA's own test-shell helpers, hostile parameters, results back, and a real lava-run."""
 
@@ -44,6 +45,27 @@ from lava_common.schemas import validate
 validate(yaml.safe_load(open(sys.argv[1])), strict=True)
 """
 
+# lava-server's own submission check (what POST api/v0.2/jobs/ runs), from Debian's lava-server:
+# stricter than lava-common's on inline definitions. It reads Django settings, no database.
+VALIDATE_SUBMISSION = """
+import os, sys, yaml
+os.environ.update(DJANGO_SETTINGS_MODULE="lava_server.settings.prod", SECRET_KEY="test",
+                  DATABASE_URL="sqlite:///:memory:")
+import django
+django.setup()
+from lava_scheduler_app.schema import validate_submission
+validate_submission(yaml.safe_load(open(sys.argv[1])))
+"""
+
+
+@pytest.fixture(scope="module")
+def lava_server_schema(tool: object) -> None:
+    r = lava_python("import lava_scheduler_app")
+    if r.returncode != 0:
+        if os.environ.get("CI"):
+            pytest.fail("lava-server is required in CI: .ci/run installs Debian's lava-server")
+        pytest.skip("Debian's lava-server is not installed")
+
 
 def test_test_definition_validates_with_lava_common(lava_common: None) -> None:
     r = lava_python("import sys, yaml\nfrom lava_common.schemas.test.testdef import validate\n"
@@ -65,6 +87,80 @@ def test_every_job_validates_with_lava_common(lava_common: None, tmp_path: Path,
     assert v.returncode == 0, v.stderr[-2000:]
 
 
+@pytest.mark.parametrize("inline", [False, True], ids=["git", "inline"])
+@pytest.mark.parametrize("device", ["qemu", "bcm2711-rpi-4-b", "imx8mp-evk"])
+def test_jobs_pass_lava_servers_submission_schema(lava_common: None, lava_server_schema: None, tmp_path: Path,
+                                                  device: str, inline: bool) -> None:
+    job = tmp_path / "job.yaml"
+    r = rtgate("lava", "job", str(ROOT / "thresholds" / "two-thread-example.yaml"), "--device-type", device,
+               *(["--inline"] if inline else ["--testdef-repo", "https://git.example/rtgate.git"]),
+               "--tag", "rack-3", "-o", str(job))
+    assert r.returncode == 0, r.stderr
+    for check in (VALIDATE_SUBMISSION, VALIDATE_JOB):
+        v = lava_python(check, str(job))
+        assert v.returncode == 0, v.stderr[-2000:]
+
+
+def test_the_server_schema_check_can_fail(lava_server_schema: None, tmp_path: Path) -> None:
+    """The shape main shipped (params inside an inline definition) is what lava-server rejected."""
+    import yaml
+    job = tmp_path / "job.yaml"
+    assert rtgate("lava", "job", str(ROOT / "thresholds" / "default.yaml"), "--inline", "-o", str(job)).returncode == 0
+    doc = yaml.safe_load(job.read_text())
+    doc["actions"][2]["test"]["definitions"][0]["repository"]["params"] = {"RTGATE_ARGS": "-q"}
+    job.write_text(yaml.safe_dump(doc))
+    v = lava_python(VALIDATE_SUBMISSION, str(job))
+    assert v.returncode != 0 and "extra keys not allowed" in v.stderr
+
+
+def _shell_variables(text: str) -> set[str]:
+    """Every variable a shell script reads or sets: $NAME, ${NAME...}, NAME=, export/unset NAME."""
+    import re
+    names = set(re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", text))
+    names |= set(re.findall(r"(?:^|[\s;(])([A-Za-z_][A-Za-z0-9_]*)=", text, re.M))
+    for words in re.findall(r"\b(?:export|unset|read(?: -r)?)\s+([A-Za-z0-9_ ]+)", text):
+        names |= set(words.split())
+    return names
+
+
+def test_no_parameter_is_named_like_a_variable_of_lavas_helpers(lava_helpers: None) -> None:
+    """LAVA runs its lava-test-* helpers inside our test with our parameters exported: a parameter
+    named like a variable a helper reads changes what LAVA records (MEASUREMENT did)."""
+    import yaml
+    helpers: dict[str, set[str]] = {}
+    for script in sorted(p for p in LAVA_SHELL.rglob("*") if p.is_file()):
+        helpers[str(script.relative_to(LAVA_SHELL))] = _shell_variables(script.read_text(errors="replace"))
+    # LAVA's generated run.sh sets its own variables around our steps.
+    testdef_py = LAVA_SHELL.parent / "actions" / "deploy" / "testdef.py"
+    helpers["run.sh (testdef.py)"] = _shell_variables(
+        "\n".join(__import__("re").findall(r'runsh\.write\(\s*["\'](.*?)\\n', testdef_py.read_text())))
+    assert "MEASUREMENT" in helpers["lava-test-case"] and "TESTRUN_ID" in helpers["run.sh (testdef.py)"]
+    ours = set(yaml.safe_load((ROOT / "lava-defs" / "rtgate.yaml").read_text())["params"])
+    assert "RTGATE_MEASUREMENT" in ours
+    clashes = {f"{name} ({helper})" for helper, names in helpers.items() for name in ours & names}
+    assert not clashes, clashes
+    # The job's parameters are the same names.
+    from rtgate.lava.job import JobOptions, render_job
+    from rtgate.core.thresholds import load_thresholds
+    doc = yaml.safe_load(render_job(load_thresholds(str(ROOT / "thresholds" / "default.yaml")),
+                                    JobOptions(testdef_repository="https://git.example/r.git")))
+    assert set(doc["actions"][2]["test"]["definitions"][0]["parameters"]) <= ours
+
+
+@pytest.mark.parametrize("spec,cpus", [("default.yaml", 2), ("two-thread-example.yaml", 2)])
+def test_qemu_jobs_ask_the_stock_device_type_for_the_measurements_cpus(spec: str, cpus: int, tmp_path: Path) -> None:
+    import yaml
+    doc = yaml.safe_load(rtgate("lava", "job", str(ROOT / "thresholds" / spec), "--inline").stdout)
+    assert doc["context"]["extra_options"] == [f"-smp {cpus}"]
+    pinned = tmp_path / "pinned.yaml"
+    pinned.write_text("platform: p\nmeasurements:\n  m:\n    sampler: {duration: 5s, threads: "
+                      "[{name: a, cpus: [3]}]}\n    gates: [{name: max, kind: max, limit_us: 10}]\n")
+    doc = yaml.safe_load(rtgate("lava", "job", str(pinned), "--inline").stdout)
+    assert doc["context"]["extra_options"] == ["-smp 4"]
+    doc = yaml.safe_load(rtgate("lava", "job", str(pinned), "--inline", "--cpus", "8").stdout)
+    assert doc["context"]["extra_options"] == ["-smp 8"]
+
+
 def test_inline_job_validates_and_carries_the_script(lava_common: None, tmp_path: Path) -> None:
     job = tmp_path / "job.yaml"
     assert rtgate("lava", "job", str(ROOT / "thresholds" / "default.yaml"), "--inline", "-o", str(job)).returncode == 0
@@ -72,8 +168,10 @@ def test_inline_job_validates_and_carries_the_script(lava_common: None, tmp_path
     import yaml
     doc = yaml.safe_load(job.read_text())
     definition = doc["actions"][2]["test"]["definitions"][0]
-    assert definition["repository"]["params"]["RTGATE_ARGS"].startswith("-S -p 80")
-    assert "lava-test-case" in definition["repository"]["run"]["steps"][-1]
+    steps = definition["repository"]["run"]["steps"]
+    assert "params" not in definition["repository"] and "parameters" not in definition
+    assert steps[0].startswith("RTGATE_ARGS='-S -p 80") and "RTGATE_MEASUREMENT='smp'" in steps
+    assert "lava-test-case" in steps[-1]
 
 
 def test_job_timeouts_follow_the_duration(tmp_path: Path) -> None:
@@ -119,7 +217,7 @@ def lava_helpers() -> None:
 def test_script_reports_every_gate_with_lavas_helpers(lava_helpers: None, sampler: str, tmp_path: Path) -> None:
     args = " ".join([*RT_OPTS, "-t", "2", "-i", "1000", "-l", "300", "--gate=name=max,kind=max,limit=1000000",
                      "--gate=name=never,kind=max,limit=0", "--gate=name=few,kind=percentile,percentile=99.9,limit=10000"])
-    r, results = run_script(tmp_path, {"RTGATE_ARGS": args, "MEASUREMENT": "smp", "SAMPLER": sampler})
+    r, results = run_script(tmp_path, {"RTGATE_ARGS": args, "RTGATE_MEASUREMENT": "smp", "SAMPLER": sampler})
     assert r.returncode == 0, r.stdout + r.stderr
     got = {d.name: (d / "result").read_text().strip() for d in results.iterdir()}
     assert got == {"max-t0": "pass", "max-t1": "pass", "never-t0": "fail", "never-t1": "fail",
@@ -130,20 +228,20 @@ def test_script_reports_every_gate_with_lavas_helpers(lava_helpers: None, sample
     assert "# Histogram" not in r.stdout and len(r.stdout.splitlines()) < 40  # nothing large on the console
     assert (tmp_path / "out" / "smp.json").is_file()
     r, results = run_script(tmp_path / "allow" if (tmp_path / "allow").mkdir() is None else tmp_path,
-                            {"RTGATE_ARGS": args, "MEASUREMENT": "smp", "SAMPLER": sampler,
+                            {"RTGATE_ARGS": args, "RTGATE_MEASUREMENT": "smp", "SAMPLER": sampler,
                              "ALLOW_INCONCLUSIVE": "true"})
     assert (results / "few-t0" / "result").read_text().strip() == "skip"
 
 
-@pytest.mark.parametrize("field", ["RTGATE_ARGS", "SAMPLER", "MEASUREMENT", "DURATION", "RT_PRIORITY", "OUTPUT_DIR"])
+@pytest.mark.parametrize("field", ["RTGATE_ARGS", "SAMPLER", "RTGATE_MEASUREMENT", "DURATION", "RT_PRIORITY", "OUTPUT_DIR"])
 def test_hostile_values_are_inert(lava_helpers: None, sampler: str, tmp_path: Path, field: str) -> None:
     canary = tmp_path / "pwned"
-    env = {"RTGATE_ARGS": "-t 1 -l 10 --gate=name=max,kind=max,limit=1000000", "MEASUREMENT": "m", "SAMPLER": sampler}
+    env = {"RTGATE_ARGS": "-t 1 -l 10 --gate=name=max,kind=max,limit=1000000", "RTGATE_MEASUREMENT": "m", "SAMPLER": sampler}
     env[field] = f"$(touch {canary}); touch {canary}; `touch {canary}` '; touch {canary} #"
     r, results = run_script(tmp_path, env)
     assert not canary.exists(), r.stdout + r.stderr
     assert r.returncode == 0
-    if field in ("RTGATE_ARGS", "SAMPLER", "MEASUREMENT", "DURATION", "RT_PRIORITY"):
+    if field in ("RTGATE_ARGS", "SAMPLER", "RTGATE_MEASUREMENT", "DURATION", "RT_PRIORITY"):
         statuses = {(d / "result").read_text().strip() for d in results.iterdir()} if results.exists() else set()
         assert statuses == {"fail"}, r.stdout  # the run is refused, reported, never passed
 
@@ -184,3 +282,98 @@ def test_results_export_yaml_and_csv(tmp_path: Path) -> None:
     (tmp_path / "bad.log").write_text('{"lvl": "results"\n')
     r = rtgate("lava", "results", str(tmp_path / "bad.log"))
     assert r.returncode == 2 and "bad.log:1" in r.stderr
+
+
+def _log_lines(*items: dict[str, object]) -> str:
+    return "".join(json.dumps({"dt": "x", **i}) + "\n" for i in items)
+
+
+SMP_SPEC = """\
+platform: p
+measurements:
+  smp:
+    sampler: {duration: 5s, threads: [{name: all, count: 2}]}
+    gates:
+      - {name: max, kind: max, limit_us: 1000}
+      - {name: p9999, kind: percentile, percentile: 99.99, limit_us: 1000}
+      - {name: lost, kind: max, limit_us: 1000}
+  other:
+    sampler: {duration: 5s, threads: [{name: all, count: 1}]}
+    gates:
+      - {name: max, kind: max, limit_us: 1000}
+"""
+
+
+def test_every_gate_lava_did_not_record_is_an_error(tmp_path: Path) -> None:
+    """Issue 13: a gate missing from LAVA's results never reads as green, or as absent."""
+    spec = tmp_path / "t.yaml"
+    spec.write_text(SMP_SPEC)
+    log = tmp_path / "run.log"
+    log.write_text(_log_lines(
+        {"lvl": "target", "msg": "rtgate: PASS smp/max[t0]: max 20 us <= 1000 us"},
+        {"lvl": "target", "msg": "rtgate: INCONCLUSIVE smp/p9999[t0]: only 5000 samples, the percentile gate needs 10000"},
+        {"lvl": "results", "msg": {"case": "max-t0", "definition": "1_rtgate-smp", "result": "pass",
+                                   "measurement": 20.0, "units": "us", "set": "smp"}},
+        {"lvl": "results", "msg": {"case": "p9999-t0", "definition": "1_rtgate-smp", "result": "fail", "set": "smp"}},
+        {"lvl": "results", "msg": {"case": "other-sampler", "definition": "2_rtgate-other", "result": "fail"}},
+        {"lvl": "results", "msg": {"case": "job", "definition": "lava", "result": "pass"}}))
+    out = tmp_path / "v.json"
+    r = rtgate("lava", "results", str(log), "--thresholds", str(spec), "--json", str(out))
+    assert r.returncode == 1, r.stdout + r.stderr
+    got = {(v["measurement"], v["gate"], v["thread"]): (v["status"], v["reason"])
+           for v in json.loads(out.read_text())["verdicts"]}
+    assert got[("smp", "max", "t0")][0] == "PASS"
+    assert got[("smp", "p9999", "t0")][0] == "INCONCLUSIVE"  # LAVA says fail; the board said which
+    assert got[("smp", "lost", "all")] == ("ERROR", "LAVA recorded no result for this gate")
+    assert got[("other", "max", "all")][0] == "ERROR" and "sampler failed" in got[("other", "max", "all")][1]
+    assert len(got) == 4
+    # Only the measurements the job ran are expected.
+    r = rtgate("lava", "results", str(log), "--thresholds", str(spec), "--measurement", "smp", "--json", str(out))
+    assert {v["measurement"] for v in json.loads(out.read_text())["verdicts"]} == {"smp", "other"}
+    assert rtgate("lava", "results", str(log), "--measurement", "smp").returncode == 2  # needs --thresholds
+    # Without the console lines (a results export and no --log), a LAVA fail stays FAIL: never better.
+    export = [{"suite": "1_rtgate-smp", "name": "p9999-t0", "result": "fail", "measurement": "None", "unit": ""}]
+    import yaml
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(export))
+    r = rtgate("lava", "results", str(tmp_path / "r.yaml"), "--json", str(out))
+    assert [v["status"] for v in json.loads(out.read_text())["verdicts"]] == ["FAIL"]
+    r = rtgate("lava", "results", str(tmp_path / "r.yaml"), "--log", str(log), "--json", str(out))
+    assert [v["status"] for v in json.loads(out.read_text())["verdicts"]] == ["INCONCLUSIVE"]
+
+
+def test_script_stopped_by_a_signal_stops_the_sampler_and_reports(lava_helpers: None, sampler: str,
+                                                                  tmp_path: Path) -> None:
+    """Issue 18: LAVA (or a lost session) stops the test; the sampler stops with it and what it
+    measured is reported, each gate INCONCLUSIVE: stopped early."""
+    import signal
+    import time
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        where = tmp_path / sig.name
+        where.mkdir()
+        results = where / "lava-results"
+        bindir = where / "bin"
+        bindir.mkdir()
+        for helper in ("lava-test-case", "lava-test-set", "lava-common-functions"):
+            (bindir / helper).write_text("#!/bin/sh\n" + (LAVA_SHELL / helper).read_text())
+            (bindir / helper).chmod(0o755)
+        tag = f"rtgate-stop-test-{os.getpid()}-{sig.name}"  # find the sampler by its output path
+        env = {"PATH": f"{bindir}:/usr/bin:/bin", "LAVA_RESULT_DIR": str(results), "OUTPUT_DIR": str(where / tag),
+               "RTGATE_ARGS": "-t 1 -i 1000 -D 60 --gate=name=max,kind=max,limit=1000000",
+               "RTGATE_MEASUREMENT": "m", "SAMPLER": sampler}
+        proc = subprocess.Popen(["sh", str(SCRIPT)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=env, cwd=where)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (where / tag / "m.out").exists():
+            time.sleep(0.1)
+        time.sleep(1.5)  # the sampler is measuring
+        started = time.monotonic()
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=30)
+        assert time.monotonic() - started < 20, out  # not the 60 s duration
+        assert proc.returncode == 0, out
+        left = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True).stdout.split()
+        assert not left, (sig.name, left)  # the sampler did not outlive the script
+        assert f"stopped by SIG{sig.name.removeprefix('SIG')}" in out, out
+        assert (results / "results" / "max-t0" / "result").read_text().strip() == "fail", out
+        assert "rtgate: INCONCLUSIVE m/max[t0]" in out and "stopped early" in out, out
+        assert float((results / "results" / "max-t0" / "measurement").read_text()) > 0

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate under a real LAVA dispatcher: lava-run boots Debian's kernel in QEMU with a busybox
 initramfs holding the static sampler, runs the generated job, and LAVA records each gate."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The machine described as rteval does: each item against its source of truth, here and on a recorded board."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The pytest plugin, through real pytest sessions (pytester): ids, verdicts, JUnit, fixture, options."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Reports: KCIDB export validated by kcidb-io, the EVT estimate on known distributions, plots
 checked for content, and the HTML report rendered in headless Chromium."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate run end to end: the real sampler measures, gates decide, JUnit says so."""
 
 from __future__ import annotations

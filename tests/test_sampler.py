@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The real rtgate-sampler: outputs, exit statuses, and results that survive being stopped."""
 
 from __future__ import annotations

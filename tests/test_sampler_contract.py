@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """One contract between sampler and harness: the sampler's option table (--dump-contract) against
 what the threshold loader accepts. A value the harness accepts must be one the sampler accepts, and
 both must end at the same maximum; the RTGATE-GATE fields must be the ones every reader splits."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Every shell script we ship is shellcheck-clean."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate run stopped from outside (issue 18, issue 21 item 4): SIGINT, SIGTERM and SIGHUP at a random
 moment of each phase stop the load and the sampler, judge what was measured and report; SIGKILL of
 rtgate leaves nothing running either. Every process of a run carries the test's tag in its

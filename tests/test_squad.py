@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate export squad against a real SQUAD server (the ``squad`` package from PyPI, on SQLite).
 
 ``scripts/bootstrap --test`` installs SQUAD into its own virtual environment, ``.venv-squad`` (its Django and Celery

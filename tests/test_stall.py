@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A stall present when the run starts (issue 21): a SCHED_FIFO 99 busy loop pinned to the sampler's
 CPU, started before `rtgate run`, killed by PID while it measures. The run must not PASS: either the
 sampler shows the stall as latency and missed periods (max gate FAIL), or `rtgate run` sees time

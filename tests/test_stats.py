@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Clopper-Pearson bounds against exact binomial sums and closed forms."""
 
 from __future__ import annotations
@@ -6,7 +7,14 @@ import math
 
 import pytest
 
-from rtgate.core.stats import betainc, clopper_pearson_upper
+from rtgate.core.stats import (
+    betainc,
+    clean_samples_to_pass,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    decide_rate,
+    samples_to_fail,
+)
 
 
 def binom_cdf(k: int, n: int, p: float) -> float:
@@ -47,3 +55,47 @@ def test_betainc_symmetry_and_known_value() -> None:
 def test_a_tenth_of_a_percent_needs_about_3000_clean_samples() -> None:
     assert clopper_pearson_upper(0, 2994, 0.95) > 0.001
     assert clopper_pearson_upper(0, 2995, 0.95) <= 0.001
+
+
+@pytest.mark.parametrize("k, n, conf", [(1, 10, 0.95), (5, 1000, 0.95), (3, 3000, 0.99), (40, 500, 0.9),
+                                        (10, 10, 0.95), (999, 1000, 0.95)])
+def test_lower_bound_leaves_alpha_above(k: int, n: int, conf: float) -> None:
+    p = clopper_pearson_lower(k, n, conf)
+    alpha = 1 - conf
+    upper_tail = 1 - binom_cdf(k - 1, n, p)  # P(X >= k | p)
+    assert upper_tail <= alpha  # rounded down, never up
+    assert 1 - binom_cdf(k - 1, n, p * (1 + 1e-6)) > alpha  # and tight
+    assert p < k / n
+
+
+def test_lower_bound_closed_forms() -> None:
+    assert clopper_pearson_lower(0, 100) == 0.0
+    assert clopper_pearson_lower(1, 1000) == pytest.approx(1 - 0.95 ** (1 / 1000), rel=1e-6)
+    assert clopper_pearson_lower(10, 10) == pytest.approx(0.05 ** (1 / 10), rel=1e-12)
+
+
+def test_decisions_mirror_each_other() -> None:
+    assert decide_rate(947, 947, 1_000_000, 0.001).verdict == "PASS"
+    assert decide_rate(948, 948, 1_000_000, 0.001).verdict == "INCONCLUSIVE"
+    assert decide_rate(1052, 1052, 1_000_000, 0.001).verdict == "INCONCLUSIVE"
+    assert decide_rate(1053, 1053, 1_000_000, 0.001).verdict == "FAIL"
+    # A count known only as a range: the fewest decide FAIL, the most decide PASS.
+    assert decide_rate(1, 594, 3988, 0.01).verdict == "INCONCLUSIVE"
+    assert decide_rate(60, 594, 3988, 0.01).verdict == "FAIL"
+    assert decide_rate(0, 20, 3988, 0.01).verdict == "PASS"
+
+
+def test_clean_samples_to_pass_is_the_first_count_that_passes() -> None:
+    for k, n, allowed in ((0, 999, 0.001), (3, 1000, 0.001), (999, 1_000_000, 0.001), (5, 300, 0.01)):
+        more = clean_samples_to_pass(k, n, allowed)
+        assert more is not None and more > 0
+        assert clopper_pearson_upper(k, n + more) <= allowed < clopper_pearson_upper(k, n + more - 1)
+
+
+def test_samples_to_fail_at_the_observed_rate() -> None:
+    assert samples_to_fail(5, 10_000, 0.001) is None  # under the limit: never fails at that rate
+    more = samples_to_fail(15, 10_000, 0.001)  # 0.15 %
+    assert more is not None and more > 0
+    total = 10_000 + more
+    assert clopper_pearson_lower(round(0.0015 * total), total) > 0.001
+    assert samples_to_fail(16, 10_000, 0.001) == 0  # fails already

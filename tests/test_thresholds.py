@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Threshold files: the shipped ones load, and every mistake is named by file, line and key."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The timerlat backend without a VM: real rtla outputs recorded on Debian's PREEMPT_RT kernel
 (tests/fixtures/rtla, see its README) read, gated and checked; threshold files; rtla's command
 line; and what this machine's kernel (no timerlat tracer) makes of a timerlat measurement."""
@@ -68,8 +69,11 @@ def test_overflow_counts_above_any_limit_below_the_exact_max(tmp_path: Path) -> 
     assert v["thread-cpu0"].value == pytest.approx(341 / 4954) and v["thread-cpu0"].status == Status.PASS
     v = verdicts(tmp_path, "{name: r, kind: miss_rate, above_us: 4850, rate: 0.001%}", "basic.txt")
     assert v["thread-cpu0"].value == 0 and v["thread-cpu1"].value > 0  # max 4850 vs 5188
+    # Which of the overflowed samples lie above 1000 us is hidden: a range of counts, judged both ways
+    # (never PASS; FAIL only where even the fewest possible exceed the 1 % allowed).
     v = verdicts(tmp_path, "{name: p, kind: percentile, percentile: 99, limit_us: 1000}", "basic.txt")
-    assert all(x.status == Status.FAIL and "overflow" in x.reason for x in v.values())
+    assert all(x.status in (Status.INCONCLUSIVE, Status.FAIL) for x in v.values())
+    assert all("between" in x.reason for x in v.values() if x.status == Status.INCONCLUSIVE)
     v = verdicts(tmp_path, "{name: p, kind: percentile, percentile: 99, limit_us: 6000}", "basic.txt")
     assert all(x.status == Status.PASS for x in v.values())  # the max bounds the overflow
 

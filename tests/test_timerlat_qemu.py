@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """On Debian's real PREEMPT_RT kernel, under QEMU (TCG, 2 vCPUs): rtgate doctor sees PREEMPT_RT,
 require: {preempt_rt: true} is met, the sampler runs, and the timerlat backend runs real rtla and
 gives per-CPU IRQ and thread latency gates; a max gate that must fail stops rtla, whose analysis

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Validity travels with the results (issue 21 item 3): what made `rtgate run` judge a run invalid is
 in the results file itself, so `check`, `report`, `history add`, `export` and the pytest plugin give
 the verdict `run` gave; a validity record missing where rtgate run was measuring, or contradicting

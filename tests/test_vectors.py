@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The shared gate vectors through the Python gates, and through the sampler's own (C) gates."""
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import pytest
 from conftest import ROOT
 from rtgate.core.gates import Status, evaluate
 from rtgate.core.model import Histogram, RunResult, ThreadResult
-from rtgate.measure.native_gates import gate_arg, parse_gate_arg
 from rtgate.core.thresholds import Measurement, SamplerSettings, ThreadGroup
+from rtgate.measure.native_gates import gate_arg, parse_gate_arg
 
 VECTORS = ROOT / "tests" / "vectors" / "gates.txt"
 
@@ -96,12 +97,13 @@ def test_there_are_vectors() -> None:
 def test_python_gates_give_the_vector_verdicts(v: dict[str, Any]) -> None:
     run, m = as_run(v)
     verdicts = evaluate(m, run)
-    got = [(x.thread, x.status.value, x.value, x.bound, x.samples) for x in verdicts]
+    got = [(x.thread, x.status.value, x.value, x.bound, x.lower, x.samples) for x in verdicts]
     assert len(verdicts) == len(v["expect"]), got
     for x, e in zip(verdicts, v["expect"]):
         assert (x.thread, x.status.value) == (e["thread"], e["status"]), (x.reason, got)
         assert _close(e["value"], x.value), (x.reason, e)
         assert _close(e["bound"], x.bound), (x.reason, e)
+        assert _close(e["lower"], x.lower), (x.reason, e)
         assert x.samples == int(e["samples"]), (x.reason, e)
 
 
@@ -110,6 +112,28 @@ def test_gate_args_round_trip(v: dict[str, Any]) -> None:
     """What rtgate compiles for the sampler is what the vector states."""
     run, m = as_run(v)
     assert gate_arg(m.gates[0], m, len(run.threads)) == v["gate"]
+
+
+def test_vectors_cover_both_sides_of_each_bound() -> None:
+    """Every rate gate has vectors that PASS, FAIL and are INCONCLUSIVE on either side."""
+    seen: dict[str, set[str]] = {}
+    for v in VECTOR_LIST:
+        kind = v["gate"].split("kind=")[1].split(",")[0]
+        seen.setdefault(kind, set()).update(e["status"] for e in v["expect"])
+    for kind in ("miss_rate", "missed", "percentile"):
+        assert {"PASS", "INCONCLUSIVE", "FAIL"} <= seen[kind], kind
+    names = [v["name"] for v in VECTOR_LIST]
+    for edge in ("pass-edge", "just-over-pass-edge", "just-under-fail-edge", "fail-edge"):
+        assert sum(edge in nm for nm in names) >= 5, edge
+
+
+def test_generated_vectors_are_up_to_date() -> None:
+    """The rate vectors are what the independent generator (direct binomial sums) writes today."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, str(VECTORS.parent / "make_rate_vectors.py"), "--check"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, "tests/vectors/gates.txt differs from make_rate_vectors.py's output " + r.stderr
 
 
 def test_c_gates_give_the_vector_verdicts(tool: Any, tmp_path: Path) -> None:

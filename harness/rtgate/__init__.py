@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate: real-time latency gates for kernel CI.
 
 The package, in pipeline order (no module imports from a stage after its own):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Errors that name the file, line and key or option at fault."""
 
 from __future__ import annotations

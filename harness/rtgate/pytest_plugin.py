@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """pytest plugin: threshold files as tests, results from elsewhere, and a fixture for users' own tests.
 
 Only pytest hooks, nodes and fixtures live here. Running measurements, parsing and gate math
@@ -21,6 +22,8 @@ from rtgate.core.thresholds import Measurement, ThresholdFile, load_thresholds
 
 _SESSION = pytest.StashKey[GateSession]()
 _SAVED_HANDLERS = pytest.StashKey[dict]()
+_SUITE_FIGURE = "rtgate-suite-property::"
+_CONFIG: dict[str, pytest.Config] = {}  # for hooks that get no config (pytest_runtest_logreport)
 
 
 # ------------------------------------------------------------------ options
@@ -62,13 +65,17 @@ def _settings(config: pytest.Config) -> Settings:
     def pick(option: str, ini: str) -> Any:
         value = config.getoption(option)
         return value if value not in (None, [], "") else config.getini(ini)
+    output_dir = Path(str(pick("rtgate_output_dir", "rtgate_output_dir") or "rtgate-results"))
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:  # a pytest-xdist worker: its results in a folder of its own
+        output_dir = output_dir / str(worker.get("workerid", "worker"))
     return Settings(
         thresholds=[str(p) for p in pick("rtgate_thresholds", "rtgate_thresholds")],
         results=[str(p) for p in pick("rtgate_results", "rtgate_results")],
         duration=pick("rtgate_duration", "rtgate_duration") or None,
         sampler=pick("rtgate_sampler", "rtgate_sampler") or None,
         allow_inconclusive=bool(pick("rtgate_allow_inconclusive", "rtgate_allow_inconclusive")),
-        output_dir=Path(str(pick("rtgate_output_dir", "rtgate_output_dir") or "rtgate-results")),
+        output_dir=output_dir,
         junit=pick("rtgate_junit", "rtgate_junit") or None,
         json=pick("rtgate_json", "rtgate_json") or None,
         accept_setup=str(pick("rtgate_accept_setup", "rtgate_accept_setup") or ""),
@@ -80,6 +87,7 @@ def _stop_as_ctrl_c(signum: int, frame: object) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _CONFIG["config"] = config
     config.addinivalue_line("markers", "rtgate: a latency gate collected from an rtgate threshold file")
     config.addinivalue_line("markers", "rtgate_critical: a gate its threshold file marks critical")
     try:
@@ -97,6 +105,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if _CONFIG.get("config") is config:
+        del _CONFIG["config"]
     for s, handler in config.stash.get(_SAVED_HANDLERS, {}).items():
         signal.signal(s, handler)
 
@@ -241,6 +251,11 @@ def record_figures(config: pytest.Config, node: pytest.Item, verdict: Verdict) -
                                "limit": verdict.limit, "bound": verdict.bound, "samples": verdict.samples}
     figures.update({k: v for k, v in verdict.properties.items() if not isinstance(v, (list, dict))})
     figures = {k: v for k, v in figures.items() if v is not None}
+    if hasattr(config, "workerinput") and config.getini("junit_family") not in ("xunit1", "legacy"):
+        # A pytest-xdist worker has no JUnit writer: the figures travel with the test's report and
+        # the controller moves them into its testsuite properties (pytest_runtest_logreport below).
+        node.user_properties.extend((f"{_SUITE_FIGURE}{node.nodeid}::{k}", v) for k, v in figures.items())
+        return
     if config.getini("junit_family") in ("xunit1", "legacy"):
         node.user_properties.extend((f"rtgate.{k}", v) for k, v in figures.items())
         return
@@ -265,8 +280,40 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     gate_session = session.config.stash.get(_SESSION, None)
-    if gate_session is not None:
-        gate_session.write_side_files()
+    if gate_session is None:
+        return
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: the controller summarises and writes
+        workeroutput["rtgate_verdicts"] = [(path, v.as_dict()) for path, v in gate_session.verdicts]
+        workeroutput["rtgate_platforms"] = dict(gate_session._platforms)
+        return
+    gate_session.write_side_files()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist: a worker finished; its verdicts join the controller's summary and reports."""
+    gate_session = node.config.stash.get(_SESSION, None)
+    output = getattr(node, "workeroutput", None) or {}
+    if gate_session is not None and output.get("rtgate_verdicts"):
+        gate_session.merge(output["rtgate_verdicts"], output.get("rtgate_platforms") or {})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """pytest-xdist controller: figures a worker recorded go to the testsuite properties, as without xdist."""
+    config = _CONFIG.get("config")
+    if config is None or hasattr(config, "workerinput"):  # on a worker: they travel on to the controller
+        return
+    mine = [(k, v) for k, v in report.user_properties if isinstance(k, str) and k.startswith(_SUITE_FIGURE)]
+    if not mine:
+        return
+    report.user_properties = [p for p in report.user_properties if p not in mine]
+    from _pytest.junitxml import xml_key
+    xml = config.stash.get(xml_key, None)
+    if xml is not None and report.when == "call":
+        for k, v in mine:
+            xml.add_global_property(k[len(_SUITE_FIGURE):], v)
 
 
 # ------------------------------------------------------------------ fixture for users' own tests

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* libFuzzer target: the --gate argument parser, then an evaluation of what it accepted. */
 #include <stdint.h>
 #include <stdlib.h>

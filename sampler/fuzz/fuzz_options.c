@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* libFuzzer target: the command-line parser. Input: argv words separated by NUL or newline. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Build the sampler's libFuzzer targets (clang, ASan + UBSan) and run each for a while.
 #   sh sampler/fuzz/run.sh [SECONDS_PER_TARGET] [BUILD_DIR]     (default 60 s, build-fuzz)
 # Exit status non-zero when a target crashes, leaks or trips a sanitizer.

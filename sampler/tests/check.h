@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* A few assertion macros: the C tests need nothing more. */
 #ifndef RTGATE_CHECK_H
 #define RTGATE_CHECK_H

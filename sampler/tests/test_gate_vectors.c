@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* The shared gate vectors (tests/vectors/gates.txt) through the C gates: same verdicts as Python. */
 #include <math.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 #define MAXE 8
 
 struct expect {
-	char thread[GATE_NAME_LEN], status[16], value[32], bound[32];
+	char thread[GATE_NAME_LEN], status[16], value[32], bound[32], lower[32];
 	unsigned long long samples;
 };
 
@@ -94,11 +95,12 @@ static void run_vector(struct vec *v, const struct hist_layout *l)
 		struct expect *e = &v->e[i];
 		if (strcmp(out[i].thread, e->thread) || strcmp(gate_status_name(out[i].status), e->status) ||
 		    !close_enough(e->value, out[i].has_value, out[i].value) ||
-		    !close_enough(e->bound, out[i].has_bound, out[i].bound) || out[i].samples != e->samples) {
-			fprintf(stderr, "%s: got %s %s value=%.10g bound=%.10g samples=%llu (%s); expected %s %s value=%s "
-				"bound=%s samples=%llu\n", v->name, out[i].thread, gate_status_name(out[i].status),
-				out[i].value, out[i].bound, out[i].samples, out[i].reason, e->thread, e->status, e->value,
-				e->bound, e->samples);
+		    !close_enough(e->bound, out[i].has_bound, out[i].bound) ||
+		    !close_enough(e->lower, out[i].has_lower, out[i].lower) || out[i].samples != e->samples) {
+			fprintf(stderr, "%s: got %s %s value=%.10g bound=%.10g lower=%.10g samples=%llu (%s); expected %s %s "
+				"value=%s bound=%s lower=%s samples=%llu\n", v->name, out[i].thread,
+				gate_status_name(out[i].status), out[i].value, out[i].bound, out[i].lower, out[i].samples,
+				out[i].reason, e->thread, e->status, e->value, e->bound, e->lower, e->samples);
 			check_failures++;
 		}
 	}
@@ -191,6 +193,7 @@ int main(int argc, char **argv)
 			sscanf(line + 7, "%63s %15s", e->thread, e->status);
 			snprintf(e->value, sizeof(e->value), "%s", field(line, "value"));
 			snprintf(e->bound, sizeof(e->bound), "%s", field(line, "bound"));
+			snprintf(e->lower, sizeof(e->lower), "%s", field(line, "lower") ? field(line, "lower") : "(missing)");
 			e->samples = (unsigned long long)num(line, "samples");
 		} else if (!strncmp(line, "end", 3)) {
 			run_vector(&v, l);

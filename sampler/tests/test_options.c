@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include <sched.h>
 #include <stdlib.h>
 #include <time.h>
@@ -39,7 +40,7 @@ static enum options_result parse_argv(const char **words, struct params *p, char
 	struct cpu_info cpus = two_cpus();
 	int argc = 0;
 
-	while (words[argc] && argc < 63) {
+	while (argc < 63 && words[argc]) {
 		argv[argc] = (char *)words[argc];
 		argc++;
 	}

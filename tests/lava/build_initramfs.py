@@ -1,5 +1,8 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Build a tiny initramfs for LAVA's qemu device: busybox, the static sampler, and the modules
-that LAVA's test overlay disk needs (virtio block, ext4). Test tooling, not shipped."""
+that LAVA's test overlay disk needs: IDE (ata_piix, sd_mod: what the stock qemu device type
+attaches), virtio block (what a device dictionary may choose instead), ext4. Test tooling, not
+shipped."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-MODULES = ("virtio_pci", "virtio_blk", "crc32c_generic", "ext4")
+MODULES = ("virtio_pci", "virtio_blk", "ata_piix", "sd_mod", "crc32c_generic", "ext4")
 PROMPT = "rtgate-dut# "
 
 INIT = f"""#!/bin/sh
@@ -19,7 +22,9 @@ mount -t devtmpfs dev /dev
 mkdir -p /tmp /dev/disk/by-uuid
 while read -r mod; do insmod "/lib/modules/$mod" 2>/dev/null; done < /lib/modules/load-order
 # LAVA mounts its test overlay by UUID: busybox has no udev, so make the links by hand.
-for i in 1 2 3 4 5 6 7 8 9 10; do [ -e /dev/vda ] && break; sleep 0.5; done
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+  [ -e /dev/vda ] || [ -e /dev/sda ] && break; sleep 0.5
+done
 # The ext2 UUID: 16 bytes at 1024 + 104 in the superblock (busybox-static has no blkid).
 for dev in /dev/vd? /dev/sd?; do
   [ -b "$dev" ] || continue

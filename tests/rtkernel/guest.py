@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Boot Debian's PREEMPT_RT kernel (linux-image-rt-amd64) under QEMU with THIS machine's root file
 system, read-only over 9p, and run one shell script there. Test tooling, not shipped.
 
@@ -145,7 +146,8 @@ def boot(work: Path, timeout: float = 600, cpus: int = 2, memory_mb: int = 1536,
     for stale in ("guest.rc", "guest.log"):
         (work / stale).unlink(missing_ok=True)
     initrd = build_initramfs(work.parent / f"{work.name}-initrd.cpio.gz", release)
-    argv = ["qemu-system-x86_64", "-accel", "tcg,thread=multi", "-cpu", "max", "-smp", str(cpus), "-m", str(memory_mb),
+    argv = ["qemu-system-x86_64", "-accel", "tcg,thread=multi", "-cpu", "max", "-smp", str(cpus),
+            "-m", str(memory_mb),
             "-nographic", "-no-reboot", "-monitor", "none", "-nic", "none",
             "-kernel", str(image), "-initrd", str(initrd),
             "-append", "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=4",

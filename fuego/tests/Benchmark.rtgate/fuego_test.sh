@@ -1,10 +1,12 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Fuego test Benchmark.rtgate: timer wake-up latency gates from an rtgate threshold file.
-# The host (Fuego's container, with `pip install rtgate`) compiles the threshold file into
-# the sampler's --gate arguments; the board needs only a shell and the static sampler.
+# The host (Fuego's container, with rtgate installed from the wheel `rtgate fuego package`
+# writes) compiles the threshold file into the sampler's --gate arguments; the board needs only
+# a shell and the static sampler, built from the tarball beside this file.
 # shellcheck shell=bash
-# shellcheck disable=SC2154,SC2034 # Fuego defines BOARD_TESTDIR, LOGDIR, CC, ... and reads gitrepo, NEED_ROOT
+# shellcheck disable=SC2154,SC2034 # Fuego defines BOARD_TESTDIR, LOGDIR, CC, ... and reads tarball, NEED_ROOT
 
-gitrepo="${BENCHMARK_RTGATE_GITREPO:-https://git.example.org/rtgate.git}"
+tarball=rtgate-sampler.tar.gz # written by `rtgate fuego package`; Fuego's unpack extracts it
 NEED_ROOT=1
 
 # Spec values reach a shell on the board inside `report`'s command string: only plain words pass.
@@ -21,7 +23,7 @@ function test_pre_check {
 	if [ -n "${BENCHMARK_RTGATE_DURATION:-}" ]; then
 		rtgate_check_word DURATION "$BENCHMARK_RTGATE_DURATION"
 	fi
-	command -v rtgate >/dev/null || abort_job "rtgate is not installed on the host (pip install rtgate)"
+	command -v rtgate >/dev/null || abort_job "rtgate is not installed on the host (pip install the wheel from rtgate fuego package)"
 	local duration=()
 	[ -n "${BENCHMARK_RTGATE_DURATION:-}" ] && duration=(--duration "$BENCHMARK_RTGATE_DURATION")
 	RTGATE_ARGS=$(rtgate fuego args "$BENCHMARK_RTGATE_THRESHOLDS" --measurement "$BENCHMARK_RTGATE_MEASUREMENT" \
@@ -68,11 +70,28 @@ function test_deploy {
 
 function test_run {
 	local dir="$BOARD_TESTDIR/fuego.$TESTDIR"
-	# Results and histograms stay in files (fetched back); the log gets T: and RTGATE-GATE lines.
-	report "cd $dir && ./rtgate-sampler $RTGATE_ARGS -q --json=$dir/rtgate.json"
+	# On the board: the sampler's output goes to rtgate.out and its pid to rtgate.pid, so that
+	# test_cleanup can stop it and fetch what it measured when Fuego stops the job; the log gets
+	# the T: and RTGATE-GATE lines at the end. Results and histograms stay in rtgate.json.
+	report "cd $dir && rm -f rtgate.out rtgate.json && { ./rtgate-sampler $RTGATE_ARGS -q --json=$dir/rtgate.json \
+>rtgate.out 2>&1 & echo \$! >rtgate.pid; wait \$!; rc=\$?; rm -f rtgate.pid; cat rtgate.out; exit \$rc; }"
 	get "$dir/rtgate.json" "$LOGDIR/"
+	get "$dir/rtgate.out" "$LOGDIR/"
 }
 
 function test_processing {
 	return 0 # parser.py reads the gate lines and the fetched JSON
+}
+
+# Fuego calls this after the test, also when it stops the job (abort, timeout): stop the sampler
+# with SIGTERM so that it writes its results and verdicts, fetch them for parser.py, and only
+# then fall back to Fuego's kill_procs for anything still running.
+function test_cleanup {
+	local dir="$BOARD_TESTDIR/fuego.$TESTDIR"
+	cmd "if [ -f $dir/rtgate.pid ]; then pid=\$(cat $dir/rtgate.pid); kill -TERM \$pid 2>/dev/null; \
+i=0; while kill -0 \$pid 2>/dev/null && [ \$i -lt 30 ]; do sleep 1; i=\$((i + 1)); done; rm -f $dir/rtgate.pid; fi" || true
+	kill_procs rtgate-sampler
+	cmd "test -f $dir/rtgate.out" && get "$dir/rtgate.out" "$LOGDIR/"
+	cmd "test -f $dir/rtgate.json" && get "$dir/rtgate.json" "$LOGDIR/"
+	return 0
 }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate check THRESHOLDS RESULTS...: evaluate existing results (ours or real cyclictest's)."""
 
 from __future__ import annotations

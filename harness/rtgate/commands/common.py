@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """What several subcommands share: report options and writing the reports."""
 
 from __future__ import annotations

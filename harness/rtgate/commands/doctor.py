@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate doctor [THRESHOLDS]: what on this system will distort a measurement, and how to fix it."""
 
 from __future__ import annotations

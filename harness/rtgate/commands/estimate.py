@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate estimate RESULTS: how high latency could go per hour, from block maxima (information only)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate export kcidb|squad THRESHOLDS RESULTS...: KCIDB I/O v5.3 JSON for KernelCI, SQUAD for LKFT-style CI."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from rtgate.core.setup import evaluate_measured
 from rtgate.reports.kcidb import kcidb_document
 from rtgate.core.thresholds import load_thresholds
 from rtgate.commands.results_args import map_results
+from rtgate.safe_io import write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -55,8 +57,7 @@ def handle(args: argparse.Namespace) -> int:
         doc["tests"] += part["tests"]  # type: ignore[operator]
     text = json.dumps(doc, indent=2) + "\n"
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_text(args.output, text)
     else:
         sys.stdout.write(text)
     return 0
@@ -85,7 +86,7 @@ def handle_squad(args: argparse.Namespace) -> int:
         out = Path(args.output_dir)
         out.mkdir(parents=True, exist_ok=True)
         for name, doc in documents.items():
-            (out / f"{name}.json").write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+            write_text(out / f"{name}.json", json.dumps(doc, indent=2, sort_keys=True) + "\n")
     if args.submit:
         missing = [n for n in ("group", "project", "build", "environment") if not getattr(args, n)]
         if missing:

@@ -1,4 +1,5 @@
-"""rtgate fuego args|criteria: Fuego's Benchmark.rtgate from the same threshold files."""
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""rtgate fuego args|criteria|package: Fuego's Benchmark.rtgate from the same threshold files."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import argparse
 import json
 from pathlib import Path
 
+from rtgate.commands.common import add_compiled_args_command
+from rtgate.core.thresholds import find_thresholds, load_thresholds
 from rtgate.errors import RtgateError
 from rtgate.fuego.criteria import TEST, fuego_files
-from rtgate.core.thresholds import find_thresholds, load_thresholds
-from rtgate.commands.common import add_compiled_args_command
+from rtgate.fuego.names import check_plain_name
+from rtgate.safe_io import write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,9 +27,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument("--board", metavar="NAME", help=f"write NAME-{TEST}-criteria.json for one board")
     c.add_argument("-o", "--output-dir", default=".", metavar="DIR")
     c.set_defaults(handler=handle_criteria)
+    k = fuego.add_parser("package", help="write the sampler's source tarball and an rtgate wheel for Fuego")
+    k.add_argument("--source", metavar="DIR", help="the rtgate source tree (default: the checkout around .)")
+    k.add_argument("--no-wheel", action="store_true", help="only the sampler's source tarball")
+    k.add_argument("-o", "--output-dir", default=".", metavar="DIR")
+    k.set_defaults(handler=handle_package)
 
 
 def handle_criteria(args: argparse.Namespace) -> int:
+    if args.board is not None:
+        check_plain_name("board", args.board)
     tf = load_thresholds(find_thresholds(args.thresholds))
     names = args.measurement or list(tf.measurements)
     for n in names:
@@ -40,6 +50,17 @@ def handle_criteria(args: argparse.Namespace) -> int:
             name = f"{args.board}-{TEST}-criteria.json"
         elif args.board:
             continue  # a board file overrides the criteria only
-        (out / name).write_text(json.dumps(doc, indent=4) + "\n")
+        write_text(out / name, json.dumps(doc, indent=4) + "\n")
         print(f"wrote {out / name}")
+    return 0
+
+
+def handle_package(args: argparse.Namespace) -> int:
+    from rtgate.fuego.package import build_wheel, find_source, write_tarball
+    source = Path(args.source) if args.source else find_source(Path.cwd())
+    out = Path(args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"wrote {write_tarball(source, out)}")
+    if not args.no_wheel:
+        print(f"wrote {build_wheel(source, out)}")
     return 0

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate history add|compare|trend: latency across kernel releases, judged against run-to-run noise."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from rtgate.history.compare import Settings, compare, trend
 from rtgate.history.drift import Tolerance
 from rtgate.history.store import HistoryDB
 from rtgate.parsers import load_results
+from rtgate.safe_io import write_bytes, write_text
 
 DEFAULT_DB = "rtgate-history.db"
 
@@ -176,7 +178,7 @@ def handle_compare(args: argparse.Namespace) -> int:
         print("rtgate history: the environments differ: no verdict (measure both releases on the same host "
               "state, interleaved with --pair-id and compared --paired, or give --accept-drift)")
     if args.json:
-        Path(args.json).write_text(json.dumps({"comparisons": [c.as_dict() for c in outcome.comparisons],
+        write_text(args.json, json.dumps({"comparisons": [c.as_dict() for c in outcome.comparisons],
                                                "drift": outcome.drift, "notes": outcome.notes,
                                                "paired": outcome.paired, "refused": refused}, indent=2) + "\n")
     decisions = {c.decision for c in outcome.comparisons}
@@ -198,7 +200,7 @@ def handle_trend(args: argparse.Namespace) -> int:
                            for r in db.releases(platform, m)}
             limits = [g.limit_us for g in tf.measurements[m].gates if g.kind == "max"] \
                 if tf and m in tf.measurements else []
-            Path(args.plot).write_bytes(png(trend_figure(per_release, args.metric, min(limits) if limits else None)))
+            write_bytes(args.plot, png(trend_figure(per_release, args.metric, min(limits) if limits else None)))
     print(f"rtgate history: {platform} {m}: {args.metric} of the worst thread per run")
     print(f"{'RELEASE':24} {'RUNS':>4} {'MEDIAN':>10} {'MIN':>10} {'MAX':>10}")
     for r in rows:

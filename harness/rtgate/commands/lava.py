@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate lava args|job|results: LAVA jobs from threshold files, and their results back."""
 
 from __future__ import annotations
@@ -5,10 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from rtgate.commands.common import add_compiled_args_command, add_report_options, parse_seconds, report
+from rtgate.core.thresholds import load_thresholds
+from rtgate.errors import RtgateError
 from rtgate.lava.job import DEVICE_TYPES, JobOptions, render_job
 from rtgate.lava.results import lava_verdicts
-from rtgate.core.thresholds import load_thresholds
-from rtgate.commands.common import add_compiled_args_command, add_report_options, parse_seconds, report
+from rtgate.safe_io import write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -36,13 +39,21 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     j.add_argument("--rt-priority", type=int, metavar="PRIO", help="override a single-group priority")
     j.add_argument("--allow-inconclusive", action="store_true")
     j.add_argument("--no-kvm", action="store_true", help="qemu: emulate (TCG) instead of KVM")
+    j.add_argument("--cpus", type=int, metavar="N",
+                   help="qemu: vCPUs (default: as many as the measurements pin or count)")
+    j.add_argument("--tag", action="append", default=[], metavar="TAG",
+                   help="LAVA device tag the board must have (repeatable; a device's own tag pins it)")
     j.add_argument("--job-name")
     j.add_argument("-o", "--output", metavar="FILE", help="write the job here instead of stdout")
     j.set_defaults(handler=handle_job)
 
     r = lava.add_parser("results", help="turn LAVA's results (export or lava-run log) into verdicts and JUnit")
     r.add_argument("results", metavar="RESULTS")
-    r.add_argument("--thresholds", metavar="FILE", help="the job's threshold file: exact gate names")
+    r.add_argument("--thresholds", metavar="FILE",
+                   help="the job's threshold file: exact gate names, and every gate LAVA did not record is ERROR")
+    r.add_argument("--measurement", action="append", metavar="NAME",
+                   help="with --thresholds: the job ran only this measurement (repeatable)")
+    r.add_argument("--log", metavar="FILE", help="the job's log (YAML): tells INCONCLUSIVE and ERROR from FAIL")
     add_report_options(r)
     r.set_defaults(handler=handle_results)
 
@@ -55,10 +66,9 @@ def handle_job(args: argparse.Namespace) -> int:
         duration_s=args.duration, images=images, kernel_args=args.kernel_args, prompt=args.prompt,
         testdef_repository=args.testdef_repo, testdef_revision=args.testdef_revision, testdef_inline=args.inline,
         sampler=args.sampler, sampler_url=args.sampler_url, allow_inconclusive=args.allow_inconclusive,
-        rt_priority=args.rt_priority, no_kvm=args.no_kvm, job_name=args.job_name))
+        rt_priority=args.rt_priority, no_kvm=args.no_kvm, cpus=args.cpus, tags=args.tag, job_name=args.job_name))
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_text(args.output, text)
     else:
         sys.stdout.write(text)
     return 0
@@ -66,7 +76,12 @@ def handle_job(args: argparse.Namespace) -> int:
 
 def handle_results(args: argparse.Namespace) -> int:
     tf = load_thresholds(args.thresholds) if args.thresholds else None
-    verdicts = lava_verdicts(args.results, tf)
+    if args.measurement and not tf:
+        raise RtgateError("--measurement needs --thresholds")
+    for name in args.measurement or []:
+        if tf and name not in tf.measurements:
+            raise RtgateError(f"no measurement {name!r} in {tf.path} (measurements: {', '.join(tf.measurements)})")
+    verdicts = lava_verdicts(args.results, tf, args.measurement, args.log)
     from rtgate.core.thresholds import ThresholdFile
     shown = tf or ThresholdFile(path=args.results, platform="lava", description="", measurements={}, files=[])
     return report(shown, verdicts, args)

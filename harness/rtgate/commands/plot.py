@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate plot THRESHOLDS RESULTS...: PNG plots of results (histogram, latency over time)."""
 
 from __future__ import annotations
@@ -6,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from rtgate.core.thresholds import load_thresholds
+from rtgate.safe_io import check_output_dir, write_bytes
 from rtgate.commands.results_args import map_results
 
 
@@ -21,11 +23,11 @@ def handle(args: argparse.Namespace) -> int:
     from rtgate.reports.plots import histogram_figure, png, timeline_figure
     tf = load_thresholds(args.thresholds)
     out = Path(args.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    check_output_dir(out)
     for i, (name, run) in enumerate(map_results(tf, args.results)):
         m = tf.measurements[name]
         for kind, fig in (("histogram", histogram_figure(run, m)), ("timeline", timeline_figure(run, m))):
             path = out / f"{name}-{i}-{kind}.png"
-            path.write_bytes(png(fig))
+            write_bytes(path, png(fig))
             print(f"wrote {path}")
     return 0

@@ -1,13 +1,14 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate report THRESHOLDS RESULTS... -o report.html: one self-contained HTML report."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from rtgate.core.setup import evaluate_measured
 from rtgate.core.thresholds import load_thresholds
 from rtgate.commands.results_args import map_results
+from rtgate.safe_io import write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -39,6 +40,6 @@ def handle(args: argparse.Namespace) -> int:
                 comparisons = compare_releases(db, tf.platform, name, args.base, args.new,
                                                Settings(**tf.history))
     html = render_report(tf, dict(mapped), verdicts, trend_values, comparisons)
-    Path(args.output).write_text(html, encoding="utf-8")
+    write_text(args.output, html)
     print(f"wrote {args.output}")
     return 0

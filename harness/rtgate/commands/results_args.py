@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """[MEASUREMENT=]RESULTS arguments, mapped onto a threshold file's measurements (check, plot, report, export)."""
 
 from __future__ import annotations

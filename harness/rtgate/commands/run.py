@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate run [THRESHOLDS]: measure with rtgate-sampler, then evaluate every gate."""
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from rtgate.core.gates import Status, Verdict, error_verdicts
 from rtgate.core.setup import evaluate_measured
 from rtgate.core.thresholds import Measurement
 from rtgate.measure.runner import RequirementsNotMet, StoppedBeforeMeasuring, find_sampler, run_measurement
+from rtgate.measure import busy
 from rtgate.measure.stop import STOP
 from rtgate.core.thresholds import default_thresholds_path, load_thresholds
 from rtgate.commands.common import add_report_options, parse_seconds, report
+from rtgate.safe_io import check_output_dir, check_output_file, write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -59,8 +62,14 @@ def _handle(args: argparse.Namespace) -> int:
             raise RtgateError(f"no measurement {name!r} in {path} (measurements: {', '.join(tf.measurements)})")
     sampler = find_sampler(args.sampler)
     outdir = Path(args.output_dir)
+    # Unwritable outputs fail now, not after an hour of measuring.
+    check_output_dir(outdir)
+    for output in (args.junit, args.json, args.history):
+        if output:
+            check_output_file(output)
     verdicts: list[Verdict] = []
     durations: dict[str, float] = {}
+    notes: list[str] = []
     for name in names:
         m = tf.measurements[name]
         if STOP.requested:
@@ -76,7 +85,9 @@ def _handle(args: argparse.Namespace) -> int:
             verdicts.extend(_not_measured(m, f"not measured: {e}"))
             continue
         durations[name] = run.elapsed_s or 0.0
-        verdicts.extend(evaluate_measured(m, run, duration_s=args.duration))
+        judged = evaluate_measured(m, run, duration_s=args.duration)
+        verdicts.extend(judged)
+        notes.extend(_busy_notes(name, run.environment.get("machine_load"), judged))
         if args.history:
             from rtgate.commands.history import add_run
             from rtgate.history.store import HistoryDB
@@ -85,4 +96,20 @@ def _handle(args: argparse.Namespace) -> int:
                         pair_id=args.pair_id)
     if STOP.requested:
         print(f"rtgate: stopped by {STOP.signal}: evaluating what was measured", file=sys.stderr, flush=True)
-    return report(tf, verdicts, args, durations, {"results_dir": str(outdir)})
+    code = report(tf, verdicts, args, durations, {"results_dir": str(outdir)})
+    for line in notes:
+        print(line, flush=True)
+    return code
+
+
+def _busy_notes(name: str, record: dict | None, verdicts: list[Verdict]) -> list[str]:
+    """The machine's load around a measurement, and a note when it can explain a FAIL or INCONCLUSIVE."""
+    if not record:
+        return []
+    lines = [f"rtgate: {name}: {busy.describe(record)}"]
+    bad = sorted({v.status.value for v in verdicts if v.status in (Status.FAIL, Status.INCONCLUSIVE)})
+    if bad and record.get("busy"):
+        lines.append(f"rtgate: note: {name}: {' and '.join(bad)} measured on a busy machine "
+                     f"({'; '.join(record['busy'])}): other work competed with the sampler; "
+                     "measure again on a quiet machine before trusting this verdict")
+    return lines

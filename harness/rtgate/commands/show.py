@@ -1,9 +1,11 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate show RESULTS...: the figures of results files, in any supported format."""
 
 from __future__ import annotations
 
 import argparse
 
+from rtgate.core.gate_kinds import percentile_text
 from rtgate.core.model import RunResult, ThreadResult
 from rtgate.parsers import FORMATS, load_results
 
@@ -40,16 +42,14 @@ def describe(run: RunResult) -> str:
     setup = run.measured_setup
     if setup is not None and setup.stopped_early:
         head += f", STOPPED EARLY ({setup.stopped_early})"
-    lines = [head, "  THREAD  CPU  PRIO  CYCLES      MIN      AVG      MAX    P99.9  MISSED  OVERFLOW"]
+    lines = [head, "  THREAD  CPU  PRIO  CYCLES      MIN      AVG      MAX        P99.9  MISSED  OVERFLOW"]
     for t in run.threads:
-        p999 = "-"
-        if t.histogram is not None:
-            v, over = t.histogram.percentile(99.9, t.max)
-            p999 = "-" if v is None else (">=" if over else "") + f"{v:g}"
+        # A range (lo..hi) where a wide bucket or the histogram overflow hides the exact value.
+        p999 = (percentile_text(t.histogram, 99.9, t.max, 1) if t.histogram is not None else None) or "-"
         lines.append(f"  {t.index:6d}  {'-' if t.cpu is None or t.cpu < 0 else t.cpu:>3}  "
                      f"{'-' if t.priority is None else t.priority:>4}  {t.cycles:6d}  "
                      f"{'-' if t.min is None else f'{t.min:g}':>7}  {_avg(run, t.avg):>7}  "
-                     f"{'-' if t.max is None else f'{t.max:g}':>7}  {p999:>7}  "
+                     f"{'-' if t.max is None else f'{t.max:g}':>7}  {p999:>11}  "
                      f"{_missed(t):>6}  "
                      f"{'-' if t.histogram is None else t.histogram.overflow:>8}")
     return "\n".join(lines)

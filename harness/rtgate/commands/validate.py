@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate validate THRESHOLDS...: check threshold files without running anything."""
 
 from __future__ import annotations

@@ -1,29 +1,24 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Gate evaluation, conservative by construction: missing or unknowable data never reads as a pass.
 
-This is the one place where gate math lives; every reporter and adapter reads its verdicts.
+This is the one place where gate math lives (each kind's own judgement is declared in
+gate_kinds.py); every reporter and adapter reads its verdicts.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
-from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core import validity
-from rtgate.core.stats import clopper_pearson_upper
+from rtgate.core.gate_kinds import KINDS, pct, pct_range, percentile_text
+from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.stats import clean_samples_to_pass, decide_rate, samples_to_fail
+from rtgate.core.status import SEVERITY
+from rtgate.core.status import Status as Status  # re-exported: reporters import it from here
 from rtgate.core.thresholds import GateSpec, Measurement
 
-
-class Status(str, Enum):
-    PASS = "PASS"
-    FAIL = "FAIL"
-    INCONCLUSIVE = "INCONCLUSIVE"
-    ERROR = "ERROR"
-
-
-_SEVERITY = {Status.PASS: 0, Status.INCONCLUSIVE: 1, Status.FAIL: 2, Status.ERROR: 3}
+_SEVERITY = SEVERITY
 
 
 @dataclass
@@ -38,6 +33,7 @@ class Verdict:
     value_text: str = ""
     limit: float | None = None
     bound: float | None = None  # upper confidence bound of a rate
+    lower: float | None = None  # lower confidence bound of a rate
     samples: int = 0
     critical: bool = False
     properties: dict[str, Any] = field(default_factory=dict)
@@ -50,18 +46,8 @@ class Verdict:
         return {"measurement": self.measurement, "gate": self.gate, "kind": self.kind,
                 "thread": self.thread, "status": self.status.value, "reason": self.reason,
                 "value": self.value, "value_text": self.value_text, "limit": self.limit,
-                "bound": self.bound, "samples": self.samples, "critical": self.critical,
+                "bound": self.bound, "lower": self.lower, "samples": self.samples, "critical": self.critical,
                 "properties": self.properties}
-
-
-def _fmt(v: float | None) -> str:
-    if v is None:
-        return "n/a"
-    return f"{v:.0f}" if float(v).is_integer() else f"{v:.2f}"
-
-
-def _pct(r: float) -> str:
-    return f"{r * 100:.4g} %"
 
 
 def thread_ids(run: RunResult, labels: list[str | None]) -> dict[int, str]:
@@ -91,8 +77,10 @@ def _properties(run: RunResult, t: ThreadResult) -> dict[str, Any]:
     if t.histogram is not None:
         props["overflows"] = t.histogram.overflow
         for q in (99.0, 99.9, 99.99):
-            v, over = t.histogram.percentile(q, t.max)
-            props[f"p{q:g}_us"] = None if v is None else (f">={v / scale:g}" if over else v / scale)
+            r = t.histogram.percentile_range(q, t.max)
+            # A number where it is known; a range as text where a wide bucket or the overflow hides it.
+            props[f"p{q:g}_us"] = (None if r is None else r[0] / scale if r[0] == r[1]
+                                   else percentile_text(t.histogram, q, t.max, scale))
     return props
 
 
@@ -111,117 +99,40 @@ class _Eval:
         if t.cycles == 0:
             return self.verdict(Status.ERROR, "no samples (0 cycles)")
         n = t.cycles + (t.missed or 0)
-        need = g.min_samples or self.default_min_samples()
+        kind = KINDS[g.kind]
+        need = g.min_samples or kind.min_samples(g)
         if n < need:
             return self.verdict(Status.INCONCLUSIVE, f"only {n} samples, the {g.kind} gate needs {need}",
                                 samples=n)
-        return getattr(self, "eval_" + g.kind)()
+        return kind.judge(self)
 
-    def default_min_samples(self) -> int:
-        if self.gate.kind == "percentile" and self.gate.percentile is not None:
-            return math.ceil(100.0 / (100.0 - self.gate.percentile) - 1e-9)
-        return 1
-
-    def eval_max(self) -> tuple[Status, str, dict[str, Any]]:
-        t, limit = self.t, float(self.gate.limit_us or 0.0)
-        if t.max is None:
-            return self.verdict(Status.ERROR, "results have no max")
-        v = t.max / self.scale
-        kw = {"value": v, "value_text": f"{_fmt(v)} us", "limit": limit, "samples": t.cycles}
-        if v > limit:
-            return self.verdict(Status.FAIL, f"max {_fmt(v)} us > {_fmt(limit)} us", **kw)
-        return self.verdict(Status.PASS, f"max {_fmt(v)} us <= {_fmt(limit)} us", **kw)
-
-    def eval_avg(self) -> tuple[Status, str, dict[str, Any]]:
-        t, limit = self.t, float(self.gate.limit_us or 0.0)
-        if t.avg is None:
-            return self.verdict(Status.ERROR, "results have no average")
-        v = t.avg / self.scale
-        # How far the true average may lie above the printed one: text formats truncate it to whole
-        # units, rt-tests JSON rounds it to two decimals; rtgate's JSON and -v samples are exact.
-        slack = {"histogram-text": 1.0, "summary-text": 1.0, "rt-tests-json": 0.005,
-                 "rtla-timerlat-hist": 1.0}.get(self.run.format, 0.0)
-        upper = (t.avg + slack) / self.scale
-        kw = {"value": v, "value_text": f"{_fmt(v)} us", "limit": limit, "samples": t.cycles}
-        if upper > limit:
-            why = "" if v > limit else " (as printed: the true average may be higher)"
-            return self.verdict(Status.FAIL, f"avg {_fmt(v)} us > {_fmt(limit)} us{why}", **kw)
-        return self.verdict(Status.PASS, f"avg {_fmt(v)} us <= {_fmt(limit)} us", **kw)
-
-    def eval_percentile(self) -> tuple[Status, str, dict[str, Any]]:
-        t, g = self.t, self.gate
-        q, limit = float(g.percentile or 0.0), float(g.limit_us or 0.0)
-        name = f"p{q:g}"
-        kw: dict[str, Any] = {"limit": limit, "samples": t.cycles + (t.missed or 0)}
-        if t.missed:
-            # A missed period is a sample above any limit: it sits at the top of the distribution.
-            tail = t.missed / (t.cycles + t.missed)
-            if tail > 1.0 - q / 100.0:
-                return self.verdict(Status.FAIL, f"{name} is a missed period ({t.missed} missed of "
-                                    f"{t.cycles + t.missed}) > {_fmt(limit)} us", value_text="missed", **kw)
-        if t.histogram is None:
-            if t.max is not None and t.max / self.scale <= limit:
-                v = t.max / self.scale
-                return self.verdict(Status.PASS, f"{name} <= max {_fmt(v)} us <= {_fmt(limit)} us",
-                                    value=v, value_text=f"<= {_fmt(v)} us", **kw)
-            return self.verdict(Status.ERROR, f"results have no histogram, so {name} is unknown "
-                                "(run cyclictest with -h, or use rtgate-sampler JSON)", **kw)
-        # With missed periods on top, the percentile of the whole is at a higher rank of the histogram.
-        q_hist = q if not t.missed else 100.0 * min(1.0, (q / 100.0) * (t.cycles + t.missed) / t.cycles)
-        value, in_overflow = t.histogram.percentile(q_hist, t.max)
-        if value is None:
-            return self.verdict(Status.ERROR, f"{name} is unknown", **kw)
-        v = value / self.scale
-        if in_overflow and (t.max is None or t.max / self.scale > limit):
-            return self.verdict(Status.FAIL, f"{name} lies in the histogram overflow (>= {_fmt(v)} us) "
-                                f"> {_fmt(limit)} us", value=v, value_text=f">= {_fmt(v)} us", **kw)
-        kw.update(value=v, value_text=f"{_fmt(v)} us")
-        if v > limit:
-            return self.verdict(Status.FAIL, f"{name} {_fmt(v)} us > {_fmt(limit)} us", **kw)
-        return self.verdict(Status.PASS, f"{name} {_fmt(v)} us <= {_fmt(limit)} us", **kw)
-
-    def _rate(self, k: int, n: int, allowed: float, what: str) -> tuple[Status, str, dict[str, Any]]:
+    def decide(self, k_min: int, k_max: int, n: int, allowed: float,
+                what: str) -> tuple[Status, str, dict[str, Any]]:
+        """A rate against its limit: PASS when the upper bound is at or under it, FAIL when the lower
+        bound is above it, INCONCLUSIVE in between with how many samples would decide it."""
         conf = self.gate.confidence
-        bound = clopper_pearson_upper(k, n, conf)
-        observed = k / n
-        kw = {"value": observed, "value_text": _pct(observed), "limit": allowed, "bound": bound, "samples": n}
-        text = f"{k} of {n} {what} ({_pct(observed)}, {conf * 100:g} % upper bound {_pct(bound)})"
-        if observed > allowed:
-            return self.verdict(Status.FAIL, f"{text} > {_pct(allowed)}", **kw)
-        if bound <= allowed:
-            return self.verdict(Status.PASS, f"{text} <= {_pct(allowed)}", **kw)
-        clean = math.ceil(math.log(1.0 - conf) / math.log1p(-allowed)) if allowed > 0 else None
-        more = f"; about {clean} clean samples are needed" if clean else ""
-        return self.verdict(Status.INCONCLUSIVE, f"{text}: the bound is above {_pct(allowed)}{more}", **kw)
-
-    def eval_miss_rate(self) -> tuple[Status, str, dict[str, Any]]:
-        t, g = self.t, self.gate
-        above = float(g.above_us or 0.0)
-        known_max = t.max
-        if t.histogram is None:
-            if known_max is None or known_max / self.scale > above:
-                return self.verdict(Status.ERROR, f"results have no histogram, so samples above "
-                                    f"{_fmt(above)} us cannot be counted (run cyclictest with -h, "
-                                    "or use rtgate-sampler JSON)")
-            k = 0
-        else:
-            k = t.histogram.count_above(above * self.scale, known_max)
-        missed = t.missed or 0
-        return self._rate(k + missed, t.cycles + missed, float(g.rate or 0.0),
-                          f"samples above {_fmt(above)} us" + (f" or missed ({missed} missed)" if missed else ""))
-
-    def eval_missed(self) -> tuple[Status, str, dict[str, Any]]:
-        t, g = self.t, self.gate
-        if t.missed is None:
-            return self.verdict(Status.ERROR, f"{self.run.format} results do not count missed periods "
-                                "(cyclictest skips them silently): use rtgate-sampler")
-        n = t.cycles + t.missed
-        if g.max_count is not None:
-            kw = {"value": float(t.missed), "value_text": str(t.missed), "limit": float(g.max_count), "samples": n}
-            if t.missed > g.max_count:
-                return self.verdict(Status.FAIL, f"{t.missed} missed periods > {g.max_count}", **kw)
-            return self.verdict(Status.PASS, f"{t.missed} missed periods <= {g.max_count}", **kw)
-        return self._rate(t.missed, n, float(g.max_rate or 0.0), "periods missed")
+        d = decide_rate(k_min, k_max, n, allowed, conf)
+        observed = k_max / n
+        kw = {"value": observed, "value_text": pct_range(k_min / n, observed), "limit": allowed,
+              "bound": d.upper, "lower": d.lower, "samples": n}
+        count = str(k_max) if k_min == k_max else f"between {k_min} and {k_max}"
+        hidden = "" if k_min == k_max else "; the histogram does not show which"
+        text = (f"{count} of {n} {what} ({pct_range(k_min / n, observed)}{hidden}; {conf * 100:g} % bounds "
+                f"{pct(d.lower)} to {pct(d.upper)})")
+        if d.verdict == "PASS":
+            return self.verdict(Status.PASS, f"{text}: upper bound <= {pct(allowed)}", **kw)
+        if d.verdict == "FAIL":
+            return self.verdict(Status.FAIL, f"{text}: lower bound > {pct(allowed)}", **kw)
+        more = []
+        clean = clean_samples_to_pass(k_max, n, allowed, conf)
+        if clean is not None:
+            more.append(f"{clean} more clean samples would pass it")
+        if k_min == k_max:
+            fail = samples_to_fail(k_max, n, allowed, conf)
+            if fail is not None:
+                more.append(f"about {fail} more at the observed rate would fail it")
+        tail = "; " + ", ".join(more) if more else ""
+        return self.verdict(Status.INCONCLUSIVE, f"{text}: the bounds straddle {pct(allowed)}{tail}", **kw)
 
 
 def _select(run: RunResult, gate: GateSpec, labels: list[str | None]) -> tuple[list[ThreadResult], str | None]:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The one results model every parser produces and every gate and reporter reads."""
 
 from __future__ import annotations
@@ -59,6 +60,46 @@ class Histogram:
         if known_max is not None:
             return float(known_max), True
         return (float(self.range_end) if self.range_end is not None else None), True
+
+    def count_range(self, limit: float, known_max: float | None) -> tuple[int, int]:
+        """(fewest, most) samples that can be above `limit`.
+
+        The most is count_above's conservative count. The fewest counts buckets wholly above the
+        limit, the overflow when it starts above the limit, and the max itself when it is above:
+        an overflow that starts below the limit hides how many of its samples are above.
+        """
+        most = self.count_above(limit, known_max)
+        if most == 0:
+            return 0, 0
+        fewest = sum(c for lo, _, c in self.buckets if lo > limit)
+        if self.overflow and self.range_end is not None and self.range_end > limit:
+            fewest += self.overflow
+        if known_max is not None and known_max > limit:
+            fewest = max(fewest, 1)
+        return min(fewest, most), most
+
+    def percentile_range(self, q: float, known_max: float | None) -> tuple[float, float | None] | None:
+        """The lowest and highest value the q-th percentile sample can have (None: no samples).
+
+        Exact in 1-unit buckets; a bucket's range in wider ones; in the overflow, from where the
+        overflow starts to the exact max (None when the max is unknown too).
+        """
+        total = self.total
+        if total == 0:
+            return None
+        rank = max(1, math.ceil(q * total / 100.0 - 1e-9))
+        seen = 0
+        for lo, hi, c in self.buckets:
+            seen += c
+            if seen >= rank:
+                top = known_max if hi is None else hi - 1
+                if known_max is not None and top is not None:
+                    top = min(top, known_max)
+                return float(min(lo, top) if top is not None else lo), None if top is None else float(top)
+        if known_max is not None and rank >= total:
+            return float(known_max), float(known_max)  # the top sample is the max
+        bottom = float(self.range_end) if self.range_end is not None else 0.0
+        return bottom, None if known_max is None else float(max(known_max, bottom))
 
 
 @dataclass

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """How results were measured, set against how a threshold file asks to measure.
 
 Results that say how they were measured (rtgate JSON, an rt-tests command line, T: lines' P: and I:,

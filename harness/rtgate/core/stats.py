@@ -1,8 +1,13 @@
-"""Confidence bounds for miss rates. Pure Python: boards and CI images need no SciPy."""
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Confidence bounds for rates (miss rates, missed periods, percentile exceedances).
+
+Pure Python: boards and CI images need no SciPy.
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -74,37 +79,26 @@ def binom_cdf(k: int, n: int, p: float) -> float:
     return 1.0 - betainc(k + 1, n - k, p)
 
 
-def clopper_pearson_upper(k: int, n: int, confidence: float = 0.95, rel_tol: float = 1e-7) -> float:
-    """One-sided upper bound of a binomial rate after k events in n trials.
+def _cdf_root(k: int, n: int, level: float, rel_tol: float) -> tuple[float, float]:
+    """A bracket [lo, hi], hi - lo <= rel_tol * hi, around the p where P(X <= k | n, p) = level.
 
-    The true rate is below the bound with the given confidence. With k = 0 this is
-    1 - (1 - confidence) ** (1 / n): a 0.1 % limit at 95 % needs about 3000 clean samples.
-    The result is rounded up (by at most rel_tol), never down: a gate never passes on rounding.
+    P(X <= k | p) falls with p; its derivative is minus the Beta(k+1, n-k) density. Newton from
+    the normal approximation (Cornish-Fisher), inside a bracket with f(lo) > 0 >= f(hi) that every
+    evaluation narrows. 0 <= k < n, 0 < level < 1.
     """
-    if n <= 0:
-        return 1.0
-    if not 0.0 < confidence < 1.0:
-        raise ValueError("confidence must be between 0 and 1")
-    if k >= n:
-        return 1.0
-    alpha = 1.0 - confidence
-    if k == 0:
-        return 1.0 - alpha ** (1.0 / n)
-    # f(p) = P(X <= k | p) - alpha falls with p; its derivative is minus the Beta(k+1, n-k)
-    # density. Newton from the normal approximation, inside a bracket [lo, hi] with
-    # f(lo) > 0 >= f(hi) that every evaluation narrows; hi is what we return.
     a, b = k + 1, n - k
     log_norm = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
-    lo, hi = k / n, 1.0  # P(X <= k | k/n) >= 1/2 > alpha: k is a median
-    # Start at the Beta(a, b) quantile by Cornish-Fisher: close enough for 2-3 Newton steps.
-    z = normal_quantile(confidence)
+    # k is a median of Binomial(n, k/n), so P(X <= k | k/n) >= 1/2 and P(X <= k | (k+1)/n) <= 1/2.
+    lo = k / n if level <= 0.5 else 0.0
+    hi = (k + 1) / n if level >= 0.5 else 1.0
+    z = normal_quantile(1.0 - level)
     mean = a / (a + b)
     sd = math.sqrt(a * b / ((a + b) ** 2 * (a + b + 1.0)))
     skew = 2.0 * (b - a) * math.sqrt(a + b + 1.0) / ((a + b + 2.0) * math.sqrt(a * b))
     p = mean + sd * (z + skew * (z * z - 1.0) / 6.0)
-    p = min(max(p, lo + (1.0 - lo) * 1e-9), 1.0 - 1e-12)
+    p = min(max(p, lo + (hi - lo) * 1e-9), hi - (hi - lo) * 1e-9)
     for _ in range(200):
-        f = binom_cdf(k, n, p) - alpha
+        f = binom_cdf(k, n, p) - level
         if f > 0:
             lo = p
         else:
@@ -119,4 +113,116 @@ def clopper_pearson_upper(k: int, n: int, confidence: float = 0.95, rel_tol: flo
         else:
             nxt = p + step
         p = nxt if lo < nxt < hi else (lo + hi) / 2.0
-    return hi
+    return lo, hi
+
+
+def _check(confidence: float) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError("confidence must be between 0 and 1")
+
+
+def clopper_pearson_upper(k: int, n: int, confidence: float = 0.95, rel_tol: float = 1e-7) -> float:
+    """One-sided upper bound of a binomial rate after k events in n trials.
+
+    The true rate is below the bound with the given confidence. With k = 0 this is
+    1 - (1 - confidence) ** (1 / n): a 0.1 % limit at 95 % needs about 3000 clean samples.
+    The result is rounded up (by at most rel_tol), never down: a gate never passes on rounding.
+    """
+    if n <= 0:
+        return 1.0
+    _check(confidence)
+    if k >= n:
+        return 1.0
+    if k == 0:
+        return 1.0 - float((1.0 - confidence) ** (1.0 / n))
+    return _cdf_root(k, n, 1.0 - confidence, rel_tol)[1]
+
+
+def clopper_pearson_lower(k: int, n: int, confidence: float = 0.95, rel_tol: float = 1e-7) -> float:
+    """One-sided lower bound: the true rate is above it with the given confidence.
+
+    It solves P(X >= k | p) = 1 - confidence, that is P(X <= k - 1 | p) = confidence. Rounded
+    down (by at most rel_tol), never up: a gate never fails on rounding.
+    """
+    if n <= 0 or k <= 0:
+        return 0.0
+    _check(confidence)
+    k = min(k, n)
+    if k == n:
+        return float((1.0 - confidence) ** (1.0 / n))
+    return _cdf_root(k - 1, n, confidence, rel_tol)[0]
+
+
+@dataclass(frozen=True)
+class RateDecision:
+    """A rate judged against its limit by both one-sided bounds.
+
+    The event count may be known only as a range (a histogram overflow hides which samples are
+    above the limit): the upper bound comes from the most events there could be, the lower
+    bound from the fewest there must be.
+    """
+
+    verdict: str        # PASS, FAIL or INCONCLUSIVE
+    lower: float        # lower confidence bound of the rate, from k_min
+    upper: float        # upper confidence bound of the rate, from k_max
+
+
+def decide_rate(k_min: int, k_max: int, n: int, allowed: float, confidence: float = 0.95) -> RateDecision:
+    """PASS when the upper bound is at or under `allowed`, FAIL when the lower bound is above it."""
+    upper = clopper_pearson_upper(k_max, n, confidence)
+    lower = clopper_pearson_lower(k_min, n, confidence)
+    if upper <= allowed:
+        return RateDecision("PASS", lower, upper)
+    if lower > allowed:
+        return RateDecision("FAIL", lower, upper)
+    return RateDecision("INCONCLUSIVE", lower, upper)
+
+
+def clean_samples_to_pass(k: int, n: int, allowed: float, confidence: float = 0.95) -> int | None:
+    """How many more samples, none of them above the limit, would make the upper bound pass."""
+    if allowed <= 0.0 or allowed >= 1.0:
+        return None
+    alpha = 1.0 - confidence
+
+    def passes(total: int) -> bool:
+        return total > k and binom_cdf(k, total, allowed) <= alpha
+
+    hi = max(n, k + 1)
+    while not passes(hi):
+        hi *= 2
+        if hi > 2**40:
+            return None
+    lo = n - 1  # passes(lo) is false here, or the gate would have passed
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if passes(mid) else (mid, hi)
+    while clopper_pearson_upper(k, hi, confidence) > allowed:  # the gate's own rule decides ties
+        hi += 1
+    return hi - n
+
+
+def samples_to_fail(k: int, n: int, allowed: float, confidence: float = 0.95) -> int | None:
+    """About how many more samples at the observed rate k/n would make the lower bound fail.
+
+    None when the observed rate is at or under the limit (it would never fail at that rate).
+    """
+    if n <= 0 or k * 1.0 / n <= allowed or allowed <= 0.0:
+        return None
+    rate = k / n
+
+    def fails(total: int) -> bool:
+        events = min(total, round(rate * total))
+        return clopper_pearson_lower(events, total, confidence) > allowed
+
+    if fails(n):
+        return 0
+    hi = 2 * n
+    while not fails(hi):
+        hi *= 2
+        if hi > 2**40:  # beyond any run (and beyond where doubles keep the sums exact enough)
+            return None
+    lo = n
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fails(mid) else (mid, hi)
+    return hi - n

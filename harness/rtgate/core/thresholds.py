@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Threshold files: per-platform measurements and gates, validated with file, line and key."""
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from typing import Any
 
 import yaml
 
+from rtgate.core.gate_kinds import KINDS
+from rtgate.core.yamlload import THRESHOLDS as THRESHOLDS_LIMITS
+from rtgate.core.yamlload import load_yaml
 from rtgate.errors import ThresholdsError
 from rtgate.measure.load import KINDS as LOAD_KINDS
 from rtgate.measure.load import LoadSpec
@@ -16,7 +20,7 @@ from rtgate.measure.load import LoadSpec
 Key = tuple[Any, ...]
 Where = tuple[str, int]  # file, line
 
-GATE_KINDS = ("max", "miss_rate", "percentile", "avg", "missed")
+GATE_KINDS = tuple(KINDS)
 BACKENDS = ("sampler", "timerlat")
 POLICIES = ("fifo", "rr", "other", "batch", "idle")
 
@@ -110,23 +114,17 @@ class ThresholdFile:
 
 def _load_yaml(path: Path) -> tuple[Any, dict[Key, Where]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            raw = f.read(THRESHOLDS_LIMITS.max_bytes + 1)  # never read more than the cap
+        if len(raw) > THRESHOLDS_LIMITS.max_bytes:
+            raise ThresholdsError(f"larger than {THRESHOLDS_LIMITS.max_bytes} bytes: not a threshold file",
+                                  path=str(path))
+        text = raw.decode("utf-8")
     except OSError as e:
         raise ThresholdsError(f"cannot read: {e.strerror}", path=str(path)) from e
     except UnicodeDecodeError as e:
         raise ThresholdsError(f"not UTF-8 text: {e}", path=str(path)) from e
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        raise ThresholdsError(f"invalid YAML: {e.problem or e.context}", path=str(path),
-                              line=mark.line + 1 if mark else None) from e
-    except yaml.YAMLError as e:
-        raise ThresholdsError(f"invalid YAML: {e}", path=str(path)) from e
-    finally:
-        loader.dispose()
+    data, node = load_yaml(text, str(path), ThresholdsError, THRESHOLDS_LIMITS, "threshold")
     lines: dict[Key, Where] = {}
 
     def walk(n: yaml.Node, key: Key) -> None:
@@ -171,10 +169,10 @@ def _merge(base: Any, over: Any, over_lines: dict[Key, Where], key: Key, out_lin
                 _copy_lines(over_lines, key + (k,), out_lines, key + (k,))
         return merged
     if key and key[-1] == "gates" and isinstance(base, list) and isinstance(over, list):
-        by_name = {g.get("name"): i for i, g in enumerate(base) if isinstance(g, dict)}
+        by_name = {_gate_name(g): i for i, g in enumerate(base) if _gate_name(g) is not None}
         merged_list = list(base)
         for oi, g in enumerate(over):
-            name = g.get("name") if isinstance(g, dict) else None
+            name = _gate_name(g)
             if name in by_name:
                 mi = by_name[name]
                 merged_list[mi] = _merge(base[mi], g, _shift(over_lines, key + (oi,), key + (mi,)),
@@ -185,6 +183,12 @@ def _merge(base: Any, over: Any, over_lines: dict[Key, Where], key: Key, out_lin
         return merged_list
     _copy_lines(over_lines, key, out_lines, key)
     return over
+
+
+def _gate_name(gate: Any) -> str | None:
+    """A gate's name when it is one (a list or mapping there is reported by validation, not here)."""
+    name = gate.get("name") if isinstance(gate, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _shift(lines: dict[Key, Where], old: Key, new: Key) -> dict[Key, Where]:
@@ -207,9 +211,17 @@ def _load_chain(path: Path, seen: list[str]) -> tuple[dict[str, Any], dict[Key, 
     if not isinstance(parent, str) or not parent:
         raise ThresholdsError("must name a threshold file", path=str(path), line=lines[("extends",)][1],
                               key="extends")
+    if len(seen) >= 16:
+        raise ThresholdsError("extends chain longer than 16 files", path=str(path),
+                              line=lines[("extends",)][1], key="extends")
     parent_path = (path.parent / parent)
-    if not parent_path.is_file():
-        raise ThresholdsError(f"file {parent!r} not found (looked in {path.parent})", path=str(path),
+    try:
+        found = parent_path.is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        found = False
+    if not found:
+        shown = parent if len(parent) <= 80 else parent[:77] + "..."
+        raise ThresholdsError(f"file {shown!r} not found (looked in {path.parent})", path=str(path),
                               line=lines[("extends",)][1], key="extends")
     base, merged_lines, files = _load_chain(parent_path, seen + [resolved])
     merged = _merge(base, {k: v for k, v in data.items() if k != "extends"}, lines, (), merged_lines)
@@ -345,10 +357,7 @@ _SAMPLER_KEYS = {"interval_us", "distance_us", "duration", "loops", "policy", "p
 _GROUP_KEYS = {"name", "count", "cpus", "priority", "policy"}
 _GATE_KEYS = {"name", "kind", "limit_us", "above_us", "rate", "percentile", "max_count", "max_rate",
               "confidence", "threads", "cpus", "scope", "min_samples", "critical", "description"}
-_KIND_NEEDS = {"max": {"limit_us"}, "avg": {"limit_us"}, "percentile": {"percentile", "limit_us"},
-               "miss_rate": {"above_us", "rate"}, "missed": set()}
-_KIND_TAKES = {"max": {"limit_us"}, "avg": {"limit_us"}, "percentile": {"percentile", "limit_us"},
-               "miss_rate": {"above_us", "rate", "confidence"}, "missed": {"max_count", "max_rate", "confidence"}}
+_KIND_KEYS = sorted(set().union(*(k.takes for k in KINDS.values())))  # keys that only some kinds take
 
 
 def _sampler(c: _Checker, raw: Any, key: Key) -> SamplerSettings:
@@ -419,7 +428,8 @@ def _sampler(c: _Checker, raw: Any, key: Key) -> SamplerSettings:
     return s
 
 
-_LOAD_KEYS = {"kind", "workers", "cpus", "size", "command", "warmup_seconds", "min_cpu_percent"}
+_LOAD_KEYS = {"kind", "workers", "cpus", "size", "command", "warmup_seconds", "min_cpu_percent",
+              "min_ops_per_second", "tree"}
 # What a measurement needs of the system. architecture, compatible (a devicetree compatible string), dmi_product
 # and cpu_count name the machine a board file is for: elsewhere its budget means nothing.
 REQUIREMENTS = {"preempt_rt": bool, "isolated_cpus": bool, "governor": str, "bare_metal": bool,
@@ -452,8 +462,18 @@ def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
         raise c.fail(key, "a custom load needs command: [program, arg, ...]")
     if "warmup_seconds" in m:
         spec.warmup_seconds = c.number(m["warmup_seconds"], key + ("warmup_seconds",), 0.0, 3600.0)
+    # CPU use can be asked of any load; an operation rate only of stress-ng's io, network and timer,
+    # whose figures stress-ng reports (elsewhere the level would never be checked).
     if "min_cpu_percent" in m:
         spec.min_cpu_percent = c.number(m["min_cpu_percent"], key + ("min_cpu_percent",), 0.0, 1e6)
+    if "min_ops_per_second" in m:
+        if spec.kind not in ("io", "network", "timer"):
+            raise c.fail(key + ("min_ops_per_second",), f"a {spec.kind} load's level is min_cpu_percent")
+        spec.min_ops_per_second = c.number(m["min_ops_per_second"], key + ("min_ops_per_second",), 0.0, 1e12)
+    if "tree" in m:
+        if spec.kind != "kcompile" or not isinstance(m["tree"], str) or not m["tree"]:
+            raise c.fail(key + ("tree",), "tree: a kernel source tree's path, for kind: kcompile only")
+        spec.tree = m["tree"]
     return spec
 
 
@@ -492,12 +512,15 @@ def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
     kind = m["kind"]
     if kind not in GATE_KINDS:
         raise c.fail(key + ("kind",), f"unknown gate kind {kind!r} (one of {', '.join(GATE_KINDS)})")
-    for k in sorted(_KIND_NEEDS[kind]):
+    spec = KINDS[kind]
+    for k in sorted(spec.needs):
         if k not in m:
             raise c.fail(key, f"a {kind} gate needs {k!r}")
-    for k in ("limit_us", "above_us", "rate", "percentile", "max_count", "max_rate", "confidence"):
-        if k in m and k not in _KIND_TAKES[kind]:
+    for k in _KIND_KEYS:
+        if k in m and k not in spec.takes:
             raise c.fail(key + (k,), f"a {kind} gate does not take {k!r}")
+    if spec.one_of and sum(k in m for k in spec.one_of) != 1:
+        raise c.fail(key, f"a {kind} gate needs exactly one of {' or '.join(spec.one_of)}")
     g = GateSpec(name=c.name(m["name"], key + ("name",)), kind=kind, where=c.where(key))
     if "limit_us" in m:
         g.limit_us = c.number(m["limit_us"], key + ("limit_us",), 0.0, 1e9)
@@ -509,13 +532,10 @@ def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
         g.percentile = c.number(m["percentile"], key + ("percentile",), 0.0, 100.0, lo_open=True)
         if g.percentile >= 100.0:
             raise c.fail(key + ("percentile",), "percentile must be below 100 (use a max gate)")
-    if kind == "missed":
-        if ("max_count" in m) == ("max_rate" in m):
-            raise c.fail(key, "a missed gate needs exactly one of max_count or max_rate")
-        if "max_count" in m:
-            g.max_count = c.integer(m["max_count"], key + ("max_count",), 0, 2**62)
-        else:
-            g.max_rate = c.rate(m["max_rate"], key + ("max_rate",))
+    if "max_count" in m:
+        g.max_count = c.integer(m["max_count"], key + ("max_count",), 0, 2**62)
+    if "max_rate" in m:
+        g.max_rate = c.rate(m["max_rate"], key + ("max_rate",))
     if "confidence" in m:
         g.confidence = c.number(m["confidence"], key + ("confidence",), 0.5, 0.999999)
     if "threads" in m:
@@ -525,7 +545,7 @@ def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
         if not isinstance(t, list) or not t:
             raise c.fail(key + ("threads",), "must be a thread group name or a list of them")
         for name in t:
-            if name not in groups:
+            if not isinstance(name, str) or name not in groups:
                 raise c.fail(key + ("threads",), f"no thread group {name!r} in this measurement "
                              f"(groups: {', '.join(sorted(groups))})")
         g.threads = list(t)
@@ -548,9 +568,15 @@ def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
 
 
 def load_thresholds(path: str | Path) -> ThresholdFile:
-    p = Path(path)
-    if not p.is_file():
-        raise ThresholdsError("no such threshold file", path=str(p))
+    """A threshold file by path, or by the name of one shipped with rtgate (every command takes both)."""
+    try:
+        p = find_thresholds(str(path))
+        found = p.is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        p, found = Path(path), False
+    if not found:
+        shipped = ", ".join(shipped_names()[:6])
+        raise ThresholdsError(f"no such threshold file (nor a shipped one such as {shipped})", path=str(p))
     data, lines, files = _load_chain(p, [])
     c = _Checker(p, lines)
     top = c.mapping(data, (), {"platform", "description", "measurements", "allow_inconclusive", "require",
@@ -619,6 +645,14 @@ def default_thresholds_path() -> Path:
             return d / "default.yaml"
     raise ThresholdsError("the built-in default threshold file is missing from this installation",
                           path=str(_shipped_dirs()[0] / "default.yaml"))
+
+
+def shipped_names() -> list[str]:
+    """Threshold files shipped with rtgate, by the names every command accepts."""
+    for d in _shipped_dirs():
+        if d.is_dir():
+            return sorted(str(f.relative_to(d)) for f in d.rglob("*.yaml"))
+    return []
 
 
 def find_thresholds(name: str) -> Path:

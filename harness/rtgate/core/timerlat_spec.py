@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The timerlat backend's part of a threshold file (the `timerlat:` section) and the shape of its
 results: one thread per rtla context (irq, thread, user) and measured CPU. Running rtla is
 rtgate.measure.timerlat; reading its output, rtgate.parsers.rtla."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Whether a run can be judged at all, decided from the results file itself, so that `rtgate run`,
 `check`, `report`, `history add` and the adapters all give the same verdict.
 

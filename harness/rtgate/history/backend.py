@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """One connection interface over SQLite (a file, the default) and PostgreSQL (a lab's shared server).
 
 The schema is written once in SQLite's dialect; PostgreSQL gets the same tables with 64-bit

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Did latency change between two releases by more than run-to-run noise explains?
 
 Every test treats a run as the unit and is calibrated by permuting runs (or, for interleaved
@@ -283,7 +284,7 @@ def compare(db: HistoryDB, platform: str, measurement: str, base: str, new: str,
             c = _compare_tail(base_t, new_t, pairs, [r.id for r in base_runs], [r.id for r in new_runs],
                               settings, notes)
         else:
-            c = _compare_figure(*job, pairs, settings)
+            c = _compare_figure(job[0], job[1], job[2], job[3], pairs, settings)  # type: ignore[arg-type]
         if c.p_worse is not None:
             _decide(c, alpha, settings, c.better_effect)
             # An exact test on few runs cannot reach a small alpha at all: say so, not "no change".

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The drift guard: was the host the same when the two releases were measured?
 
 A busier or quieter host moves latency tails as much as a kernel change does, so each run keeps

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Rank statistics for run-to-run comparisons: small samples, heavy tails, no normality assumed."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The history store: a SQLite file or a PostgreSQL database, safe with concurrent writers and
 interrupted writes.
 
@@ -17,6 +18,7 @@ from rtgate.core.gates import Verdict
 from rtgate.core.model import UNIT_SCALE, RunResult, ThreadResult
 from rtgate.history.backend import Backend, is_postgres_url, redacted
 from rtgate.history.drift import fingerprint
+from rtgate.safe_io import check_regular_or_absent
 
 SCHEMA_VERSION = 2
 MIGRATIONS: dict[int, list[str]] = {
@@ -101,6 +103,8 @@ class HistoryDB:
 
     def __init__(self, target: str | Path) -> None:
         self.path = str(target)
+        if not is_postgres_url(self.path):
+            check_regular_or_absent(Path(self.path))  # sqlite3 would open /dev/full or a FIFO as its database
         self.db = Backend(self.path)
         try:
             self._migrate()
@@ -174,10 +178,10 @@ class HistoryDB:
                 for row in rows:
                     self.db.execute("INSERT INTO threads VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                     (run_id,) + row)
-                for v in verdicts:
+                for verdict in verdicts:
                     self.db.execute("INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                    (run_id, v.gate, v.thread, v.status.value, v.value, v.limit, v.bound,
-                                     v.samples, v.reason))
+                                    (run_id, verdict.gate, verdict.thread, verdict.status.value, verdict.value,
+                                     verdict.limit, verdict.bound, verdict.samples, verdict.reason))
         except self.db.errors as e:
             raise RtgateError(f"could not store {run.source}: {e}", path=redacted(self.path)) from e
         return run_id

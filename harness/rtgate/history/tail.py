@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Tail exceedance counts: how many samples of each run lie above a few thresholds.
 
 One p99.9 per run throws away almost every sample; counting the samples above thresholds taken

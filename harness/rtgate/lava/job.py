@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Render a LAVA job for a threshold file from the Jinja2 templates in lava-defs/templates/."""
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from rtgate.core.thresholds import Measurement, ThresholdFile
 
 DEVICE_TYPES = ("qemu", "bcm2711-rpi-4-b", "imx8mp-evk")
 BOOT_AND_DEPLOY_MINUTES = 15
+# qemu without KVM: LAVA's overlay is built by libguestfs in a TCG VM of its own, and the board
+# boots under TCG too; on a loaded CI host each takes minutes.
+TCG_DEPLOY_MINUTES, TCG_BOOT_MINUTES = 15, 10
 MARGIN = 1.2  # measurements run a little longer than their duration: start, stop, reporting
 
 
@@ -62,6 +66,8 @@ class JobOptions:
     allow_inconclusive: bool = False
     rt_priority: int | None = None
     no_kvm: bool = False
+    cpus: int | None = None  # qemu: vCPUs (default: what the measurements pin or count)
+    tags: list[str] = field(default_factory=list)
     job_name: str | None = None
 
 
@@ -87,7 +93,7 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
         m = tf.measurements[n]
         params = {
             "RTGATE_ARGS": compiled_args(m, opts.duration_s),
-            "MEASUREMENT": m.name,
+            "RTGATE_MEASUREMENT": m.name,
             "SAMPLER": opts.sampler,
             "SAMPLER_URL": opts.sampler_url,
             "ALLOW_INCONCLUSIVE": "true" if opts.allow_inconclusive or tf.allow_inconclusive else "false",
@@ -113,20 +119,42 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                              trim_blocks=True, lstrip_blocks=True, autoescape=False)
     template = env.get_template(Path(opts.template).name if opts.template else f"{opts.device_type}.jinja2")
+    tcg = opts.no_kvm and opts.device_type == "qemu"
+    setup_minutes = TCG_DEPLOY_MINUTES + TCG_BOOT_MINUTES if tcg else BOOT_AND_DEPLOY_MINUTES
     text = template.render(
         device_type=opts.device_type, job_name=opts.job_name or f"rtgate {tf.platform} {' '.join(names)}",
-        job_minutes=test_minutes + BOOT_AND_DEPLOY_MINUTES, test_minutes=test_minutes, tests=tests,
+        job_minutes=test_minutes + setup_minutes, test_minutes=test_minutes, tests=tests,
+        deploy_minutes=TCG_DEPLOY_MINUTES if tcg else 5, boot_minutes=TCG_BOOT_MINUTES if tcg else 5,
         testdef=testdef, images=opts.images, kernel_args=_check_param("kernel args", opts.kernel_args),
-        prompt=opts.prompt, no_kvm=opts.no_kvm)
+        prompt=opts.prompt, no_kvm=opts.no_kvm, tags=opts.tags,
+        cpus=opts.cpus or max(cpus_needed(tf.measurements[n]) for n in names))
     yaml.safe_load(text)  # a template bug shows here, not in the lab
     return text
 
 
+def cpus_needed(m: Measurement) -> int:
+    """CPUs a board must have for a measurement: past the highest pinned CPU, or one per thread."""
+    need = 1
+    for g in m.sampler.threads:
+        if isinstance(g.cpus, list) and g.cpus:
+            need = max(need, max(g.cpus) + 1, g.count or 0)
+        else:  # "all" or not pinned: as many as threads, at least two for "all"
+            need = max(need, g.count or (2 if g.cpus == "all" else 1))
+    return need
+
+
 def _inline_testdef(params: dict[str, str]) -> dict[str, Any]:
-    """The test definition with rtgate.sh as its one run step and the parameters as defaults."""
+    """The test definition with the parameters set in its run steps and rtgate.sh as its last step.
+
+    lava-server's submission schema allows no `params` in an inline definition (and lava-dispatcher's
+    none beside it), so the values travel as NAME='value' steps, exactly as LAVA itself writes them
+    into its run.sh (_check_param refused quotes and newlines)."""
     base = testdef_path()
     doc = yaml.safe_load((base / "rtgate.yaml").read_text())
-    doc["params"].update(params)
+    doc.pop("params", None)
+    steps = [f"{name}='{value}'" for name, value in params.items()]
+    steps += doc["run"]["steps"][:-1]  # the export line
     # A subshell: the script's exit must not end LAVA's run.sh before its end-of-run signal.
-    doc["run"]["steps"][-1] = "(\n" + (base / "rtgate.sh").read_text() + ")"
+    steps.append("(\n" + (base / "rtgate.sh").read_text() + ")")
+    doc["run"]["steps"] = steps
     return doc

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """LAVA's results back into verdicts: a job's results export (YAML or CSV) or a lava-run log."""
 
 from __future__ import annotations
@@ -7,13 +8,19 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-import yaml
-
+from rtgate.core.yamlload import LAVA_RESULTS, load_yaml
 from rtgate.errors import ResultsError
 from rtgate.core.gates import Status, Verdict
 from rtgate.core.thresholds import ThresholdFile
 
 _STATUS = {"pass": Status.PASS, "fail": Status.FAIL, "skip": Status.INCONCLUSIVE, "unknown": Status.ERROR}
+
+
+# rtgate.sh's console line per gate: "rtgate: STATUS measurement/gate[thread]: reason". LAVA keeps
+# only pass/fail/skip; this line tells a FAIL from an INCONCLUSIVE or ERROR that LAVA shows as fail.
+_CONSOLE = re.compile(r"rtgate: (PASS|FAIL|INCONCLUSIVE|ERROR) ([A-Za-z0-9_.-]+)/(\S+)\[(\S+)\]: (.*)")
+# Cases rtgate.sh records when the measurement did not run: every gate of it is an ERROR.
+_RUN_FAILED = ("sampler", "setup")
 
 
 def _log_line(item: dict[str, Any]) -> dict[str, Any] | None:
@@ -24,17 +31,49 @@ def _log_line(item: dict[str, Any]) -> dict[str, Any] | None:
             "measurement": msg.get("measurement"), "unit": msg.get("units"), "set": msg.get("set")}
 
 
-def _rows(path: Path) -> Iterable[dict[str, Any]]:
+def console_statuses(items: Iterable[Any]) -> dict[tuple[str, str], tuple[Status, str]]:
+    """(measurement, gate-thread) -> rtgate's own status and reason, from the board's console lines."""
+    found: dict[tuple[str, str], tuple[Status, str]] = {}
+    for item in items:
+        if not isinstance(item, dict) or item.get("lvl") != "target" or not isinstance(item.get("msg"), str):
+            continue
+        m = _CONSOLE.search(item["msg"])
+        if m:
+            found[(m.group(2), f"{m.group(3)}-{m.group(4)}")] = (Status(m.group(1)), m.group(5).strip())
+    return found
+
+
+def read_log_items(text: str) -> list[Any]:
+    """A LAVA job log: lava-run's one YAML flow mapping per line, or the server's YAML list."""
+    if text.lstrip().startswith("{"):
+        items = []
+        for line in text.splitlines():
+            try:
+                items.append(load_yaml(line, "LAVA log", ResultsError, LAVA_RESULTS)[0] if line.strip() else None)
+            except ResultsError:
+                items.append(None)  # a line cut by the log's end; the rest still counts
+        return items
+    try:
+        doc = load_yaml(text, "LAVA log", ResultsError, LAVA_RESULTS)[0]
+    except ResultsError:
+        return []
+    return doc if isinstance(doc, list) else []
+
+
+def _rows(path: Path, console: dict[tuple[str, str], tuple[Status, str]]) -> Iterable[dict[str, Any]]:
     text = path.read_text(encoding="utf-8", errors="replace")
     if text.lstrip().startswith("{"):  # lava-run's log: one YAML flow mapping per line
+        items = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
-                item = yaml.safe_load(line)
-            except yaml.YAMLError as e:
-                raise ResultsError(f"not a lava-run log line: {getattr(e, 'problem', e)}", path=str(path),
-                                   line=number) from e
+                item, _ = load_yaml(line, str(path), ResultsError, LAVA_RESULTS, "lava-run log line")
+            except ResultsError as e:
+                raise ResultsError(e.message, path=str(path), line=number) from None
+            items.append(item)
+        console.update(console_statuses(items))
+        for item in items:
             row = _log_line(item) if isinstance(item, dict) else None
             if row:
                 yield row
@@ -42,13 +81,10 @@ def _rows(path: Path) -> Iterable[dict[str, Any]]:
     if text.lstrip().startswith(("job,", '"job"')):  # the CSV results export
         yield from csv.DictReader(text.splitlines())
         return
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise ResultsError(f"not LAVA results: {e}", path=str(path), line=mark.line + 1 if mark else None) from e
+    doc, _ = load_yaml(text, str(path), ResultsError, LAVA_RESULTS, "LAVA results")
     if not isinstance(doc, list):
         raise ResultsError("not LAVA results (a list of results or log lines)", path=str(path))
+    console.update(console_statuses(doc))
     for item in doc:
         if not isinstance(item, dict):
             continue
@@ -70,19 +106,47 @@ def _split(case: str, gates: dict[str, list[str]], measurement: str | None) -> t
     return (gate, thread) if gate else (case, "")
 
 
-def lava_verdicts(path: str | Path, tf: ThresholdFile | None = None) -> list[Verdict]:
+def lava_verdicts(path: str | Path, tf: ThresholdFile | None = None, measurements: list[str] | None = None,
+                  log: str | Path | None = None) -> list[Verdict]:
+    """Verdicts from a results file (or lava-run log); `log` is the job's log, for rtgate's own statuses."""
     p = Path(path)
     if not p.is_file():
         raise ResultsError("no such file", path=str(p))
+    console: dict[tuple[str, str], tuple[Status, str]] = {}
+    if log is not None:
+        lp = Path(log)
+        if not lp.is_file():
+            raise ResultsError("no such file", path=str(lp))
+        console.update(console_statuses(read_log_items(lp.read_text(encoding="utf-8", errors="replace"))))
+    rows = list(_rows(p, console))
+    verdicts = verdicts_from_rows(rows, tf, measurements, console)
+    if not verdicts:
+        raise ResultsError("no rtgate results in this file", path=str(p))
+    return verdicts
+
+
+def verdicts_from_rows(rows: Iterable[dict[str, Any]], tf: ThresholdFile | None = None,
+                       measurements: list[str] | None = None,
+                       console: dict[tuple[str, str], tuple[Status, str]] | None = None,
+                       missing_reason: str = "LAVA recorded no result for this gate") -> list[Verdict]:
+    """LAVA's rows (results export or log) as verdicts. With the threshold file, every gate of every
+    expected measurement gets a verdict: one LAVA did not record is an ERROR, never missing."""
+    console = console or {}
     gates = {m.name: [g.name for g in m.gates] for m in tf.measurements.values()} if tf else {}
-    verdicts = []
-    for row in _rows(p):
+    verdicts: list[Verdict] = []
+    failed_runs: dict[str, str] = {}  # measurement -> why it did not run
+    for row in rows:
         suite = str(row.get("suite") or "")
         if suite == "lava" or not re.match(r"^\d+_rtgate", suite):
             continue  # LAVA's own actions, other test definitions
         measurement = str(row.get("set") or re.sub(r"^\d+_rtgate-?", "", suite) or "rtgate")
         case = str(row.get("name") or "")
         result = str(row.get("result") or "unknown")
+        if case in (f"{measurement}-sampler", "rtgate-setup"):
+            failed_runs[measurement] = (f"the sampler failed on the board (LAVA case {case}: {result})"
+                                        if case.endswith("sampler") else
+                                        f"the test could not start on the board (LAVA case {case}: {result})")
+            continue
         status = _STATUS.get(result, Status.ERROR)
         gate, thread = _split(case, gates, measurement)
         value: float | None = None
@@ -91,10 +155,29 @@ def lava_verdicts(path: str | Path, tf: ThresholdFile | None = None) -> list[Ver
         except (TypeError, ValueError):
             value = None
         unit = str(row.get("unit") or row.get("units") or "")
+        if unit == "None":
+            unit = ""
         text = f"{value:g} {unit}".strip() if value is not None else ""
+        reason = f"LAVA recorded {result}" + (f" ({text})" if text else "")
+        own = console.get((measurement, case))
+        if own and status is Status.FAIL and own[0] in (Status.INCONCLUSIVE, Status.ERROR):
+            status = own[0]  # LAVA has no inconclusive or error: the board said which
+        if own:
+            reason += f"; on the board: {own[0].value}: {own[1]}"
         verdicts.append(Verdict(measurement=measurement, gate=gate, kind="lava", thread=thread or "all",
-                                status=status, reason=f"LAVA recorded {result}" + (f" ({text})" if text else ""),
+                                status=status, reason=reason,
                                 value=value, value_text=text, properties={"lava_suite": suite, "lava_case": case}))
-    if not verdicts:
-        raise ResultsError("no rtgate results in this file", path=str(p))
+    for measurement, why in failed_runs.items():
+        names = gates.get(measurement) or ["sampler"]
+        for gate in names:
+            if not any(v.measurement == measurement and v.gate == gate for v in verdicts):
+                verdicts.append(Verdict(measurement=measurement, gate=gate, kind="lava", thread="all",
+                                        status=Status.ERROR, reason=why))
+    if tf:
+        expected = measurements or list(tf.measurements)
+        for measurement in expected:
+            for gate in gates.get(measurement, []):
+                if not any(v.measurement == measurement and v.gate == gate for v in verdicts):
+                    verdicts.append(Verdict(measurement=measurement, gate=gate, kind="lava", thread="all",
+                                            status=Status.ERROR, reason=missing_reason))
     return verdicts

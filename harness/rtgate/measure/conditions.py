@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Whether a system is fit to measure on: a threshold file's `require:` and `rtgate doctor`'s checks."""
 
 from __future__ import annotations

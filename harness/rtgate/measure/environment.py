@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """What the system looked like when it was measured: kernel, preemption model, isolation,
 governors, RT throttling, virtualisation, load average. Reads a root directory, so fixture
 copies of another system's /proc, /sys and /boot work the same as the live ones."""
@@ -10,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rtgate.measure.machine import describe
+from rtgate.measure.machine import describe, parse_cpulist
 
 
 def _read(root: Path, rel: str) -> str | None:
@@ -18,16 +19,6 @@ def _read(root: Path, rel: str) -> str | None:
         return (root / rel).read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
         return None
-
-
-def parse_cpulist(text: str) -> list[int]:
-    """'0-2,5' -> [0, 1, 2, 5]; isolcpus flags such as 'managed_irq,domain,' are skipped."""
-    cpus: list[int] = []
-    for part in text.split(","):
-        m = re.fullmatch(r"\s*(\d+)(?:-(\d+))?\s*", part)
-        if m:
-            cpus.extend(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
-    return cpus
 
 
 def _kernel_config(root: Path, release: str | None) -> dict[str, str]:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Background load during a measurement: start it, let it warm up, watch it, stop and reap its
 whole process group, and record what it achieved. A load that died or never reached its level
 makes the measurement invalid (its gates ERROR), never a pass.
@@ -9,7 +10,6 @@ neither a lost stop nor a killed rtgate leaves it hogging a CPU."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -22,7 +22,18 @@ from typing import Any
 from rtgate.errors import RtgateError
 from rtgate.measure.stop import STOP, die_with_parent
 
-KINDS = ("none", "cpu", "hackbench", "memory", "io", "network", "timer", "custom")
+KINDS = ("none", "cpu", "hackbench", "memory", "io", "network", "timer", "kcompile", "custom")
+STRESS_NG_KINDS = ("cpu", "memory", "io", "network", "timer")
+# The level each kind must hold during the measurement, in its own unit. CPU-bound loads are held to
+# CPU use (rtgate's own accounting of the load's process group); stress-ng's I/O, timer and network
+# stressors to their operation rate as stress-ng itself reports it (its YAML, real time): hdd
+# operations, timerfd expirations, ICMP packets sent. The defaults only catch a dead or stalled
+# load; a team that qualifies under a given load sets its own.
+CPU_LEVEL_KINDS = ("cpu", "hackbench", "memory", "kcompile", "custom")
+DEFAULT_CPU_PERCENT_PER_WORKER = 25.0
+DEFAULT_CUSTOM_CPU_PERCENT = 1.0
+DEFAULT_OPS_PER_SECOND = 1.0
+YAML_MAX_BYTES = 1 << 20
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -34,7 +45,9 @@ class LoadSpec:
     size: str = "64M"                   # memory and io
     command: list[str] = field(default_factory=list)  # custom
     warmup_seconds: float = 2.0
-    min_cpu_percent: float | None = None
+    min_cpu_percent: float | None = None     # cpu, hackbench, memory, kcompile, custom
+    min_ops_per_second: float | None = None  # io, network, timer (stress-ng bogo-ops/s, real time)
+    tree: str | None = None                  # kcompile: a kernel source tree (default: a bundled C project)
 
 
 def _pgid_cpu_seconds(pgid: int) -> float:
@@ -68,15 +81,19 @@ def _cpulist(cpus: list[int]) -> str:
 KILL_AFTER_S = 5  # timeout's SIGKILL follows its SIGTERM after this long
 
 
-def load_argv(spec: LoadSpec, cpus: list[int], workdir: str, bound_s: int) -> list[str]:
+def load_argv(spec: LoadSpec, cpus: list[int], workdir: str, bound_s: int, logdir: str = ".") -> list[str]:
     """The load's command, bounded: it ends by itself after `bound_s` seconds at the latest."""
     bound = ["timeout", "-k", str(KILL_AFTER_S), f"{bound_s + KILL_AFTER_S}s"]
-    return bound + _load_command(spec, cpus, workdir, bound_s)
+    return bound + _load_command(spec, cpus, workdir, bound_s, logdir)
 
 
-def _load_command(spec: LoadSpec, cpus: list[int], workdir: str, bound_s: int) -> list[str]:
+YAML_NAME = "stress-ng.yaml"  # beside load.log: stress-ng's own figures, written when it ends
+
+
+def _load_command(spec: LoadSpec, cpus: list[int], workdir: str, bound_s: int, logdir: str = ".") -> list[str]:
     n = str(spec.workers or len(cpus))
-    stress = ["stress-ng", "--taskset", _cpulist(cpus), "--metrics-brief", "--timeout", f"{bound_s}s"]
+    stress = ["stress-ng", "--taskset", _cpulist(cpus), "--metrics-brief", "--timeout", f"{bound_s}s",
+              "--yaml", os.path.join(logdir, YAML_NAME)]
     if spec.kind == "cpu":
         return stress + ["--cpu", n]
     if spec.kind == "memory":
@@ -92,9 +109,71 @@ def _load_command(spec: LoadSpec, cpus: list[int], workdir: str, bound_s: int) -
         # The values travel as arguments ($1, $2), never as shell text.
         loop = 'while taskset -c "$1" hackbench -g "$2" -l 500 >/dev/null; do echo rtgate-hackbench-run; done; exit 1'
         return ["sh", "-c", loop, "rtgate-hackbench", _cpulist(cpus), n]
+    if spec.kind == "kcompile":
+        # rteval's kcompile: build, clean, build again, with make -j N, until stopped. A kernel tree
+        # is built out of tree (O=, in the load's temporary folder; defconfig first), never in place.
+        if spec.tree:
+            loop = ('make -s -C "$3" O="$4" defconfig >/dev/null || exit 1; '
+                    'while taskset -c "$1" make -s -C "$3" O="$4" -j "$2" >/dev/null; do '
+                    'echo rtgate-kcompile-run; make -s -C "$3" O="$4" clean >/dev/null; done; exit 1')
+            return ["sh", "-c", loop, "rtgate-kcompile", _cpulist(cpus), n, spec.tree,
+                    os.path.join(workdir, "build")]
+        loop = ('while taskset -c "$1" make -s -C "$3" -j "$2" >/dev/null; do '
+                'echo rtgate-kcompile-run; make -s -C "$3" clean >/dev/null; done; exit 1')
+        return ["sh", "-c", loop, "rtgate-kcompile", _cpulist(cpus), n, os.path.join(workdir, "project")]
     if spec.kind == "custom":
         return ["taskset", "-c", _cpulist(cpus), *spec.command]
     raise RtgateError(f"unknown load kind {spec.kind!r}")
+
+
+def read_stress_ng_yaml(path: Path) -> list[dict[str, Any]] | None:
+    """The `metrics:` list of stress-ng's --yaml output: one mapping per stressor, as stress-ng wrote
+    it (bogo-ops, bogo-ops-per-second-real-time, wall-clock-time, cpu-usage-per-instance, ...)."""
+    import yaml
+    try:
+        with path.open("rb") as f:
+            raw = f.read(YAML_MAX_BYTES + 1)
+    except OSError:
+        return None
+    if len(raw) > YAML_MAX_BYTES:
+        return None
+    try:
+        doc = yaml.safe_load(raw.decode("utf-8", errors="replace"))
+    except yaml.YAMLError:
+        return None
+    metrics = doc.get("metrics") if isinstance(doc, dict) else None
+    if not isinstance(metrics, list):
+        return None
+    return [m for m in metrics if isinstance(m, dict) and "stressor" in m]
+
+
+_BUNDLED_SOURCES = 48
+
+
+def write_bundled_project(folder: Path) -> None:
+    """A small C project for the kcompile load: enough translation units for make -j to keep every
+    worker compiling (each unit is plain C with loops the optimiser works on), and a link step."""
+    folder.mkdir(parents=True)
+    objs = []
+    for i in range(_BUNDLED_SOURCES):
+        body = "\n".join(
+            f"static unsigned f{i}_{k}(unsigned x) {{ unsigned s = {k}u; for (unsigned j = 0; j < x; j++) "
+            f"{{ s = s * 2654435761u + (j ^ {k}u); if (s & 1u) s ^= s >> 7; }} return s; }}"
+            for k in range(40))
+        calls = " + ".join(f"f{i}_{k}(x)" for k in range(40))
+        (folder / f"unit{i}.c").write_text(f"{body}\nunsigned unit{i}(unsigned x) {{ return {calls}; }}\n")
+        objs.append(f"unit{i}.o")
+    decls = "".join(f"unsigned unit{i}(unsigned);\n" for i in range(_BUNDLED_SOURCES))
+    total = " + ".join(f"unit{i}(n)" for i in range(_BUNDLED_SOURCES))
+    (folder / "main.c").write_text(f"{decls}int main(int argc, char **argv) {{ unsigned n = (unsigned)argc; "
+                                   f"(void)argv; return (int)(({total}) & 1u); }}\n")
+    objs.append("main.o")
+    (folder / "Makefile").write_text(
+        "CFLAGS = -O2 -Wall\n"
+        f"OBJS = {' '.join(objs)}\n"
+        "kcompile-project: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n"
+        "%.o: %.c\n\t$(CC) $(CFLAGS) -c -o $@ $<\n"
+        "clean:\n\trm -f $(OBJS) kcompile-project\n")
 
 
 class Load:
@@ -114,6 +193,8 @@ class Load:
         self.argv: list[str] = []
         self._log: Any = None
         self.stopped = False
+        self._finished = False  # finish() ran: the measurement ended with the load in place
+        self.metrics: list[dict[str, Any]] | None = None  # stress-ng's own figures (its YAML)
 
     # -- lifecycle
     def __enter__(self) -> "Load":
@@ -131,15 +212,21 @@ class Load:
             return
         if not shutil.which("timeout"):
             raise RtgateError("load: coreutils' timeout not found: a load never runs without a bound")
-        tool = "hackbench" if self.spec.kind == "hackbench" else "stress-ng" if self.spec.kind != "custom" \
-            else self.spec.command[0]
-        if not shutil.which(tool):
-            raise RtgateError(f"load {self.spec.kind}: {tool} not found (apt-get install "
-                              f"{'rt-tests' if tool == 'hackbench' else tool})")
+        tools = {"hackbench": ["hackbench"], "kcompile": ["make", "cc"], "custom": self.spec.command[:1]}
+        for tool in tools.get(self.spec.kind, ["stress-ng"]):
+            if not shutil.which(tool):
+                package = {"hackbench": "rt-tests", "make": "make", "cc": "gcc"}.get(tool, tool)
+                raise RtgateError(f"load {self.spec.kind}: {tool} not found (apt-get install {package})")
+        if self.spec.kind == "kcompile" and self.spec.tree and not (Path(self.spec.tree) / "Makefile").is_file():
+            raise RtgateError(f"load kcompile: {self.spec.tree} is not a kernel source tree (no Makefile)")
         self._workdir = tempfile.mkdtemp(prefix="rtgate-load-")
-        self.argv = load_argv(self.spec, self.cpus, self._workdir, self.bound_s)
+        if self.spec.kind == "kcompile" and not self.spec.tree:
+            write_bundled_project(Path(self._workdir) / "project")
         self.logdir.mkdir(parents=True, exist_ok=True)
-        self._log = (self.logdir / "load.log").open("ab")
+        self.argv = load_argv(self.spec, self.cpus, self._workdir, self.bound_s, str(self.logdir.resolve()))
+        # Each run its own log and figures: a repeated run into the same folder starts afresh.
+        (self.logdir / YAML_NAME).unlink(missing_ok=True)
+        self._log = (self.logdir / "load.log").open("wb")
         self._spawn()
         if not STOP.sleep(self.spec.warmup_seconds):
             return
@@ -178,7 +265,8 @@ class Load:
         floor = self.min_cpu_percent()
         if self.problem is None and floor and self.elapsed > 0 and self.cpu_percent() < floor:
             self.problem = (f"the {self.spec.kind} load reached {self.cpu_percent():.0f} % CPU, "
-                            f"below its level of {floor:.0f} %")
+                            f"below its level of {floor:g} %")
+        self._finished = True
 
     def stop(self) -> None:
         """Stop and reap the whole group (SIGTERM, then SIGKILL, checked gone); remove the temporary
@@ -213,6 +301,9 @@ class Load:
         shutil.rmtree(self._workdir, ignore_errors=True)
         left = pgid_processes(self.pgid)
         self.stopped = True
+        if self.spec.kind in STRESS_NG_KINDS:
+            self.metrics = read_stress_ng_yaml(self.logdir / YAML_NAME)
+            self._check_ops_level()
         if left:
             raise RtgateError(f"load processes {left} survived SIGKILL")
 
@@ -220,9 +311,41 @@ class Load:
     def min_cpu_percent(self) -> float | None:
         if self.spec.min_cpu_percent is not None:
             return self.spec.min_cpu_percent
-        if self.spec.kind in ("cpu", "hackbench", "memory"):
-            return 25.0 * min(self.spec.workers or len(self.cpus), len(self.cpus))
+        if self.spec.kind == "custom":
+            return DEFAULT_CUSTOM_CPU_PERCENT
+        if self.spec.kind in ("cpu", "hackbench", "memory", "kcompile"):
+            return DEFAULT_CPU_PERCENT_PER_WORKER * min(self.spec.workers or len(self.cpus), len(self.cpus))
         return None
+
+    def min_ops_per_second(self) -> float | None:
+        if self.spec.kind not in ("io", "network", "timer"):
+            return None
+        return DEFAULT_OPS_PER_SECOND if self.spec.min_ops_per_second is None else self.spec.min_ops_per_second
+
+    def ops_per_second(self) -> float | None:
+        """stress-ng's own rate (bogo-ops per second of real time, over its stressors), or None."""
+        if not self.metrics:
+            return None
+        rates = [m.get("bogo-ops-per-second-real-time") for m in self.metrics]
+        if any(not isinstance(r, (int, float)) for r in rates):
+            return None
+        return float(sum(rates))  # type: ignore[arg-type]
+
+    def _check_ops_level(self) -> None:
+        floor = self.min_ops_per_second()
+        if floor is None or self.problem is not None or not self._finished:
+            return
+        rate = self.ops_per_second()
+        if rate is None:
+            self.problem = (f"the {self.spec.kind} load's level cannot be judged: stress-ng wrote no metrics "
+                            f"({self.logdir / YAML_NAME})")
+        elif rate < floor:
+            self.problem = (f"the {self.spec.kind} load reached {rate:g} {self.unit()}, below its level of "
+                            f"{floor:g}")
+
+    def unit(self) -> str:
+        return {"io": "hdd operations/s", "network": "ICMP packets/s", "timer": "timer expirations/s"}.get(
+            self.spec.kind, "% CPU")
 
     def cpu_percent(self) -> float:
         return 100.0 * self.cpu_seconds / self.elapsed if self.elapsed > 0 else 0.0
@@ -237,8 +360,16 @@ class Load:
         text = log.read_text(errors="replace") if log.exists() else ""
         if self.spec.kind == "hackbench":
             out["hackbench_loops"] = 500 * text.count("rtgate-hackbench-run")
-        if text:
-            ops = re.findall(r"metrc:.*?\]\s+(\S+)\s+(\d+)", text)
-            if ops:
-                out["bogo_ops"] = {name: int(n) for name, n in ops}
+        if self.spec.kind == "kcompile":
+            out["builds"] = text.count("rtgate-kcompile-run")
+            out["tree"] = self.spec.tree or "bundled C project"
+        if self.spec.kind in CPU_LEVEL_KINDS:
+            out["level"] = {"unit": "% CPU", "min": self.min_cpu_percent(), "reached": out["cpu_percent"]}
+        if self.metrics is not None:
+            out["stress_ng"] = self.metrics
+            out["bogo_ops"] = {str(m.get("stressor")): m.get("bogo-ops") for m in self.metrics}
+        if self.min_ops_per_second() is not None:
+            rate = self.ops_per_second()
+            out["level"] = {"unit": self.unit(), "min": self.min_ops_per_second(),
+                            "reached": None if rate is None else round(rate, 3)}
         return out

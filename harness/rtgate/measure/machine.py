@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The machine, described as rteval's report describes it: clocksource, CPU topology and SMT, idle states, PM QoS
 holders, IRQ placement, timer migration, transparent hugepages, memory and NUMA, kernel modules, tuning services,
 isolation as the kernel applies it, and the board's identity.
@@ -41,15 +42,18 @@ class _Reader:
             return None
 
 
-def _cpulist(text: str | None) -> list[int] | None:
-    if text is None:
-        return None
+def parse_cpulist(text: str) -> list[int]:
+    """'0-2,5' -> [0, 1, 2, 5]; isolcpus flags such as 'managed_irq,domain,' are skipped."""
     cpus: list[int] = []
     for part in text.split(","):
         m = re.fullmatch(r"\s*(\d+)(?:-(\d+))?\s*", part)
         if m:
             cpus.extend(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
     return cpus
+
+
+def _cpulist(text: str | None) -> list[int] | None:
+    return None if text is None else parse_cpulist(text)
 
 
 def _selected(text: str | None) -> str | None:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Threshold-file gates as rtgate-sampler --gate arguments, for boards without Python.
 
 The sampler evaluates them itself (sampler/gate.c) and prints one RTGATE-GATE line per verdict;
@@ -6,8 +7,9 @@ tests/vectors/gates.txt holds both evaluators to the same answers.
 
 from __future__ import annotations
 
-from rtgate.errors import RtgateError
+from rtgate.core.gate_kinds import KINDS
 from rtgate.core.thresholds import GateSpec, Measurement
+from rtgate.errors import RtgateError
 
 # RTGATE-GATE NAME THREAD STATUS VALUE LIMIT BOUND SAMPLES UNITS REASON...  (values: us, or % for rates)
 GATE_LINE_FIELDS = ("gate", "thread", "status", "value", "limit", "bound", "samples", "units", "reason")
@@ -19,17 +21,13 @@ def _num(x: float) -> str:
 
 def gate_arg(gate: GateSpec, m: Measurement, nthreads: int | None) -> str:
     """One --gate value. nthreads: how many threads the measurement runs (None: one per CPU)."""
+    kind = KINDS[gate.kind]
     parts = [f"name={gate.name}", f"kind={gate.kind}"]
-    if gate.kind == "percentile":
-        parts.append(f"percentile={_num(gate.percentile or 0.0)}")
-    if gate.kind in ("max", "avg", "percentile"):
-        parts.append(f"limit={_num(gate.limit_us or 0.0)}")
-    if gate.kind == "miss_rate":
-        parts += [f"above={_num(gate.above_us or 0.0)}", f"rate={_num(gate.rate or 0.0)}"]
-    if gate.kind == "missed":
-        parts.append(f"max_count={gate.max_count}" if gate.max_count is not None
-                     else f"max_rate={_num(gate.max_rate or 0.0)}")
-    if gate.kind in ("miss_rate", "missed") and gate.confidence != 0.95:
+    for key, attr, typ in kind.native:
+        value = getattr(gate, attr)
+        if value is not None:
+            parts.append(f"{key}={value}" if typ is int else f"{key}={_num(value)}")
+    if "confidence" in kind.takes and gate.confidence != 0.95:
         parts.append(f"confidence={_num(gate.confidence)}")
     if gate.min_samples:
         parts.append(f"min_samples={gate.min_samples}")
@@ -50,7 +48,7 @@ def gate_arg(gate: GateSpec, m: Measurement, nthreads: int | None) -> str:
 def thread_count(m: Measurement) -> int | None:
     if any(g.cpus == "all" for g in m.sampler.threads):
         return None
-    return sum(g.count or len(g.cpus or [1]) for g in m.sampler.threads)  # type: ignore[arg-type]
+    return sum(g.count or len(g.cpus or [1]) for g in m.sampler.threads)
 
 
 def native_args(m: Measurement) -> list[str]:
@@ -67,13 +65,9 @@ def parse_gate_arg(arg: str, labels: list[str | None]) -> GateSpec:
     """The reverse of gate_arg; thread indices become the groups they belong to."""
     kv = dict(part.split("=", 1) for part in arg.split(","))
     g = GateSpec(name=kv["name"], kind=kv["kind"], where=("--gate", 0))
-    floats = {"limit": "limit_us", "above": "above_us", "rate": "rate", "percentile": "percentile",
-              "max_rate": "max_rate", "confidence": "confidence"}
-    for key, attr in floats.items():
+    for key, attr, typ in (*KINDS[g.kind].native, ("confidence", "confidence", float)):
         if key in kv:
-            setattr(g, attr, float(kv[key]))
-    if "max_count" in kv:
-        g.max_count = int(kv["max_count"])
+            setattr(g, attr, typ(kv[key]))
     if "min_samples" in kv:
         g.min_samples = int(kv["min_samples"])
     if "threads" in kv:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Competing real-time tasks: SCHED_FIFO, SCHED_RR and SCHED_DEADLINE tasks (kernel threads
 included) that may run on a measured CPU at or above the sampler's priority there. Such a task
 can hold the CPU for as long as it likes, and the sampler's latency then measures it, not the

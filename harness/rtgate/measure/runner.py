@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Run the sampler for one measurement: check the system, start the load, run the sampler (progress on
 a terminal), stop everything cleanly whenever asked (SIGINT, SIGTERM, SIGHUP), and leave in the results
 file the validity record that every later reading judges it by."""
@@ -22,9 +23,11 @@ from rtgate.core import validity
 from rtgate.core.model import RunResult
 from rtgate.core.thresholds import Measurement
 from rtgate.errors import RtgateError, SamplerError
+from rtgate.measure import busy
 from rtgate.measure.conditions import measured_cpus, unmet
 from rtgate.measure.environment import capture
 from rtgate.measure.load import Load, LoadSpec
+from rtgate.measure.lock import StoppedWhileWaiting, measurement_lock
 from rtgate.measure.rt_tasks import RtTask, competitors, sampler_priorities, scan
 from rtgate.measure.sampler_args import expected_seconds, sampler_args
 from rtgate.measure.stop import STOP, die_with_parent
@@ -166,6 +169,7 @@ def run_measurement(sampler: str, m: Measurement, outdir: Path, duration_s: int 
 
 def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
              progress: bool | None) -> tuple[RunResult, str | None]:
+    quiet_before = busy.snapshot()  # before rtgate's own load and sampler add to it
     system = capture()
     priorities = sampler_priorities(m)
     before = scan(priorities)
@@ -195,16 +199,25 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
                 bound_s=load_bound(m, duration_s))
     during: dict[tuple[int, int], RtTask] = {}
     try:
-        load.start()
-        if STOP.requested:
-            raise StoppedBeforeMeasuring(STOP.signal or "a signal", "during the load's warm-up")
-        _run_sampler(sampler, m, json_path, duration_s, progress, priorities, during)
-        after = scan(priorities)
-        load.finish()  # did the load hold until the sampler stopped?
-    except StoppedBeforeMeasuring:
+        # One measurement at a time on this machine, its load included: a second sampler or load
+        # at once would be measured by this one.
+        with measurement_lock(m.name):
+            try:
+                load.start()
+                if STOP.requested:
+                    raise StoppedBeforeMeasuring(STOP.signal or "a signal", "during the load's warm-up")
+                _run_sampler(sampler, m, json_path, duration_s, progress, priorities, during)
+                busy_after = busy.snapshot()
+                after = scan(priorities)
+                load.finish()  # did the load hold until the sampler stopped?
+            finally:
+                load.stop()
+    except (StoppedBeforeMeasuring, StoppedWhileWaiting) as e:
         load.stop()
         _write_atomic(env_path, _dumps({"results": json_path.name, "state": "not measured",
                                         "stopped_by": STOP.signal, "system": system, "load": load.summary()}))
+        if isinstance(e, StoppedWhileWaiting):
+            raise StoppedBeforeMeasuring(STOP.signal or "a signal", "while waiting for another measurement") from e
         raise
     finally:
         load.stop()
@@ -227,6 +240,7 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
         "expected_seconds": expected_seconds(m, duration_s),
         "results": validity.digest(run),
         "load": load.summary(),
+        "machine_load": busy.machine_load(quiet_before, busy_after),
         "rt_tasks": {"sampler_priority": {str(c): p for c, p in sorted(priorities.items())},
                      "competing_matters": rt_matters,
                      "before": [t.as_dict() for t in before],
@@ -239,6 +253,7 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
     run.environment["system"] = system
     run.environment["loadavg_after"] = capture().get("loadavg")
     run.environment["load"] = record["load"]
+    run.environment["machine_load"] = record["machine_load"]
     _write_atomic(env_path, _dumps({"results": json_path.name, "state": "done", **run.environment}))
     return run, STOP.signal
 

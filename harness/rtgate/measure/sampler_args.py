@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A measurement of a threshold file -> the rtgate-sampler command line that runs it."""
 
 from __future__ import annotations

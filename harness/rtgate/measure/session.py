@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A gate session: measurements run once and shared by their gates, results from elsewhere, and
 gate helpers for users' own tests. Used by the pytest plugin; knows nothing about pytest."""
 
@@ -16,8 +17,8 @@ from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.parsers import load_results
 from rtgate.reports.verdicts_json import verdicts_document, write_json
 from rtgate.measure.runner import RequirementsNotMet, StoppedBeforeMeasuring, find_sampler, run_measurement
-from rtgate.core.thresholds import (GateSpec, Measurement, SamplerSettings, ThreadGroup, ThresholdFile, parse_duration,
-                         parse_rate)
+from rtgate.core.thresholds import (GateSpec, Measurement, SamplerSettings, ThreadGroup, ThresholdFile,
+                                   find_thresholds, parse_duration, parse_rate)
 
 
 @dataclass
@@ -158,7 +159,7 @@ class GateSession:
         self.stopped_by: str | None = None  # a stop signal cut a measurement short: the session ends there
 
     def requested_files(self) -> set[Path]:
-        return {Path(p).resolve() for p in self.settings.thresholds}
+        return {find_thresholds(p).resolve() for p in self.settings.thresholds}  # paths or shipped names
 
     def results_for(self, tf: ThresholdFile, name: str) -> RunResult | None:
         """The results file the session maps to a measurement, or None to run the sampler."""
@@ -261,6 +262,17 @@ class GateSession:
             raise
         return LatencyResult(run, m)
 
+    def merge(self, verdicts: list[tuple[str, dict[str, Any]]], platforms: dict[str, str]) -> None:
+        """Verdicts a pytest-xdist worker sent back: the controller reports them. A measurement whose
+        gates went to two workers was evaluated by each: its verdicts count once."""
+        seen = {(path, v.test_id) for path, v in self.verdicts}
+        for path, d in verdicts:
+            v = verdict_from_dict(d)
+            if (path, v.test_id) not in seen:
+                seen.add((path, v.test_id))
+                self.verdicts.append((path, v))
+        self._platforms.update(platforms)
+
     def write_side_files(self) -> None:
         if not self.verdicts:
             return
@@ -276,6 +288,15 @@ class GateSession:
                                                          summary_table(platform, verdicts,
                                                                        self.settings.allow_inconclusive),
                                                          self.settings.allow_inconclusive))
+
+
+def verdict_from_dict(d: dict[str, Any]) -> Verdict:
+    """Verdict.as_dict() read back (how verdicts travel from pytest-xdist workers)."""
+    return Verdict(measurement=d["measurement"], gate=d["gate"], kind=d["kind"], thread=d["thread"],
+                   status=Status(d["status"]), reason=d["reason"], value=d.get("value"),
+                   value_text=d.get("value_text") or "", limit=d.get("limit"), bound=d.get("bound"),
+                   samples=d.get("samples") or 0, critical=bool(d.get("critical")),
+                   properties=dict(d.get("properties") or {}))
 
 
 def _safe(name: str) -> str:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Stopping a run from outside. SIGINT, SIGTERM and SIGHUP all ask for the same orderly stop (stop the
 sampler so it writes everything, stop the load, judge what was measured, report); and the children
 started here die with us even when we cannot stop them ourselves (SIGKILL, the OOM killer).

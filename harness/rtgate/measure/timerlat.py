@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The timerlat backend: a measurement made by the kernel's timerlat tracer through `rtla timerlat hist`.
 
 Per CPU, rtla reports the IRQ latency (timer expiry to the timer IRQ handler), the thread

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Parsers: every supported output format becomes one RunResult."""
 
 from __future__ import annotations

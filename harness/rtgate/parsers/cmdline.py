@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A cyclictest (or rtgate-sampler) command line as recorded in rt-tests JSON -> how it measured.
 
 cyclictest records argv joined by spaces (no quoting) and parses it with getopt_long: short options

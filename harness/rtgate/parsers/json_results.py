@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate-sampler JSON and rt-tests JSON (every version cyclictest has written)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from rtgate.core.model import BlockMaxima, Histogram, RunResult, ThreadResult
 from rtgate.core.setup import MeasuredSetup
+from rtgate.core.validate import check_run
 from rtgate.errors import ResultsError
 from rtgate.parsers.cmdline import parse_cmdline
 from rtgate.parsers.periods import derive_missed
@@ -25,19 +27,216 @@ def parse(path: Path) -> RunResult:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ResultsError(f"cannot read: {e}", path=str(path)) from e
-    try:
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError:
-            doc = json.loads(_NAN.sub("null", text))  # only cyclictest's nan needs the rewrite
-    except json.JSONDecodeError as e:
-        raise ResultsError(f"invalid or truncated JSON: {e.msg} (column {e.colno})",
-                           path=str(path), line=e.lineno) from e
+    doc = _decode(path, text)
     if not isinstance(doc, dict):
         raise ResultsError("JSON results must be an object", path=str(path))
     if "rtgate" in doc:
-        return _parse_rtgate(path, doc)
-    return _parse_rt_tests(path, doc)
+        _check_rtgate_types(path, doc)
+        return check_run(_parse_rtgate(path, doc), _json_locator(path, doc))
+    _check_rt_tests_types(path, doc)
+    return check_run(_parse_rt_tests(path, doc), _json_locator(path, doc))
+
+
+# ---------------------------------------------------------------- validation (types and structure)
+
+class _Constant(Exception):
+    pass
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _Constant(name)  # NaN, Infinity, -Infinity: Python's json accepts them, JSON does not
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    doc = dict(pairs)
+    if len(doc) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise _Constant(f"key {dup!r} twice in one object")
+    return doc
+
+
+def _decode(path: Path, text: str) -> Any:
+    def load(t: str) -> Any:
+        return json.loads(t, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+    try:
+        try:
+            return load(text)
+        except json.JSONDecodeError:
+            return load(_NAN.sub("null", text))  # only cyclictest's nan needs the rewrite
+    except json.JSONDecodeError as e:
+        raise ResultsError(f"invalid or truncated JSON: {e.msg} (column {e.colno})",
+                           path=str(path), line=e.lineno) from None
+    except _Constant as e:
+        what = str(e)
+        raise ResultsError(what if " twice " in what else f"{what} is not a number JSON allows",
+                           path=str(path)) from None
+    except RecursionError:
+        raise ResultsError("invalid JSON: nested too deeply", path=str(path)) from None
+    except ValueError as e:  # e.g. an integer of more than 4300 digits
+        raise ResultsError(f"invalid JSON: {' '.join(str(e).split())[:120]}", path=str(path)) from None
+
+
+_NUM = (int, float)
+
+
+def _type_error(path: Path, key: str, value: Any, expected: str) -> ResultsError:
+    shown = type(value).__name__ if not isinstance(value, (str, int, float)) or isinstance(value, bool) \
+        else repr(value)[:40]
+    return ResultsError(f"must be {expected}, not {shown}", path=str(path), key=key)
+
+
+def _expect(path: Path, obj: dict[str, Any], key: str, where: str, kinds: tuple[type, ...],
+            expected: str, optional: bool = True, nullable: bool = True) -> None:
+    """`obj[key]` has one of `kinds` (bool never counts as a number), or is absent/null when allowed."""
+    if key not in obj:
+        if not optional:
+            raise ResultsError(f"missing key {key!r}", path=str(path), key=where)
+        return
+    value = obj[key]
+    if value is None and nullable:
+        return
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise _type_error(path, f"{where}.{key}" if where else (repr(key) if key.endswith(":") else key),
+                          value, expected)
+
+
+def _check_top_types(path: Path, doc: dict[str, Any]) -> None:
+    for key in ("cmdline:", "cmdline", "start_time", "end_time", "rt_test_version:", "rt_test_version"):
+        _expect(path, doc, key, "", (str,), "a string")
+    _expect(path, doc, "sysinfo", "", (dict,), "an object")
+    for key in ("num_threads", "resolution_in_ns", "file_version", "return_code"):
+        _expect(path, doc, key, "", (int,), "a whole number")
+    for key in ("cmdline:", "cmdline"):
+        if isinstance(doc.get(key), str) and re.search(r"\d{20}", doc[key]):
+            raise ResultsError("a number beyond 64 bits", path=str(path), key=key)
+
+
+def _check_counts(path: Path, hist: dict[str, Any], where: str) -> None:
+    for b, c in hist.items():
+        if not (b.isascii() and b.isdigit() and len(b) <= 19) or type(c) is not int or not 0 <= c < 2**63:
+            raise ResultsError(f"bad histogram entry {b[:24]!r}: {str(c)[:24]} (want \"latency\": count)",
+                               path=str(path), key=where + ".histogram")
+
+
+def _check_rt_tests_types(path: Path, doc: dict[str, Any]) -> None:
+    _check_top_types(path, doc)
+    threads = doc.get("thread")
+    if not isinstance(threads, dict):
+        return  # the parser names the missing or mistyped 'thread'
+    for key, t in threads.items():
+        where = f"thread.{key[:24]}"
+        if not (key.isascii() and key.isdigit() and len(key) <= 6):
+            raise ResultsError("thread keys must be thread numbers", path=str(path), key=where)
+        if not isinstance(t, dict):
+            continue
+        if isinstance(t.get("histogram"), dict):
+            _check_counts(path, t["histogram"], where)
+        _expect(path, t, "cycles", where, (int,), "a whole number", optional=False, nullable=False)
+        zero = t.get("cycles") == 0
+        for name in ("min", "max"):  # cyclictest writes its 1000000 sentinel for a thread without samples
+            _expect(path, t, name, where, _NUM, "a number", optional=zero, nullable=zero)
+        _expect(path, t, "avg", where, _NUM, "a number or nan")
+        for name in ("cpu", "node"):
+            _expect(path, t, name, where, (int,), "a whole number")
+        _expect(path, t, "histogram", where, (dict,), "an object")
+    announced = doc.get("num_threads")
+    if isinstance(announced, int) and announced != len(threads):
+        raise ResultsError(f"num_threads says {announced} but {len(threads)} threads have data",
+                           path=str(path), key="num_threads")
+
+
+def _check_rtgate_types(path: Path, doc: dict[str, Any]) -> None:
+    _check_top_types(path, doc)
+    rg = doc.get("rtgate")
+    if not isinstance(rg, dict):
+        return
+    _expect(path, rg, "complete", "rtgate", (bool,), "true or false")
+    for key in ("stop_reason", "signal", "sampler", "unit", "clock", "timer"):
+        _expect(path, rg, key, "rtgate", (str,), "a string")
+    _expect(path, rg, "elapsed_s", "rtgate", _NUM, "a number")
+    _expect(path, rg, "latency_target_us", "rtgate", (int,), "a whole number")
+    _expect(path, rg, "mlockall", "rtgate", (bool,), "true or false")
+    threads = rg.get("threads")
+    if not isinstance(threads, list):
+        return
+    for i, t in enumerate(threads):
+        where = f"rtgate.threads[{i}]"
+        if not isinstance(t, dict):
+            continue
+        zero = t.get("cycles") == 0
+        for name in ("index", "cycles", "missed_periods"):
+            _expect(path, t, name, where, (int,), "a whole number", optional=False, nullable=False)
+        for name in ("min", "max"):
+            _expect(path, t, name, where, _NUM, "a number", optional=zero, nullable=zero)
+        for name in ("cpu", "priority", "interval_us", "sum", "overflows"):
+            _expect(path, t, name, where, (int,), "a whole number")
+        _expect(path, t, "avg", where, _NUM, "a number")
+        _expect(path, t, "policy", where, (str,), "a string")
+        total = t.get("sum")
+        if type(total) is int and not 0 <= total < 2**64:
+            raise ResultsError("must be a whole number from 0 to 2^64-1", path=str(path), key=where + ".sum")
+        avg, cycles = t.get("avg"), t.get("cycles")
+        if isinstance(avg, _NUM) and not isinstance(avg, bool) and not 0 <= avg < 2**64:
+            raise ResultsError(f"must be a finite, non-negative latency, not {str(avg)[:24]}", path=str(path),
+                               key=where + ".avg")
+        if type(total) is int and type(cycles) is int and cycles > 0 and isinstance(avg, _NUM) \
+                and not isinstance(avg, bool) and 0 <= avg < 2**64 \
+                and abs(total / cycles - avg) > 0.005 + 1e-6 * abs(avg):  # a 400-digit avg: check_run
+            raise ResultsError(f"avg {avg!r} is not sum / cycles ({total / cycles:.2f})", path=str(path),
+                               key=where + ".avg")
+        _expect(path, t, "block_maxima", where, (dict,), "an object")
+        raw = t.get("histogram")
+        if isinstance(raw, list):
+            lows = [b[0] for b in raw if isinstance(b, list) and b and type(b[0]) is int]
+            if len(lows) == len(raw) and any(b <= a for a, b in zip(lows, lows[1:])):
+                raise ResultsError("histogram buckets must be strictly increasing", path=str(path),
+                                   key=where + ".histogram")
+        bm = t.get("block_maxima")
+        if isinstance(bm, dict):
+            bw = where + ".block_maxima"
+            for name in ("block_cycles", "partial_cycles"):
+                _expect(path, bm, name, bw, (int,), "a whole number", nullable=False)
+            _expect(path, bm, "partial_max", bw, (int,), "a whole number")
+            _expect(path, bm, "block_seconds", bw, _NUM, "a number", nullable=False)
+            _expect(path, bm, "values", bw, (list,), "a list", nullable=False)
+            if isinstance(bm.get("values"), list) and not all(type(v) is int for v in bm["values"]):
+                raise ResultsError("must be whole numbers", path=str(path), key=bw + ".values")
+    _check_sections_agree(path, doc, threads)
+
+
+def _check_sections_agree(path: Path, doc: dict[str, Any], threads: list[Any]) -> None:
+    """rtgate-sampler writes every thread twice (rt-tests layout and its own): both must say the same."""
+    announced = doc.get("num_threads")
+    if isinstance(announced, int) and announced != len(threads):
+        raise ResultsError(f"num_threads says {announced} but {len(threads)} threads have data",
+                           path=str(path), key="num_threads")
+    rt = doc.get("thread")
+    if not isinstance(rt, dict):
+        return
+    for i, t in enumerate(threads):
+        other = rt.get(str(t.get("index"))) if isinstance(t, dict) else None
+        if not isinstance(other, dict):
+            continue
+        for name in ("cycles", "min", "max"):
+            a, b = t.get(name), other.get(name)
+            if a is not None and b is not None and a != b:
+                raise ResultsError(f"{name} is {a!r} here but {b!r} in thread.{t.get('index')}",
+                                   path=str(path), key=f"rtgate.threads[{i}].{name}")
+
+
+def _json_locator(path: Path, doc: dict[str, Any]):  # type: ignore[no-untyped-def]
+    """check_run names fields by their JSON key: rtgate.threads[0].max, thread.1.cycles."""
+    rtgate = "rtgate" in doc
+
+    def locate(pos: int, name: str) -> tuple[int | None, str | None]:
+        if rtgate:
+            base = f"rtgate.threads[{pos}]"
+        else:
+            keys = sorted((k for k in doc.get("thread", {}) if str(k).isdigit()), key=int)
+            base = f"thread.{keys[pos]}" if pos < len(keys) else "thread"
+        return None, f"{base}.{name}" if name else base
+    return locate
 
 
 def _need(obj: dict[str, Any], key: str, path: Path, where: str, kind: type | tuple[type, ...]) -> Any:
@@ -141,6 +340,7 @@ def _parse_rt_tests(path: Path, doc: dict[str, Any]) -> RunResult:
     run = RunResult(source=str(path), format="rt-tests-json", unit=unit, threads=threads,
                     complete=True, cmdline=cmdline, start_time=doc.get("start_time"),
                     end_time=doc.get("end_time"), environment=_environment(doc))
+    check_run(run, _json_locator(path, doc))  # before deriving anything from the figures
     elapsed = _elapsed_bounds(doc.get("start_time"), doc.get("end_time"))
     if command is None:
         for t in threads:
@@ -162,7 +362,7 @@ def _elapsed_bounds(start: Any, end: Any) -> tuple[float, float] | None:
         return None
     try:
         seconds = (parsedate_to_datetime(end) - parsedate_to_datetime(start)).total_seconds()
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):  # OverflowError: a year beyond datetime's
         return None
     if seconds < 0:
         return None

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Missed periods of tools that skip them silently (cyclictest), derived from what their results say.
 
 cyclictest (clock_nanosleep TIMER_ABSTIME, the default) measures latency = wake-up - deadline, then

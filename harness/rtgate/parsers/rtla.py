@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """`rtla timerlat hist` output: per CPU, IRQ, thread (and user-space) latency histograms.
 
 Each column becomes one ThreadResult labelled irq, thread or user, in the order every irq column,
@@ -178,9 +179,9 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
             raise ResultsError(f"{name}: max {high} lies below its highest bucket {counts[-1][0]}",
                                path=str(path), line=summary["max"][1])
         buckets: list[tuple[int, int | None, int]] = []
-        for idx, c in counts:
+        for idx, n_in in counts:
             w = width if width else (high + 1 - idx if high is not None else None)  # only row 0: up to the max
-            buckets.append((idx, None if w is None else idx + w, c))  # type: ignore[misc]
+            buckets.append((idx, None if w is None else idx + w, n_in))
         range_end = entries * (bucket or 1) if entries else (rows[-1][0] + 1 if rows else 0)
         threads.append(ThreadResult(
             index=len(threads), cycles=count, min=low if count else None, max=high if count else None,

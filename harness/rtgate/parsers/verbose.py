@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """cyclictest -v samples (thread:cycle:value), read as a stream in constant memory."""
 
 from __future__ import annotations
@@ -8,8 +9,9 @@ from pathlib import Path
 
 from rtgate.core.model import Histogram, RunResult, ThreadResult, merge_counts
 from rtgate.core.setup import MeasuredSetup
+from rtgate.core.validate import check_run
 from rtgate.errors import ResultsError
-from rtgate.parsers.common import check_unit, numbered_lines
+from rtgate.parsers.common import check_unit, line_locator, numbered_lines, whole
 
 _SAMPLE = re.compile(r"^\s*(\d+):\s*(\d+):\s*(\d+)(?:\s+\d+)?\s*$")
 _HEADER = re.compile(r"^(Max CPUs = \d+|Online CPUs = \d+|Thread \d+ Interval: \d+|"
@@ -34,16 +36,20 @@ def parse(path: Path, unit: str = "us") -> RunResult:
     check_unit(unit, path)
     threads: dict[int, _Thread] = {}
     intervals: dict[int, int] = {}
+    header_lines: dict[int, int] = {}
     for number, line in numbered_lines(path):
         m = _SAMPLE.match(line)
         if not m:
             if _HEADER.match(line.strip()):
                 hm = re.match(r"Thread (\d+) Interval: (\d+)", line.strip())
                 if hm:
-                    intervals[int(hm.group(1))] = int(hm.group(2))
+                    announced = whole(hm.group(1), path, number, "thread")
+                    intervals[announced] = whole(hm.group(2), path, number, "interval")
+                    header_lines.setdefault(announced, number)
                 continue
             raise ResultsError(f"not a verbose sample: {line[:80]!r}", path=str(path), line=number)
-        idx, cycle, value = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        idx, cycle, value = (whole(m.group(i), path, number, what)
+                             for i, what in ((1, "thread"), (2, "cycle"), (3, "latency")))
         t = threads.setdefault(idx, _Thread())
         if cycle != t.next_cycle:
             # Lost lines (or -o reduction) hide samples: never evaluate a partial picture.
@@ -54,6 +60,9 @@ def parse(path: Path, unit: str = "us") -> RunResult:
         t.values[value] += 1
     if not threads:
         raise ResultsError("no samples", path=str(path))
+    for idx in sorted(set(intervals) - set(threads)):
+        raise ResultsError(f"thread {idx} is announced but has no samples (output cut, or lines lost)",
+                           path=str(path), line=header_lines[idx])
     result = []
     for idx in sorted(threads):
         t = threads[idx]
@@ -66,6 +75,7 @@ def parse(path: Path, unit: str = "us") -> RunResult:
             missed_derivation="-v samples say neither how long the run was nor (cyclictest prints the next "
                               "thread's interval in its header) the exact interval: missed periods cannot be known"))
     run = RunResult(source=str(path), format="verbose-text", unit=unit, threads=result)
+    check_run(run, line_locator({}))
     if intervals:
         run.measured_setup = MeasuredSetup(source="-v headers", interval_us=result[0].interval_us,
                                            threads=len(result), verbose_intervals=True)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """How high could latency go in an hour? An extreme-value estimate from block maxima.
 
 The block maxima are fitted with a generalised extreme value (GEV) distribution by

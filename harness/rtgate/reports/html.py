@@ -1,15 +1,19 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """One self-contained HTML file: verdicts, plots (embedded), worst-case estimate, trend, environment."""
 
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from rtgate.reports.evt import estimate
+from rtgate.core import validity
 from rtgate.core.gates import Status, Verdict
+from rtgate.measure import busy
 from rtgate.core.model import RunResult
 from rtgate.reports.plots import histogram_figure, png, timeline_figure, trend_figure
 from rtgate.reports.text import limit_text
@@ -18,6 +22,26 @@ from rtgate.core.thresholds import ThresholdFile
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
+
+
+def _recorded_environment(run: RunResult) -> dict[str, Any]:
+    """What `rtgate run` recorded about a measurement: in memory when it has just run, else the
+    <measurement>.environment.json written beside the results (when it is about these results)."""
+    env = dict(run.environment)
+    if env.get("system"):
+        return env
+    source = Path(run.source)
+    try:
+        doc = json.loads(validity.environment_path(source).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        doc = None
+    if isinstance(doc, dict) and doc.get("results") == source.name:
+        env = {**doc, **env}
+    record = env.get(validity.RECORD)
+    if isinstance(record, dict):
+        env.setdefault("machine_load", record.get("machine_load"))
+        env.setdefault("load", record.get("load"))
+    return env
 
 
 def render_report(tf: ThresholdFile, runs: dict[str, RunResult], verdicts: list[Verdict],
@@ -35,7 +59,8 @@ def render_report(tf: ThresholdFile, runs: dict[str, RunResult], verdicts: list[
             if len(worst.values) >= 2 and worst.block_seconds > 0:
                 est = estimate([v / run.units_per_us() for v in worst.values], worst.block_seconds)
         sections.append({"title": f"Measurement {name}", "images": images, "estimate": est})
-        system = run.environment.get("system") or {}
+        recorded = _recorded_environment(run)
+        system = recorded.get("system") if isinstance(recorded.get("system"), dict) else {}
         for key in ("kernel_release", "preemption", "cpu_model", "cpu_count", "virtualisation",
                     "sched_rt_runtime_us"):
             if system.get(key) is not None:
@@ -53,8 +78,14 @@ def render_report(tf: ThresholdFile, runs: dict[str, RunResult], verdicts: list[
                              ("board", board.get("dt_model") or board.get("dmi_product_name"))):
             if value not in (None, "", []):
                 environment[label] = value
-        if run.environment.get("load"):
-            environment[f"{name} load"] = run.environment["load"].get("kind")
+        load = recorded.get("load")
+        if isinstance(load, dict) and load.get("kind"):
+            environment[f"{name} load"] = load["kind"]
+        machine_load = recorded.get("machine_load")
+        if isinstance(machine_load, dict):
+            environment[f"{name} machine load"] = busy.describe(machine_load)
+            if machine_load.get("busy"):
+                environment[f"{name} busy machine"] = "; ".join(machine_load["busy"])
     if trend:
         sections.append({"title": "Trend over releases",
                          "images": [{"alt": "trend", "data": _b64(png(trend_figure(trend, "max")))}],

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """JUnit XML as Jenkins and GitLab read it: one testsuite per measurement, one testcase per gate and thread.
 
 The file validates against the schema Jenkins' xunit plugin checks every input with (junit-10.xsd): that plugin
@@ -21,6 +22,8 @@ import xml.etree.ElementTree as ET
 from junitparser import Error, Failure, JUnitXml, Skipped, SystemOut, TestCase, TestSuite
 
 from rtgate.core.gates import Status, Verdict
+from rtgate.errors import RtgateError
+from rtgate.safe_io import atomic_open
 
 
 def _text(v: object) -> str:
@@ -89,5 +92,8 @@ def write_junit(path: str, xml: JUnitXml) -> None:
     elem = getattr(xml, "_elem", None)
     if isinstance(elem, ET.Element):
         ET.indent(elem)
-    xml.write(path)
-
+    try:
+        with atomic_open(path, binary=True) as f:
+            xml.write(f)
+    except OSError as e:
+        raise RtgateError(f"cannot write: {e.strerror}", path=str(path)) from None

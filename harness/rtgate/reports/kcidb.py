@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """KCIDB I/O v5.3 for KernelCI: gates as tests with PASS/FAIL, figures as DONE tests with a number."""
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ def kcidb_document(origin: str, build_id: str, platform: str, measurement: str, 
         figures = {"min": t.min, "avg": t.avg, "max": t.max}
         if t.histogram is not None:
             for q in (99.0, 99.9):
-                v, over = t.histogram.percentile(q, t.max)
-                if v is not None and not over:
-                    figures[f"p{q:g}".replace(".", "_")] = v
+                pv, over = t.histogram.percentile(q, t.max)
+                if pv is not None and not over:
+                    figures[f"p{q:g}".replace(".", "_")] = pv
         for name, value in figures.items():
             if value is not None:
                 add(f"{base}.{_node(tid)}.{name}", "DONE", f"{name} latency of {t.describe()}",

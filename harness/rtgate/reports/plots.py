@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Plots, headless: the OSADL-style latency histogram, latency over time, and a release trend."""
 
 from __future__ import annotations
@@ -26,6 +27,25 @@ def _limits(m: Measurement | None) -> list[tuple[str, float]]:
     return out
 
 
+def _bucket_steps(buckets: list[tuple[int, int | None, int]], scale: float) -> tuple[list[float], list[float]]:
+    """Each non-empty bucket as a flat step over its own width; the line breaks (NaN) across empty
+    latencies, so a lone outlier is a short step at its latency, never a line drawn out to it."""
+    xs: list[float] = []
+    ys: list[float] = []
+    end = None
+    for lo, hi, count in buckets:
+        if count <= 0:
+            continue
+        top = hi if hi is not None else lo + 1
+        if end is not None and lo != end:
+            xs.append(float("nan"))
+            ys.append(float("nan"))
+        xs.extend([lo / scale, top / scale])
+        ys.extend([count, count])
+        end = top
+    return xs, ys
+
+
 def histogram_figure(run: RunResult, m: Measurement | None = None) -> Figure:
     """Samples per latency, log scale, one line per thread with its max in the label, limits drawn."""
     fig, ax = plt.subplots(figsize=(9, 4.5))
@@ -33,14 +53,15 @@ def histogram_figure(run: RunResult, m: Measurement | None = None) -> Figure:
     for t in run.threads:
         if t.histogram is None or not t.histogram.buckets:
             continue
-        xs = [lo / scale for lo, _, _ in t.histogram.buckets]
-        ys = [c for _, _, c in t.histogram.buckets]
+        xs, ys = _bucket_steps(t.histogram.buckets, scale)
         tid = f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}"
-        ax.step(xs, ys, where="post", label=f"{tid} (max {t.max / scale if t.max is not None else 0:g} us)")
-    for name, limit in _limits(m):
+        ax.plot(xs, ys, linewidth=1, label=f"{tid} (max {t.max / scale if t.max is not None else 0:g} us)")
+    # Limit labels sit on rows of their own, left to right by limit, so close limits never overlap.
+    for row, (name, limit) in enumerate(sorted(_limits(m), key=lambda nl: nl[1])):
         ax.axvline(limit, color="red", linestyle="--", linewidth=1)
-        ax.text(limit, ax.get_ylim()[1] if ax.lines else 1, f" {name} {limit:g} us", color="red",
-                rotation=90, va="top", fontsize=8)
+        ax.text(limit, 0.97 - 0.08 * (row % 10), f" {name} {limit:g} us", color="red", va="top", ha="left",
+                fontsize=8, transform=ax.get_xaxis_transform(),
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.7, "pad": 1})
     ax.set_yscale("log")
     ax.set_xlabel("latency (us)")
     ax.set_ylabel("samples")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """SQUAD (the results store LKFT uses): tests, metrics and metadata as its submit API takes them.
 
 SQUAD's ``POST /api/submit/<group>/<project>/<build>/<environment>`` takes three JSON documents, as form fields

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The human summary: one line per gate and thread, then the overall answer."""
 
 from __future__ import annotations
@@ -33,9 +34,13 @@ def summary_table(platform: str, verdicts: list[Verdict], allow_inconclusive: bo
     for r in rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     lines.extend(accepted_lines(verdicts))
-    bad = [v for v in verdicts if v.status != Status.PASS]
+    # A critical gate (critical: true) guards what must never happen: its FAIL is listed first and
+    # named again above the verdict, so it is never lost among the budget's other gates.
+    critical = [v for v in verdicts if v.critical and v.status == Status.FAIL]
+    first = {id(v) for v in critical}
+    bad = critical + [v for v in verdicts if v.status != Status.PASS and id(v) not in first]
     for v in bad:
-        lines.append(f"{v.status.value}: {v.test_id}: {v.reason}")
+        lines.append(f"{'CRITICAL ' if id(v) in first else ''}{v.status.value}: {v.test_id}: {v.reason}")
     quoted: set[str] = set()
     for v in bad:
         analysis = v.properties.get("analysis")
@@ -43,6 +48,9 @@ def summary_table(platform: str, verdicts: list[Verdict], allow_inconclusive: bo
             quoted.add(v.measurement)
             lines.append(f"rtla analysis of {v.measurement}:")
             lines.extend("    " + ln for ln in str(analysis).splitlines())
+    if critical:
+        lines.append(f"rtgate: CRITICAL: {len(critical)} critical gate{'s' if len(critical) > 1 else ''} failed: "
+                     + ", ".join(v.test_id for v in critical))
     counts = {s: sum(1 for v in verdicts if v.status == s) for s in Status}
     verdict = "PASS"
     if counts[Status.FAIL] or counts[Status.ERROR]:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Verdicts as JSON, for scripts and dashboards."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from typing import Any
 
 from rtgate import __version__
 from rtgate.core.gates import Verdict, exit_code
+from rtgate.safe_io import write_text
 
 
 def verdicts_document(platform: str, threshold_files: list[str], verdicts: list[Verdict],
@@ -24,6 +26,4 @@ def verdicts_document(platform: str, threshold_files: list[str], verdicts: list[
 
 
 def write_json(path: str, doc: dict[str, Any]) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=2, sort_keys=False, allow_nan=False)
-        f.write("\n")
+    write_text(path, json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n")

@@ -1,0 +1,342 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""`rtgate lab`: gate a kernel on a lab of boards through LAVA. One job per board, rendered from the
+board's threshold file, submitted through LAVA's REST API, followed until it ends, and read back.
+LAVA is the distributed engine: rtgate schedules nothing itself. Every gate of every board gets a
+verdict: a job that fails to boot, ends Incomplete or is cancelled makes the gates it did not
+record ERROR, never missing."""
+
+from __future__ import annotations
+
+import re
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from rtgate.core.yamlload import LAVA_RESULTS, load_yaml
+
+from rtgate.core.gates import Status, Verdict
+from rtgate.core.thresholds import ThresholdFile, _load_yaml, find_thresholds, load_thresholds, parse_duration
+from rtgate.errors import ResultsError, RtgateError
+from rtgate.lava.client import LavaApiError, LavaServer
+from rtgate.lava.job import JobOptions, render_job
+from rtgate.lava.results import console_statuses, read_log_items, verdicts_from_rows
+
+MAX_LAB_BYTES = 1 << 20
+IMAGE_KEYS = ("kernel", "ramdisk", "dtb", "rootfs")
+BOARD_KEYS = {"name", "device_type", "device", "tags", "thresholds", "measurements", "duration", "cpus",
+              "no_kvm", "prompt", "kernel_args", "sampler", "sampler_url", "template", "kernel_release",
+              "inline", "testdef_repo", "testdef_revision", "allow_inconclusive", "initrd", *IMAGE_KEYS}
+LAB_KEYS = {"name", "kernel_release", "defaults", "boards"}
+_LINUX_VERSION = re.compile(r"Linux version (\d[^\s'\"]*)")
+FINAL = "Finished"
+
+
+@dataclass
+class Board:
+    name: str
+    thresholds: ThresholdFile
+    options: JobOptions
+    measurements: list[str]
+    kernel_release: str | None = None
+
+
+@dataclass
+class Lab:
+    path: str
+    name: str
+    boards: list[Board]
+    kernel_release: str | None = None
+
+
+def load_lab(path: str | Path) -> Lab:
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_LAB_BYTES:
+            raise RtgateError("larger than 1 MiB: not a lab file", path=str(p))
+    except OSError as e:
+        raise RtgateError(f"cannot read: {e.strerror}", path=str(p)) from e
+    doc, lines = _load_yaml(p)
+
+    def fail(key: tuple[Any, ...], message: str) -> RtgateError:
+        where = lines.get(key) or lines.get(key[:-1]) or (str(p), None)
+        return RtgateError(message, path=str(p), line=where[1], key=".".join(str(k) for k in key) or None)
+
+    if not isinstance(doc, dict):
+        raise fail((), "a lab file is a mapping with 'boards'")
+    for k in doc:
+        if k not in LAB_KEYS:
+            raise fail((k,), f"unknown key (keys: {', '.join(sorted(LAB_KEYS))})")
+    defaults = doc.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        raise fail(("defaults",), "defaults is a mapping of board keys")
+    for k in defaults:
+        if k not in BOARD_KEYS - {"name"}:
+            raise fail(("defaults", k), f"unknown board key (keys: {', '.join(sorted(BOARD_KEYS))})")
+    boards_doc = doc.get("boards")
+    if not isinstance(boards_doc, list) or not boards_doc:
+        raise fail(("boards",), "boards is a non-empty list")
+    boards: list[Board] = []
+    seen: set[str] = set()
+    for i, b in enumerate(boards_doc):
+        if not isinstance(b, dict):
+            raise fail(("boards", i), "a board is a mapping")
+        for k in b:
+            if k not in BOARD_KEYS:
+                raise fail(("boards", i, k), f"unknown board key (keys: {', '.join(sorted(BOARD_KEYS))})")
+        merged = {**defaults, **b}
+        name = merged.get("name")
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+            raise fail(("boards", i, "name"), "every board needs a name: letters, digits, '-', '_', '.'")
+        if name in seen:
+            raise fail(("boards", i, "name"), f"two boards named {name!r}")
+        seen.add(name)
+        boards.append(_board(merged, p, lambda k, i=i: fail(("boards", i, k), "")))  # type: ignore[misc]
+    return Lab(path=str(p), name=str(doc.get("name") or p.stem), boards=boards,
+               kernel_release=str(doc["kernel_release"]) if doc.get("kernel_release") else None)
+
+
+def _board(b: dict[str, Any], lab_path: Path, where: Callable[[str], RtgateError]) -> Board:
+    def bad(key: str, message: str) -> RtgateError:
+        e = where(key)
+        e.message = message
+        return RtgateError(message, path=e.path, line=e.line, key=e.key)
+
+    def text(key: str) -> str | None:
+        v = b.get(key)
+        if v is None:
+            return None
+        if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+            raise bad(key, f"{key} is a string")
+        return str(v)
+
+    thresholds = text("thresholds")
+    if not thresholds:
+        raise bad("thresholds", "every board needs a threshold file (thresholds: PATH or a shipped name)")
+    tpath = Path(thresholds)
+    if not tpath.is_absolute() and (lab_path.parent / tpath).is_file():
+        tpath = lab_path.parent / tpath
+    else:
+        tpath = find_thresholds(thresholds)
+    tf = load_thresholds(tpath)
+    measurements = b.get("measurements") or list(tf.measurements)
+    if not isinstance(measurements, list) or not all(isinstance(m, str) for m in measurements):
+        raise bad("measurements", "measurements is a list of names")
+    for m in measurements:
+        if m not in tf.measurements:
+            raise bad("measurements", f"no measurement {m!r} in {tpath} (measurements: {', '.join(tf.measurements)})")
+    device_type = text("device_type")
+    if not device_type:
+        raise bad("device_type", "every board needs a device_type (LAVA schedules by device type)")
+    tags = b.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise bad("tags", "tags is a list of strings")
+    if b.get("device"):  # a device of its own: LAVA pins a job to a device by a tag the device has
+        tags = [*tags, str(b["device"])]
+    images = {k: v for k in IMAGE_KEYS if (v := text(k))}
+    if text("initrd") and "ramdisk" not in images:
+        images["ramdisk"] = str(b["initrd"])
+    duration = text("duration")
+    try:
+        duration_s = parse_duration(duration) if duration else None
+    except ValueError as e:
+        raise bad("duration", str(e)) from None
+    cpus = b.get("cpus")
+    if cpus is not None and (not isinstance(cpus, int) or isinstance(cpus, bool) or cpus < 1):
+        raise bad("cpus", "cpus is a positive integer")
+    inline = b.get("inline", False)
+    repo = text("testdef_repo")
+    if not isinstance(inline, bool):
+        raise bad("inline", "inline is true or false")
+    if not inline and not repo:
+        raise bad("testdef_repo", "give testdef_repo (a git repository holding lava-defs/) or inline: true")
+    for flag in ("no_kvm", "allow_inconclusive"):
+        if not isinstance(b.get(flag, False), bool):
+            raise bad(flag, f"{flag} is true or false")
+    template = text("template")
+    if template and not Path(template).is_absolute():
+        template = str(lab_path.parent / template)
+    opts = JobOptions(device_type=device_type, template=template, measurements=measurements, duration_s=duration_s,
+                      images=images, kernel_args=text("kernel_args") or JobOptions.kernel_args,
+                      prompt=text("prompt") or JobOptions.prompt, testdef_repository=repo,
+                      testdef_revision=text("testdef_revision"), testdef_inline=inline,
+                      sampler=text("sampler") or JobOptions.sampler, sampler_url=text("sampler_url") or "",
+                      allow_inconclusive=bool(b.get("allow_inconclusive", False)),
+                      no_kvm=bool(b.get("no_kvm", False)), cpus=cpus, tags=tags,
+                      job_name=f"rtgate lab {b['name']}")
+    return Board(name=str(b["name"]), thresholds=tf, options=opts, measurements=measurements,
+                 kernel_release=text("kernel_release"))
+
+
+@dataclass
+class BoardRun:
+    board: Board
+    job_id: int | None = None
+    state: str = "not submitted"
+    health: str = ""
+    verdicts: list[Verdict] = field(default_factory=list)
+    kernel_release: str | None = None
+    log_text: str = ""
+
+
+def _say(progress: Callable[[str], None], board: Board, text: str) -> None:
+    progress(f"rtgate lab: {board.name}: {text}")
+
+
+def _lava_failure(rows: list[dict[str, Any]]) -> str:
+    """LAVA's own reason for an incomplete job, from its 'lava' suite (the first failed action's error)."""
+    for r in rows:
+        if str(r.get("suite")) == "lava" and str(r.get("result")) == "fail":
+            meta = r.get("metadata") if isinstance(r.get("metadata"), dict) else {}
+            msg = meta.get("error_msg") if meta else None
+            if msg:
+                return f"{r.get('name')}: {msg}"
+    return ""
+
+
+def collect(server: LavaServer, run: BoardRun, stopped_by: str | None = None, by_signal: bool = False) -> None:
+    """Results of a finished (or abandoned) job as verdicts for every gate of the board."""
+    board, job_id = run.board, run.job_id
+    rows: list[dict[str, Any]] = []
+    console: dict[tuple[str, str], tuple[Status, str]] = {}
+    if job_id is not None:
+        try:
+            doc = load_yaml(server.results_yaml(job_id), f"job {job_id} results", ResultsError, LAVA_RESULTS)[0]
+            rows = [r for r in doc if isinstance(r, dict)] if isinstance(doc, list) else []
+            run.log_text = server.log_yaml(job_id)
+            items = read_log_items(run.log_text)
+            console = console_statuses(items)
+            for item in items:
+                if isinstance(item, dict) and item.get("lvl") == "target" and isinstance(item.get("msg"), str):
+                    m = _LINUX_VERSION.search(item["msg"])  # the board's console, not LAVA's own lines
+                    if m:
+                        run.kernel_release = m.group(1)
+                        break
+        except (LavaApiError, ResultsError) as e:
+            rows, console = [], {}
+            run.log_text = f"cannot read the results of job {job_id}: {e}"
+    if stopped_by and job_id is None:
+        why = f"rtgate lab was stopped by {stopped_by} before the job was submitted"
+    elif stopped_by:
+        why = f"rtgate lab was stopped by {stopped_by} before LAVA job {job_id} finished (the job was cancelled)"
+    elif job_id is None:
+        why = f"the job was not submitted: {run.log_text}"
+    elif run.health != "Complete":
+        failure = _lava_failure(rows)
+        why = f"LAVA job {job_id} ended {run.health or run.state}" + (f" ({failure})" if failure else "") + \
+              "; LAVA recorded no result for this gate"
+    else:
+        why = f"LAVA job {job_id} recorded no result for this gate"
+    verdicts = verdicts_from_rows(rows, board.thresholds, board.measurements, console, missing_reason=why)
+    for v in verdicts:
+        if by_signal and v.reason == why:
+            v.status = Status.INCONCLUSIVE  # stopped early, as Ctrl-C is for `rtgate run`
+        v.measurement = f"{board.name}/{v.measurement}"
+        v.properties.update({"board": board.name, "lava_job": job_id, "lava_health": run.health,
+                             "lava_url": server.job_url(job_id) if job_id is not None else None})
+    run.verdicts = verdicts
+
+
+class _Stop(Exception):
+    pass
+
+
+def run_lab(lab: Lab, server: LavaServer, progress: Callable[[str], None], poll_s: float = 5.0,
+            timeout_s: float | None = None) -> list[BoardRun]:
+    """Submit one job per board, follow them, and collect each as it finishes."""
+    runs = [BoardRun(board=b) for b in lab.boards]
+    stop: list[tuple[str, bool]] = []  # why, and whether it was a signal
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        stop.append((signal.Signals(signum).name, True))
+        raise _Stop()
+
+    handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    deadline = time.monotonic() + timeout_s if timeout_s else None
+    try:
+        for run in runs:
+            try:
+                definition = render_job(run.board.thresholds, run.board.options)
+                run.job_id = server.submit(definition)
+                run.state = "Submitted"
+                _say(progress, run.board, f"job {run.job_id} submitted ({server.job_url(run.job_id)})")
+            except LavaApiError as e:
+                run.state, run.health, run.log_text = FINAL, "", str(e)
+                _say(progress, run.board, f"not submitted: {e}")
+                collect(server, run)
+        pending = [r for r in runs if r.job_id is not None]
+        while pending:
+            for run in list(pending):
+                assert run.job_id is not None
+                try:
+                    job = server.job(run.job_id)
+                except LavaApiError as e:
+                    _say(progress, run.board, f"job {run.job_id}: {e}; retrying")
+                    continue
+                state, health = str(job.get("state")), str(job.get("health"))
+                if state != run.state:
+                    device = f" on {job['actual_device']}" if job.get("actual_device") else ""
+                    _say(progress, run.board, f"job {run.job_id} {state}{device}" +
+                         (f", {health}" if state == FINAL else ""))
+                run.state, run.health = state, health
+                if state == FINAL:
+                    collect(server, run)
+                    counts = _counts(run.verdicts)
+                    _say(progress, run.board, f"job {run.job_id} {health}: {counts}")
+                    pending.remove(run)
+            if pending and deadline and time.monotonic() > deadline:
+                stop.append((f"its --timeout ({timeout_s:.0f} s)", False))
+                raise _Stop()
+            if pending:
+                time.sleep(poll_s)
+    except _Stop:
+        why, by_signal = stop[0] if stop else ("a signal", True)
+        # Ignore further signals while cancelling and collecting: the reports must still be written.
+        for s in handlers:
+            signal.signal(s, signal.SIG_IGN)
+        for run in runs:
+            if run.state == FINAL:
+                if not run.verdicts:  # the signal came while its results were being read
+                    collect(server, run)
+                continue
+            if run.job_id is not None:
+                _say(progress, run.board, f"stopped by {why}: cancelling job {run.job_id}")
+                try:
+                    server.cancel(run.job_id)
+                except LavaApiError as e:
+                    _say(progress, run.board, f"cannot cancel job {run.job_id}: {e}")
+            collect(server, run, stopped_by=why, by_signal=by_signal)
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
+    return runs
+
+
+def _counts(verdicts: list[Verdict]) -> str:
+    order = (Status.PASS, Status.FAIL, Status.INCONCLUSIVE, Status.ERROR)
+    return ", ".join(f"{sum(v.status is s for v in verdicts)} {s.value.lower()}" for s in order)
+
+
+def record_history(db_path: str | Path, runs: list[BoardRun], lab: Lab, server: LavaServer,
+                   kernel_release: str | None) -> int:
+    """One history run per board and measurement: platform = board, the kernel release as given, or as
+    the board's own boot log said."""
+    from rtgate.core.model import RunResult
+    from rtgate.history.store import HistoryDB
+    added = 0
+    with HistoryDB(db_path) as db:
+        for run in runs:
+            release = kernel_release or run.board.kernel_release or lab.kernel_release or run.kernel_release or "unknown"
+            for m in run.board.measurements:
+                mine = [v for v in run.verdicts if v.measurement == f"{run.board.name}/{m}"]
+                result = RunResult(source=server.job_url(run.job_id) if run.job_id is not None else lab.path,
+                                   format="lava", unit="us", threads=[], complete=run.health == "Complete")
+                db.add_run(result, platform=run.board.name, measurement=m, kernel_release=release,
+                           tags=[run.board.name], verdicts=mine,
+                           metadata={"board": run.board.name, "device_type": run.board.options.device_type,
+                                     "thresholds": run.board.thresholds.path,
+                                     "threshold_platform": run.board.thresholds.platform,
+                                     "lava_job": run.job_id, "lava_health": run.health, "lab": lab.name})
+                added += 1
+    return added

@@ -1,0 +1,361 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""A mutational fuzzer over every results parser and the threshold loader.
+
+Seeds are real outputs (tests/fixtures: cyclictest of two rt-tests versions, rtgate-sampler) and the shipped
+threshold files. Each input is a seed damaged one to three times (numbers replaced by NaN, Infinity, -1, 400 or
+5000 digits, wrong JSON types; lines deleted, duplicated, swapped, cut; bytes flipped; NUL and control characters;
+deep nesting; YAML aliases, anchors and tags). The only acceptable outcomes are a result (which is then evaluated
+against gates of every kind and reported as text and JSON) or an RtgateError whose message is one line. Anything
+else is a crash: its place is recorded and its input saved.
+
+Run it for longer than the suite does:
+
+    .venv/bin/python -m tests.fuzz --seconds 60 --target all
+    .venv/bin/python -m tests.fuzz --inputs 200000 --target json --save /tmp/crashes
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from rtgate.core.gates import Status, evaluate
+from rtgate.core.thresholds import load_thresholds
+from rtgate.errors import RtgateError
+from rtgate.parsers import load_results
+from rtgate.reports.text import summary_table
+from rtgate.reports.verdicts_json import verdicts_document
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RT_TESTS = HERE / "fixtures" / "rt-tests"
+SAMPLER = HERE / "fixtures" / "rtgate-sampler"
+
+# Gates of every kind, so a damaged result reaches every piece of gate arithmetic.
+GATES_YAML = """\
+platform: fuzz
+measurements:
+  m:
+    sampler: {interval_us: 1000, loops: 1000}
+    gates:
+      - {name: max, kind: max, limit_us: 100}
+      - {name: p99, kind: percentile, percentile: 99.9, limit_us: 100, min_samples: 1}
+      - {name: rate, kind: miss_rate, above_us: 50, rate: 1%}
+      - {name: avg, kind: avg, limit_us: 40}
+      - {name: missed, kind: missed, max_count: 0}
+      - {name: worst, kind: max, limit_us: 100, scope: worst}
+"""
+
+SPECIAL = ["NaN", "Infinity", "-Infinity", "nan", "-nan", "-1", "0", "1", "1e400", "-0", "1.5", "1e19",
+           "9" * 400, "9" * 5000, "18446744073709551616", "9223372036854775808", "null", "true", '"x"', "[]",
+           "{}", "[1, 2]", '"12"', "0x10", "1_000", "'", "\x00", "\u0085", "\u2028"]
+YAML_SPECIAL = ["&a [1, 2]", "*a", "!!python/object:os.system", "!!binary x", "[" * 3000, "{" * 200,
+                "? [a, b]\n: 1", "<<: *a", "~", ".inf", ".nan", "-.inf", "0o777", "1e999", "9" * 5000]
+NUMBER = re.compile(rb"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+@dataclass
+class Target:
+    name: str
+    seeds: list[tuple[str, bytes]]               # (file name to write, content)
+    run: Callable[[Path], Status | None]         # the status of the worst verdict, None for thresholds
+    extra_files: dict[str, bytes] = field(default_factory=dict)  # beside the input (an extends parent)
+
+
+def _read(path: Path, max_lines: int | None = None, comments: bool = True) -> bytes:
+    data = path.read_bytes()
+    if not comments:  # PyYAML scans comments a character at a time: they only slow the fuzzer down
+        data = b"".join(ln for ln in data.splitlines(keepends=True) if not ln.lstrip().startswith(b"#"))
+    if max_lines is not None:
+        data = b"".join(data.splitlines(keepends=True)[:max_lines])
+    return data
+
+
+def _results_runner(workdir: Path, fmt: str) -> Callable[[Path], Status | None]:
+    gates = workdir / "gates.yaml"
+    gates.write_text(GATES_YAML)
+    tf = load_thresholds(gates)
+    m = tf.measurements["m"]
+
+    def run(path: Path) -> Status | None:
+        result = load_results(path, fmt)
+        verdicts = evaluate(m, result)
+        summary_table(tf.platform, verdicts, False)
+        json.dumps(verdicts_document(tf.platform, tf.files, verdicts, False), allow_nan=False)
+        worst = Status.PASS
+        for v in verdicts:
+            if v.status != Status.PASS:
+                worst = v.status if worst == Status.PASS or v.status == Status.FAIL else worst
+        return worst
+    return run
+
+
+def _thresholds_runner(path: Path) -> Status | None:
+    load_thresholds(path)
+    return None
+
+
+def targets(workdir: Path) -> dict[str, Target]:
+    thresholds = ROOT / "thresholds"
+    return {
+        "json": Target("json", [(p.name, _read(p)) for p in (
+            RT_TESTS / "ct-new-S-h300.json", RT_TESTS / "ct-24-S-h300.json", RT_TESTS / "ct-new-t2-H200.json",
+            RT_TESTS / "ct-new-nohist.json", RT_TESTS / "ct-inject-l5000-h100.json", SAMPLER / "rs-t2-h200.json")],
+            _results_runner(workdir, "json")),
+        "histogram": Target("histogram", [(p.name, _read(p)) for p in (
+            RT_TESTS / "ct-new-S-h300.hist", RT_TESTS / "ct-new-t2-H200.hist", SAMPLER / "rs-t2-h200.hist")]
+            + [("ct-24-S-h300.hist", _read(RT_TESTS / "ct-24-S-h300.hist"))],
+            _results_runner(workdir, "histogram")),
+        "summary": Target("summary", [(p.name, _read(p)) for p in (
+            RT_TESTS / "ct-new-nohist.stdout", RT_TESTS / "ct-new-live.stdout", SAMPLER / "rs-t2-q.stdout")],
+            _results_runner(workdir, "summary")),
+        "verbose": Target("verbose", [
+            ("ct-24-verbose.stdout", _read(RT_TESTS / "ct-24-verbose.stdout", 120)),
+            ("rs-t2-verbose.stdout", _read(SAMPLER / "rs-t2-verbose.stdout", 160))],
+            _results_runner(workdir, "verbose")),
+        "auto": Target("auto", [(p.name, _read(p, 120 if "verbose" in p.name else None))
+                                for p in sorted(RT_TESTS.iterdir()) if p.name.startswith(("ct-24-", "ct-new-"))
+                                and (p.suffix in (".json", ".hist") or p.name in (
+                                    "ct-new-live.stdout", "ct-new-nohist.stdout", "ct-24-verbose.stdout"))],
+                       _results_runner(workdir, "auto")),
+        "thresholds": Target("thresholds", [
+            ("default.yaml", _read(thresholds / "default.yaml", comments=False)),
+            ("two-thread-example.yaml", _read(thresholds / "two-thread-example.yaml", comments=False)),
+            ("board.yaml", _read(thresholds / "boards" / "imx8mp-evk.yaml", comments=False)
+             .replace(b"../families/", b"families/")),
+            ("gates.yaml", GATES_YAML.encode())], _thresholds_runner,
+            {"families/arm64-cortex-a53-rt.yaml": _read(thresholds / "families" / "arm64-cortex-a53-rt.yaml",
+                                                         comments=False)}),
+    }
+
+
+# ---------------------------------------------------------------- mutations
+
+def _lines(data: bytes) -> list[bytes]:
+    return data.splitlines(keepends=True) or [b""]
+
+
+def m_number(rng: random.Random, data: bytes, yaml: bool) -> bytes:
+    spots = list(NUMBER.finditer(data))
+    if not spots:
+        return data
+    s = rng.choice(spots)
+    if rng.random() < 0.5:
+        value = rng.choice(YAML_SPECIAL + SPECIAL if yaml else SPECIAL).encode("utf-8", "surrogatepass")
+    else:  # plausible damage: a nearby or far number
+        text = s.group()
+        try:
+            n = int(float(text)) if len(text) < 30 else 10**30
+        except (ValueError, OverflowError):
+            n = 10**30
+        value = str(rng.choice([n + 1, n - 1, n * 10, n // 10, 0, n + rng.randint(1, 10**6),
+                                -n, 2**63 - 1, 2**63, 2**64])).encode()
+    return data[:s.start()] + value + data[s.end():]
+
+
+def m_line(rng: random.Random, data: bytes, yaml: bool) -> bytes:
+    lines = _lines(data)
+    i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+    op = rng.randrange(5)
+    if op == 0:
+        del lines[i]
+    elif op == 1:
+        lines.insert(j, lines[i])
+    elif op == 2:
+        lines[i], lines[j] = lines[j], lines[i]
+    elif op == 3:
+        lines = lines[:max(1, i)]  # cut at a line end
+    else:
+        lines.insert(j, lines.pop(i))
+    return b"".join(lines)
+
+
+def m_bytes(rng: random.Random, data: bytes, yaml: bool) -> bytes:
+    if not data:
+        return b"\x00"
+    i = rng.randrange(len(data))
+    op = rng.randrange(6)
+    if op == 0:
+        return data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1:]
+    if op == 1:
+        return data[:i] + bytes([rng.randrange(256)]) + data[i:]
+    if op == 2:
+        return data[:i] + data[i + rng.randint(1, 16):]
+    if op == 3:
+        return data[:i]  # cut anywhere
+    if op == 4:
+        return data[:i] + rng.choice([b"\x00", b"\r", b"\t", b"\x1b[3A", b"\xff\xfe", b"\xc3", b"\x85", b"#"]) + data[i:]
+    j = rng.randrange(len(data))
+    return data[:i] + data[j:j + rng.randint(1, 64)] + data[i:]  # duplicate a chunk
+
+
+def m_nest(rng: random.Random, data: bytes, yaml: bool) -> bytes:
+    i = rng.randrange(len(data) + 1)
+    depth = rng.choice([70, 1000, 3000] if yaml else [70, 1000, 3000, 100_000])
+    opener = rng.choice([b"[", b"{\"a\":", b"- "] if not yaml else [b"[", b"{a: ", b"- "])
+    return data[:i] + opener * depth + data[i:]
+
+
+def m_yaml(rng: random.Random, data: bytes, yaml: bool) -> bytes:
+    """Aliases, anchors, tags and long values where a YAML scalar was."""
+    lines = _lines(data)
+    i = rng.randrange(len(lines))
+    line = lines[i]
+    m = re.match(rb"^(\s*(?:- )?[A-Za-z_]+:)\s*(.*?)(\r?\n)?$", line)
+    if not m:
+        return m_line(rng, data, yaml)
+    choice = rng.randrange(5)
+    if choice == 0:  # an alias bomb of a few hundred bytes
+        bomb = b"".join(b"%s: &%s [%s]\n" % (bytes([97 + k]), bytes([97 + k]),
+                        b",".join([b"*" + bytes([96 + k])] * 9) if k else b"x,x,x,x,x,x,x,x,x") for k in range(10))
+        return bomb + data
+    if choice == 1:
+        return b"".join(lines[:i]) + m.group(1) + b" " + rng.choice(YAML_SPECIAL).encode() + b"\n" + b"".join(lines[i + 1:])
+    if choice == 2:
+        return b"".join(lines[:i]) + m.group(1) + b" " + b"x" * rng.choice([300, 300, 5000, 5000, 70_000]) + b"\n" + b"".join(lines[i + 1:])
+    if choice == 3:
+        return b"".join(lines[:i]) + m.group(1) + b" [" + m.group(2) + b", " + m.group(2) + b"]\n" + b"".join(lines[i + 1:])
+    return b"".join(lines[:i]) + m.group(1) + b" {" + m.group(2) + b": 1}\n" + b"".join(lines[i + 1:])
+
+
+def m_json_type(rng: random.Random, data: bytes, yaml: bool) -> bytes:
+    """A JSON value of the wrong type where a number, list or object was."""
+    spots = [m for m in re.finditer(rb'": (-?\d+(?:\.\d+)?|null|true|false|"[^"]*"|\[[^\[\]]*\])', data)]
+    if not spots:
+        return m_number(rng, data, yaml)
+    s = rng.choice(spots)
+    value = rng.choice([b'"7"', b"[]", b"[7]", b"{}", b"null", b"true", b"NaN", b"-Infinity", b"1e999", b"1.25"])
+    return data[:s.start(1)] + value + data[s.end(1):]
+
+
+MUTATORS = [m_number, m_number, m_line, m_line, m_bytes, m_nest, m_json_type]
+YAML_MUTATORS = [m_number, m_line, m_bytes, m_nest, m_yaml, m_yaml]
+
+
+def mutate(rng: random.Random, data: bytes, yaml: bool) -> bytes:
+    for _ in range(rng.choice([1, 1, 1, 2, 3])):
+        data = rng.choice(YAML_MUTATORS if yaml else MUTATORS)(rng, data, yaml)
+    return data
+
+
+# ---------------------------------------------------------------- the run
+
+@dataclass
+class Report:
+    target: str
+    inputs: int = 0
+    accepted: int = 0
+    refused: int = 0
+    crashes: Counter[str] = field(default_factory=Counter)
+    turned_pass: int = 0     # a seed that does not PASS became PASS after damage (see run_target)
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        return (f"{self.target:10} {self.inputs:8d} inputs in {self.seconds:6.1f} s: {self.accepted} evaluated, "
+                f"{self.refused} refused cleanly, {sum(self.crashes.values())} crashes at "
+                f"{len(self.crashes)} places, {self.turned_pass} turned PASS")
+
+
+def _signature(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    inner = [f for f in frames if "/rtgate/" in f.filename] or frames
+    f = inner[-1]
+    return f"{type(exc).__name__} at {Path(f.filename).name}:{f.lineno}"
+
+
+def run_target(t: Target, workdir: Path, seconds: float | None = None, inputs: int | None = None,
+               seed: int = 0, save: Path | None = None) -> Report:
+    rng = random.Random(seed)
+    report = Report(t.name)
+    base: dict[str, Status | None] = {}
+    d = workdir / t.name
+    d.mkdir(parents=True, exist_ok=True)
+    for rel, content in t.extra_files.items():
+        (d / rel).parent.mkdir(parents=True, exist_ok=True)
+        (d / rel).write_bytes(content)
+    for name, content in t.seeds:
+        (d / name).write_bytes(content)
+        base[name] = t.run(d / name)  # an undamaged seed must load: a failure here is a bug of the seed list
+    yaml = t.name == "thresholds"
+    start = time.monotonic()
+    while True:
+        if inputs is not None and report.inputs >= inputs:
+            break
+        if seconds is not None and time.monotonic() - start >= seconds:
+            break
+        name, content = rng.choice(t.seeds)
+        data = mutate(rng, content, yaml)
+        path = d / name
+        path.write_bytes(data)
+        report.inputs += 1
+        try:
+            status = t.run(path)
+        except RtgateError as e:
+            if "\n" in str(e):
+                report.crashes["multi-line RtgateError"] += 1
+                _save(save, t.name, "multiline", report.inputs, name, data)
+            else:
+                report.refused += 1
+            continue
+        except (Exception, RecursionError) as e:  # noqa: BLE001 - exactly what a fuzzer looks for
+            sig = _signature(e)
+            report.crashes[sig] += 1
+            if report.crashes[sig] <= 3:
+                _save(save, t.name, sig, report.inputs, name, data)
+            continue
+        report.accepted += 1
+        if status == Status.PASS and base[name] not in (Status.PASS, None):
+            report.turned_pass += 1
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _save(save: Path | None, target: str, sig: str, n: int, name: str, data: bytes) -> None:
+    if save is None:
+        return
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", sig)[:80]
+    out = save / target / f"{slug}-{n}-{name}"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__.split("\n\n")[0])
+    p.add_argument("--target", default="all", help="json, histogram, summary, verbose, auto, thresholds or all")
+    p.add_argument("--seconds", type=float, help="per target")
+    p.add_argument("--inputs", type=int, help="per target")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--save", type=Path, help="keep crashing inputs here")
+    args = p.parse_args(argv)
+    if args.seconds is None and args.inputs is None:
+        args.seconds = 60.0
+    shm = Path("/dev/shm")  # an in-memory file system when there is one: most of the time is file I/O
+    workdir = Path(tempfile.mkdtemp(prefix="rtgate-fuzz-", dir=shm if shm.is_dir() else None))
+    try:
+        all_targets = targets(workdir)
+        names = list(all_targets) if args.target == "all" else args.target.split(",")
+        crashed = False
+        for name in names:
+            r = run_target(all_targets[name], workdir, args.seconds, args.inputs, args.seed, args.save)
+            print(r.line(), flush=True)
+            for sig, n in r.crashes.most_common():
+                print(f"    {n:6d}  {sig}")
+            crashed = crashed or bool(r.crashes)
+        return 1 if crashed else 0
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

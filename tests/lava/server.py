@@ -1,0 +1,311 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""A real LAVA instance for the tests, from Debian's packages and nothing else.
+
+PostgreSQL (the system cluster 15/main, started if it is down and then stopped again; a database
+and role of our own, dropped at the end), lava-server's Django app under gunicorn on a free
+loopback port, lava-scheduler, and one lava-worker with stock `qemu` devices. No systemd: every
+daemon is started here and stopped by its PID (its process group). Everything lava-server writes
+(media, device dictionaries, logs) lives in one temporary directory; the only file outside it is
+the worker's env.yaml under /etc/lava-server/dispatcher.d/<worker>/, which lava-server reads from
+that fixed place, removed at the end. Test tooling, not shipped."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PG_VERSION, PG_CLUSTER = "15", "main"
+ENV_DIR = Path("/etc/lava-server/dispatcher.d")
+
+# The device dictionary of each test board: the stock qemu type, and settings safe on a CI VM with
+# loopback only. TCG: nested KVM hangs this kernel's early boot.
+DEVICE_DICT = """{% extends 'qemu.jinja2' %}
+{% set no_kvm = True %}
+{% set netdevice = 'user' %}
+{% set memory = 768 %}
+"""
+
+
+class LavaSetupError(RuntimeError):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _cluster_port() -> tuple[int, bool]:
+    """The system cluster's port, and whether it is running."""
+    out = subprocess.run(["pg_lsclusters", "--no-header"], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if f[:2] == [PG_VERSION, PG_CLUSTER]:
+            return int(f[2]), f[3] == "online"
+    raise LavaSetupError(f"no PostgreSQL cluster {PG_VERSION}/{PG_CLUSTER} (pg_lsclusters: {out!r})")
+
+
+@dataclass
+class Daemon:
+    name: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+
+@dataclass
+class LocalLava:
+    base: Path
+    devices: list[str]
+    worker_env: dict[str, str] = field(default_factory=dict)
+    port: int = 0
+    url: str = ""
+    token: str = ""
+    user: str = "rtgate-admin"
+    worker: str = ""
+    db: str = ""
+    daemons: list[Daemon] = field(default_factory=list)
+    started_cluster: bool = False
+    _db_password: str = ""
+    _secret: str = ""
+
+    # -- set up ------------------------------------------------------------------------------
+    def start(self) -> "LocalLava":
+        self.base.mkdir(parents=True, exist_ok=True)
+        tag = f"{os.getpid()}_{secrets.token_hex(3)}"
+        self.db = f"rtgate_lava_{tag}"
+        self.worker = f"rtgate-worker-{tag.replace('_', '-')}"
+        self._db_password = secrets.token_hex(12)
+        self._secret = secrets.token_hex(16)
+        self._postgres()
+        for d in ("media", "devices", "health-checks", "worker", "logs"):
+            (self.base / d).mkdir(exist_ok=True)
+        self.manage("migrate", "--noinput", timeout=900)
+        # Job ids of our own: lava-run keeps downloads under /var/lib/lava/dispatcher/tmp/<job id>,
+        # and every fresh database would start at 1.
+        self.psql(f"ALTER SEQUENCE lava_scheduler_app_testjob_id_seq RESTART WITH {secrets.randbelow(10**8) + 10**6}",
+                  db=self.db)
+        self.manage("users", "add", self.user, "--superuser", "--staff", "--passwd", secrets.token_hex(8))
+        self.token = self.manage("tokens", "add", "--user", self.user).strip().splitlines()[-1]
+        out = self.manage("workers", "add", self.worker)
+        worker_token = out.split("Token:")[-1].strip()
+        self.manage("device-types", "add", "qemu")
+        for name in self.devices:
+            (self.base / "devices" / f"{name}.jinja2").write_text(DEVICE_DICT)
+            self.manage("devices", "add", name, "--device-type", "qemu", "--worker", self.worker, "--tags", name)
+        env_dir = ENV_DIR / self.worker
+        env_dir.mkdir(parents=True, exist_ok=True)
+        overrides = {"LC_ALL": "C.UTF-8", "LANG": "C", "PATH": "/usr/local/bin:/usr/local/sbin:/bin:/usr/bin:/usr/sbin:/sbin",
+                     **self.worker_env}
+        (env_dir / "env.yaml").write_text(json.dumps({"purge": True, "overrides": overrides}))
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        gunicorn = shutil.which("gunicorn3") or shutil.which("gunicorn") or "gunicorn3"
+        self.spawn("gunicorn", [gunicorn, "lava_server.wsgi", "--bind", f"127.0.0.1:{self.port}",
+                                "--worker-class", "sync", "--workers", "3", "--timeout", "120",
+                                "--log-level", "info"])
+        self.wait_for(lambda: self._get_ok("api/v0.2/system/version/"), 120, "lava-server answering HTTP")
+        # As root, like gunicorn here (it drops to lavaserver by default, who cannot read our files).
+        self.spawn("lava-scheduler", ["lava-server", "manage", "lava-scheduler", "--user", "root", "--group", "root",
+                                      "--level", "DEBUG",
+                                      "--log-file", str(self.base / "logs" / "lava-scheduler.log")])
+        self.spawn("lava-worker", ["lava-worker", "--name", self.worker, "--token", worker_token, "--url", self.url,
+                                   "--worker-dir", str(self.base / "worker"), "--http-timeout", "180",
+                                   "--log-file", str(self.base / "logs" / "lava-worker.log"), "--level", "DEBUG"],
+                   env=self.worker_process_env())
+        self.wait_for(lambda: self.api(f"workers/{self.worker}/").get("state") == "Online", 180, "the worker online")
+        return self
+
+    def server_env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LAVA_", "DJANGO_", "DATABASE_"))}
+        env.update({
+            "DATABASE_URL": f"postgres://{self.db}:{self._db_password}@127.0.0.1:{_cluster_port()[0]}/{self.db}",
+            "SECRET_KEY": self._secret,
+            "LAVA_SETTINGS_MEDIA_ROOT": str(self.base / "media"),
+            "LAVA_SETTINGS_DEVICES_PATH": str(self.base / "devices"),
+            "LAVA_SETTINGS_HEALTH_CHECKS_PATH": str(self.base / "health-checks"),
+            "LAVA_SETTINGS_DJANGO_LOGFILE": str(self.base / "logs" / "django.log"),
+        })
+        return env
+
+    def worker_process_env(self) -> dict[str, str]:
+        return {k: v for k, v in os.environ.items() if not k.startswith(("LAVA_", "DJANGO_", "DATABASE_"))}
+
+    def _postgres(self) -> None:
+        _, online = _cluster_port()
+        if not online:
+            r = subprocess.run(["pg_ctlcluster", PG_VERSION, PG_CLUSTER, "start"], capture_output=True, text=True,
+                               timeout=120)
+            if r.returncode != 0:
+                raise LavaSetupError(f"pg_ctlcluster {PG_VERSION} {PG_CLUSTER} start: {r.stderr.strip()}")
+            self.started_cluster = True
+        self._drop_stale()
+        self.psql(f"CREATE ROLE {self.db} LOGIN PASSWORD '{self._db_password}'")
+        self.psql(f"CREATE DATABASE {self.db} OWNER {self.db}")
+
+    def _drop_stale(self) -> None:
+        """What a test session killed before its teardown left: databases, roles and env.yaml files
+        named after a process that is gone."""
+        def gone(pid: str) -> bool:
+            return pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists()
+        for kind, table, column in (("DATABASE", "pg_database", "datname"), ("ROLE", "pg_roles", "rolname")):
+            names = self.psql(f"SELECT {column} FROM {table} WHERE {column} LIKE 'rtgate_lava_%'", tuples=True)
+            for name in names.split():
+                if gone(name.split("_")[2]):
+                    self.psql(f"DROP {kind} IF EXISTS {name}" + (" WITH (FORCE)" if kind == "DATABASE" else ""))
+        for d in ENV_DIR.glob("rtgate-worker-*"):
+            if gone(d.name.split("-")[2]):
+                shutil.rmtree(d, ignore_errors=True)
+
+    def psql(self, sql: str, db: str = "postgres", tuples: bool = False) -> str:
+        r = subprocess.run(["runuser", "-u", "postgres", "--", "psql", "-X", "-q", *(["-A", "-t"] if tuples else []),
+                            "-v", "ON_ERROR_STOP=1",
+                            "-p", str(_cluster_port()[0]), "-d", db, "-c", sql],
+                           capture_output=True, text=True, timeout=120, cwd="/")
+        if r.returncode != 0:
+            raise LavaSetupError(f"psql {sql.split()[0:3]}: {r.stderr.strip()}")
+        return r.stdout
+
+    def manage(self, *args: str, timeout: float = 300) -> str:
+        r = subprocess.run(["lava-server", "manage", *args], capture_output=True, text=True, timeout=timeout,
+                           env=self.server_env(), cwd=str(self.base))
+        if r.returncode != 0:
+            raise LavaSetupError(f"lava-server manage {' '.join(args[:2])}: {(r.stderr or r.stdout)[-2000:]}")
+        return r.stdout
+
+    def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+        log = self.base / "logs" / f"{name}.out"
+        with log.open("ab") as out:
+            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=str(self.base),
+                                    env=env or self.server_env(), start_new_session=True)
+        self.daemons.append(Daemon(name, proc, log))
+
+    def check_alive(self, what: str) -> None:
+        for d in self.daemons:
+            if d.proc.poll() is not None:
+                raise LavaSetupError(f"{d.name} exited ({d.proc.returncode}) while waiting for {what}")
+
+    def wait_for(self, ready: Any, seconds: float, what: str) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.check_alive(what)
+            try:
+                if ready():
+                    return
+            except (OSError, ValueError, urllib.error.URLError):
+                pass
+            time.sleep(1)
+        raise LavaSetupError(f"timed out after {seconds:.0f} s waiting for {what}")
+
+    # -- REST ---------------------------------------------------------------------------------
+    def _get_ok(self, path: str) -> bool:
+        with urllib.request.urlopen(self.url + path, timeout=10) as r:
+            return bool(r.status == 200)
+
+    def api(self, path: str, data: Any = None, raw: bool = False) -> Any:
+        req = urllib.request.Request(self.url + "api/v0.2/" + path, method="POST" if data is not None else "GET",
+                                     headers={"Authorization": f"Token {self.token}",
+                                              "Content-Type": "application/json"},
+                                     data=json.dumps(data).encode() if data is not None else None)
+        with urllib.request.urlopen(req, timeout=60) as r:
+            body = r.read().decode()
+        return body if raw else json.loads(body)
+
+    def wait_idle(self, seconds: float = 300) -> None:
+        """Every device Idle and Good: the previous jobs are finished and their boards released."""
+        def idle() -> bool:
+            for name in self.devices:
+                d = self.api(f"devices/{name}/")
+                if d.get("state") != "Idle":
+                    return False
+            return True
+        self.wait_for(idle, seconds, "every device idle")
+
+    # -- diagnostics and tear down ----------------------------------------------------------
+    def logs(self, tail: int = 4000) -> str:
+        parts = []
+        for p in sorted((self.base / "logs").glob("*")):
+            text = p.read_text(errors="replace")
+            parts.append(f"==> {p.name} <==\n{text[-tail:]}")
+        return "\n".join(parts)
+
+    def stop(self) -> None:
+        for d in reversed(self.daemons):
+            _stop_group(d.proc)
+        _stop_jobs_of(self.base)
+        shutil.rmtree(ENV_DIR / self.worker, ignore_errors=True) if self.worker else None
+        if self.db:
+            for sql in (f"DROP DATABASE IF EXISTS {self.db} WITH (FORCE)", f"DROP ROLE IF EXISTS {self.db}"):
+                try:
+                    self.psql(sql)
+                except (LavaSetupError, subprocess.TimeoutExpired, OSError):
+                    pass
+        if self.started_cluster:
+            subprocess.run(["pg_ctlcluster", PG_VERSION, PG_CLUSTER, "stop", "-m", "fast"], capture_output=True,
+                           timeout=120)
+        left = _processes_in(self.base)
+        if left:
+            raise LavaSetupError(f"processes of the LAVA instance survived the teardown: {left}")
+
+
+def _stop_group(proc: subprocess.Popen[bytes], grace: float = 15) -> None:
+    """SIGTERM to the daemon's process group (it leads it), SIGKILL after a grace period."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=30)
+
+
+def _processes_in(base: Path) -> list[int]:
+    """Processes whose working directory is our instance's directory: every daemon started here
+    runs there, and so does everything they start (lava-run renames itself, so its command line
+    cannot tell; a cancelled job's lava-run can outlive the worker, blocked on a pipe)."""
+    mine = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink(proc / "cwd").removesuffix(" (deleted)")
+        except OSError:
+            continue
+        if cwd == str(base) or cwd.startswith(str(base) + "/"):
+            mine.append(int(proc.name))
+    return mine
+
+
+def _stop_jobs_of(base: Path) -> None:
+    """SIGTERM to what is left of ours (by process group), then SIGKILL to what survives that."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        left = _processes_in(base)
+        if not left:
+            return
+        for pid in left:
+            try:
+                os.killpg(os.getpgid(pid), sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _processes_in(base):
+            time.sleep(0.5)

@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Files the harness writes (it may run as root): exclusive temporary file, fsync, rename; no device replaced."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import RT_TESTS
+from rtgate.errors import RtgateError
+from rtgate.safe_io import atomic_open, check_output_dir, check_output_file, write_text
+
+DEFAULT = "thresholds/default.yaml"
+RESULTS = str(RT_TESTS / "ct-new-S-h300.json")
+
+
+def rtgate(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rtgate.cli", *args], capture_output=True, text=True,
+                          timeout=300, cwd=cwd)
+
+
+def test_write_replaces_atomically_and_leaves_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "out.json"
+    target.write_text("old\n")
+    write_text(target, "new\n")
+    assert target.read_text() == "new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask  # as open() makes it, not mkstemp's 0600
+
+
+def test_a_failed_write_keeps_the_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "out.json"
+    target.write_text("old\n")
+    with pytest.raises(RuntimeError):
+        with atomic_open(target) as f:
+            f.write("half")
+            raise RuntimeError("writer failed")
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_a_symlink_planted_as_the_target_is_replaced_not_followed(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    link = tmp_path / "report.xml"
+    link.symlink_to(victim)
+    write_text(link, "report\n")
+    assert victim.read_text() == "precious\n"
+    assert not link.is_symlink() and link.read_text() == "report\n"
+
+
+@pytest.mark.parametrize("device", ["/dev/full", "/dev/null"])
+def test_a_device_is_refused_and_left_alone(device: str) -> None:
+    before = os.stat(device)
+    with pytest.raises(RtgateError, match="not a regular file"):
+        write_text(device, "x")
+    with pytest.raises(RtgateError, match="not a regular file"):
+        check_output_file(device)
+    after = os.stat(device)
+    assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+
+
+def test_a_directory_target_and_a_missing_directory_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(RtgateError, match="directory"):
+        check_output_file(tmp_path)
+    with pytest.raises(RtgateError, match="does not exist"):
+        check_output_file(tmp_path / "no" / "such" / "out.xml")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(RtgateError, match="not a directory"):
+        check_output_dir(tmp_path / "file")
+
+
+def test_check_cli_refuses_dev_full_as_a_report(tmp_path: Path) -> None:
+    r = rtgate("check", DEFAULT, RESULTS, "--json", "/dev/full")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines() == [r.stderr.strip()] and "/dev/full" in r.stderr
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_check_cli_writes_reports_through_a_planted_symlink_safely(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (tmp_path / "junit.xml").symlink_to(victim)
+    r = rtgate("check", DEFAULT, RESULTS, "--junit", str(tmp_path / "junit.xml"))
+    assert r.returncode in (0, 1, 3), r.stderr
+    assert victim.read_text() == "precious\n"
+    assert (tmp_path / "junit.xml").read_text().startswith("<?xml")
+
+
+@pytest.mark.parametrize("option,value", [("--junit", "/dev/full"), ("--json", "{tmp}/missing/v.json"),
+                                          ("--output-dir", "/dev/null/x"), ("--history", "/dev/full")])
+def test_run_refuses_unwritable_outputs_before_measuring(option: str, value: str, tmp_path: Path,
+                                                         sampler: str) -> None:
+    """The sampler is never started: the 20 s measurement would print "measuring" first."""
+    thresholds = tmp_path / "long.yaml"
+    thresholds.write_text("""platform: long
+measurements:
+  m:
+    sampler: {interval_us: 1000, duration: 20s, mlockall: false, threads: [{name: a, cpus: [0], policy: other, priority: 0}]}
+    gates: [{name: max, kind: max, limit_us: 100000}]
+""")
+    args = ["run", str(thresholds), "--sampler", sampler, "--output-dir", str(tmp_path / "out"),
+            option, value.format(tmp=tmp_path)]
+    r = rtgate(*args)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "measuring" not in r.stdout, r.stdout
+    assert r.stderr.startswith("rtgate: error: ") and len(r.stderr.strip().splitlines()) == 1, r.stderr
