@@ -64,7 +64,14 @@ $PY -m rtgate run spec.yaml --output-dir out --json verdicts.json --measurement 
 $PY -m rtgate run spec.yaml --output-dir out-int --json int.json --measurement long > int.txt 2>&1 &
 pid=$!
 i=0; while [ $i -lt 300 ] && ! pgrep -x rtla > /dev/null; do sleep 1; i=$((i + 1)); done
-sleep 5; kill -TERM $pid; wait $pid; echo $? > int.rc
+sleep 5; kill -TERM $pid
+t=0; while [ $t -lt 330 ] && kill -0 $pid 2>/dev/null; do sleep 1; t=$((t + 1)); done
+if kill -0 $pid 2>/dev/null; then  # hung: record where, for the failure message
+  { ps -eo pid,ppid,stat,wchan:32,comm; for p in $(pgrep -x rtla); do cat /proc/$p/stack; done; } > int-hang.txt 2>&1
+  echo hung > int.rc
+else
+  wait $pid; echo $? > int.rc
+fi
 """
 
 
@@ -174,6 +181,8 @@ def test_check_reads_the_saved_rtla_output_the_same(guest_run: dict[str, Any], t
 def test_a_stop_signal_ends_rtla_and_what_it_measured_is_judged(guest_run: dict[str, Any]) -> None:
     work = guest_run["work"]
     text = _text(work, "int.txt")
+    if (work / "int-hang.txt").is_file():
+        text += "\nhung 330 s after SIGTERM:\n" + _text(work, "int-hang.txt")
     assert _text(work, "int.rc").strip() == "3", text  # INCONCLUSIVE: stopped early
     v = json.loads(_text(work, "int.json"))["verdicts"]
     assert {x["thread"] for x in v} == {"irq-cpu0", "irq-cpu1", "thread-cpu0", "thread-cpu1"}

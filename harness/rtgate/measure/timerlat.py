@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 RTLA = "rtla"
 TRACE_LINES = 60         # of the saved trace, quoted as the analysis
+KILL_WAIT_S = 30          # after SIGKILL, before rtgate gives up waiting for rtla
 GRACE_S = 120            # beyond its duration, for rtla to set up the tracer (slow under emulation) and stop
 
 
@@ -201,6 +202,14 @@ def _wait(proc: subprocess.Popen[bytes], seconds: float, stop_requested: Callabl
         if asked is None and (stop_requested() or now > deadline):
             asked = now
         if asked is not None:
+            if now - asked > GRACE_S + KILL_WAIT_S:
+                # SIGKILL did not end it: stuck in the kernel. Say where instead of waiting forever.
+                try:
+                    where = Path(f"/proc/{proc.pid}/wchan").read_text().strip() or "?"
+                except OSError:
+                    where = "?"
+                raise SamplerError(f"rtla (pid {proc.pid}) does not die even with SIGKILL: stuck in the kernel "
+                                   f"at {where}; the tracer may be left on")
             if now - asked > GRACE_S:
                 proc.kill()
             elif now >= next_int:  # again and again: rtla ignores it until its handler is installed
