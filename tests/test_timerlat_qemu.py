@@ -67,7 +67,7 @@ i=0; while [ $i -lt 300 ] && ! pgrep -x rtla > /dev/null; do sleep 1; i=$((i + 1
 sleep 5; kill -TERM $pid
 t=0; while [ $t -lt 330 ] && kill -0 $pid 2>/dev/null; do sleep 1; t=$((t + 1)); done
 if kill -0 $pid 2>/dev/null; then  # hung: record where, for the failure message
-  { ps -eo pid,ppid,stat,wchan:32,comm; for p in $(pgrep -x rtla); do cat /proc/$p/stack; done; } > int-hang.txt 2>&1
+  {{ ps -eo pid,ppid,stat,wchan:32,comm; for p in $(pgrep -x rtla); do cat /proc/$p/stack; done; }} > int-hang.txt 2>&1
   echo hung > int.rc
 else
   wait $pid; echo $? > int.rc
