@@ -57,20 +57,64 @@ def synthetic(path: Path, threads: int = 64, cycles: int = 86_400_000) -> None:
             left -= 1
         counts[(20, 21)] += left
         blocks = [rng.randint(40, 90) for _ in range(2700)]  # 86400 blocks coarsened 5 times
-        out.append({"index": i, "tid": 1000 + i, "cpu": i, "policy": "fifo", "priority": 98, "interval_us": 1000,
-                    "cycles": cycles, "min": 5, "max": max(hi - 1 for _, hi in counts), "avg": 21.5,
-                    "sum": cycles * 21, "missed_periods": 0, "overflows": 0, "stop_reason": "duration",
-                    "first_wake_ns": 0, "last_wake_ns": 0, "overflow_cycles": [],
-                    "histogram": [[lo, hi, c] for (lo, hi), c in sorted(counts.items())],
-                    "block_maxima": {"block_cycles": 32000, "block_seconds": 32.0, "partial_cycles": 0,
-                                     "partial_max": None, "values": blocks},
-                    "spikes": {"total": 0, "recorded": []}})
-    doc = {"file_version": 1, "cmdline:": "rtgate-sampler synthetic", "rt_test_version:": "0.1.0",
-           "num_threads": threads, "resolution_in_ns": 0,
-           "thread": {str(t["index"]): {"histogram": {}, "cycles": cycles, "min": 5, "max": t["max"],
-                                       "avg": 21.5, "cpu": t["cpu"], "node": 0} for t in out},
-           "rtgate": {"format": 1, "complete": True, "stop_reason": "duration", "signal": None, "unit": "us",
-                      "elapsed_s": 86400.0, "threads": out}}
+        out.append(
+            {
+                "index": i,
+                "tid": 1000 + i,
+                "cpu": i,
+                "policy": "fifo",
+                "priority": 98,
+                "interval_us": 1000,
+                "cycles": cycles,
+                "min": 5,
+                "max": max(hi - 1 for _, hi in counts),
+                "avg": 21.5,
+                "sum": cycles * 21,
+                "missed_periods": 0,
+                "overflows": 0,
+                "stop_reason": "duration",
+                "first_wake_ns": 0,
+                "last_wake_ns": 0,
+                "overflow_cycles": [],
+                "histogram": [[lo, hi, c] for (lo, hi), c in sorted(counts.items())],
+                "block_maxima": {
+                    "block_cycles": 32000,
+                    "block_seconds": 32.0,
+                    "partial_cycles": 0,
+                    "partial_max": None,
+                    "values": blocks,
+                },
+                "spikes": {"total": 0, "recorded": []},
+            }
+        )
+    doc = {
+        "file_version": 1,
+        "cmdline:": "rtgate-sampler synthetic",
+        "rt_test_version:": "0.1.0",
+        "num_threads": threads,
+        "resolution_in_ns": 0,
+        "thread": {
+            str(t["index"]): {
+                "histogram": {},
+                "cycles": cycles,
+                "min": 5,
+                "max": t["max"],
+                "avg": 21.5,
+                "cpu": t["cpu"],
+                "node": 0,
+            }
+            for t in out
+        },
+        "rtgate": {
+            "format": 1,
+            "complete": True,
+            "stop_reason": "duration",
+            "signal": None,
+            "unit": "us",
+            "elapsed_s": 86400.0,
+            "threads": out,
+        },
+    }
     path.write_text(json.dumps(doc))
 
 
@@ -85,8 +129,11 @@ def main() -> None:
         walls = []
         for _ in range(args.runs):
             start = time.monotonic()
-            r = subprocess.run([sys.executable, "-m", "rtgate", "check", "--junit", f"{tmp}/j.xml", str(spec),
-                                str(res)], capture_output=True, text=True)
+            r = subprocess.run(
+                [sys.executable, "-m", "rtgate", "check", "--junit", f"{tmp}/j.xml", str(spec), str(res)],
+                capture_output=True,
+                text=True,
+            )
             walls.append(time.monotonic() - start)
             if r.returncode not in (0, 1, 3):
                 sys.exit(r.stderr)
@@ -98,9 +145,11 @@ def main() -> None:
         size = res.stat().st_size / 1e6
     walls.sort()
     base.sort()
-    print(f"rtgate check, 24 h x 64 threads ({size:.1f} MB JSON), {args.runs} runs: "
-          f"median {walls[len(walls) // 2]:.3f} s wall (best {walls[0]:.3f}); "
-          f"python start + imports alone: {base[len(base) // 2]:.3f} s")
+    print(
+        f"rtgate check, 24 h x 64 threads ({size:.1f} MB JSON), {args.runs} runs: "
+        f"median {walls[len(walls) // 2]:.3f} s wall (best {walls[0]:.3f}); "
+        f"python start + imports alone: {base[len(base) // 2]:.3f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def _vm_hwm_kib(pid: int) -> int:

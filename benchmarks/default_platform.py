@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Figures behind thresholds/default.yaml: the default measurement, repeated, on this machine.
 
-    sudo .venv/bin/python benchmarks/default_platform.py [--runs 5] [--seconds 30]
+sudo .venv/bin/python benchmarks/default_platform.py [--runs 5] [--seconds 30]
 """
 
 from __future__ import annotations
@@ -23,16 +23,33 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.runs):
             out = Path(tmp) / "v.json"
-            subprocess.run([sys.executable, "-m", "rtgate", "run", "--duration", f"{args.seconds}s", "--json",
-                            str(out), "--output-dir", tmp], capture_output=True, text=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "rtgate",
+                    "run",
+                    "--duration",
+                    f"{args.seconds}s",
+                    "--json",
+                    str(out),
+                    "--output-dir",
+                    tmp,
+                ],
+                capture_output=True,
+                text=True,
+            )
             doc = json.loads(out.read_text())
             res = json.loads((Path(tmp) / "smp.json").read_text())
             row = []
             for t in res["rtgate"]["threads"]:
                 n = t["cycles"] + t["missed_periods"]
                 over = sum(c for lo, hi, c in t["histogram"] if lo > 1000) + t["missed_periods"]
-                figures = {"max_us": t["max"], "over_1ms_pct": 100 * over / n,
-                           "missed_pct": 100 * t["missed_periods"] / n}
+                figures = {
+                    "max_us": t["max"],
+                    "over_1ms_pct": 100 * over / n,
+                    "missed_pct": 100 * t["missed_periods"] / n,
+                }
                 for v in doc["verdicts"]:
                     if v["properties"].get("thread") == t["index"]:
                         figures["p99_us"] = v["properties"]["p99_us"]
@@ -40,8 +57,10 @@ def main() -> None:
                 for k, val in figures.items():
                     if isinstance(val, (int, float)):
                         worst[k] = max(worst[k], val)
-                row.append(f"cpu{t['cpu']}: max {t['max']} us, p99 {figures.get('p99_us')} us, "
-                           f"missed {t['missed_periods']}/{n}")
+                row.append(
+                    f"cpu{t['cpu']}: max {t['max']} us, p99 {figures.get('p99_us')} us, "
+                    f"missed {t['missed_periods']}/{n}"
+                )
             print(f"run {i + 1}: " + "; ".join(row) + f"  -> exit {doc['exit_code']}")
     print("worst over all runs and threads: " + ", ".join(f"{k} {v:g}" for k, v in worst.items()))
 

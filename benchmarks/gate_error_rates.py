@@ -58,8 +58,10 @@ def main() -> int:
 
     start = time.monotonic()
     print(f"limit {a.limit * 100:g} %, confidence {a.confidence:g}, {a.runs} runs per cell, seed {a.seed}")
-    print(f"{'true rate':>9} {'n':>9}  {'PASS':>6} {'INCONC':>6} {'FAIL':>6}   {'old FAIL':>8}   "
-          f"{'exact PASS':>10} {'exact FAIL':>10}")
+    print(
+        f"{'true rate':>9} {'n':>9}  {'PASS':>6} {'INCONC':>6} {'FAIL':>6}   {'old FAIL':>8}   "
+        f"{'exact PASS':>10} {'exact FAIL':>10}"
+    )
     missed: list[str] = []
     for factor in FACTORS:
         for n in SIZES:
@@ -70,11 +72,15 @@ def main() -> int:
             old_fail = int(np.sum(ks / n > a.limit))
             share = {s: c / a.runs for s, c in counts.items()}
             k_pass, k_fail = edge(n, "PASS"), edge(n, "FAIL")
-            exact = {"PASS": binom_cdf(k_pass, n, factor * a.limit) if k_pass >= 0 else 0.0,
-                     "FAIL": 1.0 - binom_cdf(k_fail - 1, n, factor * a.limit)}
-            print(f"{factor:>8g}x {n:>9d}  {share['PASS'] * 100:5.1f}% {share['INCONCLUSIVE'] * 100:5.1f}% "
-                  f"{share['FAIL'] * 100:5.1f}%   {old_fail / a.runs * 100:7.1f}%   "
-                  f"{exact['PASS'] * 100:9.2f}% {exact['FAIL'] * 100:9.2f}%")
+            exact = {
+                "PASS": binom_cdf(k_pass, n, factor * a.limit) if k_pass >= 0 else 0.0,
+                "FAIL": 1.0 - binom_cdf(k_fail - 1, n, factor * a.limit),
+            }
+            print(
+                f"{factor:>8g}x {n:>9d}  {share['PASS'] * 100:5.1f}% {share['INCONCLUSIVE'] * 100:5.1f}% "
+                f"{share['FAIL'] * 100:5.1f}%   {old_fail / a.runs * 100:7.1f}%   "
+                f"{exact['PASS'] * 100:9.2f}% {exact['FAIL'] * 100:9.2f}%"
+            )
             for status, target_factor in (("FAIL", 0.9), ("PASS", 1.0)):
                 if factor == target_factor and exact[status] > 0.05:
                     missed.append(f"{status} {exact[status] * 100:.2f} % at {factor:g}x, n={n}")

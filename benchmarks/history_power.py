@@ -33,7 +33,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from history_live import injected_latency, measured_cpu, sampler_run  # noqa: E402
 from history_sim import synthetic_run  # noqa: E402
-
 from rtgate.history.compare import Settings, compare  # noqa: E402
 from rtgate.history.store import HistoryDB  # noqa: E402
 
@@ -45,8 +44,10 @@ def regression(db: HistoryDB, base: str, new: str, metrics: list[str], paired: b
 
 def synthetic(args: argparse.Namespace) -> None:
     cases = [("same", 1.0, False), ("x1.2", 1.2, False), ("tail x1.2", 1.2, True), ("tail x2", 2.0, True)]
-    print(f"synthetic: {args.reps} comparisons per cell, 2 threads x {args.samples} samples per run; "
-          "share of comparisons that said REGRESSION")
+    print(
+        f"synthetic: {args.reps} comparisons per cell, 2 threads x {args.samples} samples per run; "
+        "share of comparisons that said REGRESSION"
+    )
     print(f"{'runs':>4} {'metric':>6} " + " ".join(f"{c[0]:>10}" for c in cases))
     for n in args.runs:
         for metric in args.metrics:
@@ -66,6 +67,7 @@ def synthetic(args: argparse.Namespace) -> None:
 
 def record(args: argparse.Namespace) -> None:
     from rtgate.runner import find_sampler
+
     sampler, cpu = find_sampler(), measured_cpu()
     rng = random.Random(args.seed)
     with HistoryDB(args.record) as db, tempfile.TemporaryDirectory() as tmp:
@@ -80,14 +82,22 @@ def record(args: argparse.Namespace) -> None:
                 else:
                     sampler_run(sampler, out, args.seconds, cpu)
                 from rtgate.parsers import load_results
-                db.add_run(load_results(str(out)), "p", "m", role, pair_id=f"t{i}",
-                           metadata={"busy_us": args.busy_us, "period_ms": args.period_ms})
+
+                db.add_run(
+                    load_results(str(out)),
+                    "p",
+                    "m",
+                    role,
+                    pair_id=f"t{i}",
+                    metadata={"busy_us": args.busy_us, "period_ms": args.period_ms},
+                )
             print(f"triple {i + 1}/{args.triples} recorded", flush=True)
 
 
 def analyse(args: argparse.Namespace) -> None:
     """Resample whole runs of the recorded triples into releases of N runs (or N pairs)."""
     import sqlite3
+
     src = sqlite3.connect(args.analyse)
     triples = [r[0] for r in src.execute("SELECT DISTINCT pair_id FROM runs ORDER BY id")]
     print(f"live: {len(triples)} recorded triples in {args.analyse}; {args.reps} draws per cell")
@@ -103,14 +113,19 @@ def analyse(args: argparse.Namespace) -> None:
                         _copy(src, db.db.conn, chosen)
                         fa += regression(db, "base", "base2", [metric], paired)
                         det += regression(db, "base", "candidate", [metric], paired)
-                print(f"{n:>4} {'paired' if paired else 'unpaired':>8} {metric:>6} {fa / args.reps:>13.1%} "
-                      f"{det / args.reps:>10.1%}", flush=True)
+                print(
+                    f"{n:>4} {'paired' if paired else 'unpaired':>8} {metric:>6} {fa / args.reps:>13.1%} "
+                    f"{det / args.reps:>10.1%}",
+                    flush=True,
+                )
 
 
 def _copy(src: object, dst: object, pair_ids: list[str]) -> None:
     marks = ",".join("?" * len(pair_ids))
-    for table, where in (("runs", f"pair_id IN ({marks})"),
-                         ("threads", f"run_id IN (SELECT id FROM runs WHERE pair_id IN ({marks}))")):
+    for table, where in (
+        ("runs", f"pair_id IN ({marks})"),
+        ("threads", f"run_id IN (SELECT id FROM runs WHERE pair_id IN ({marks}))"),
+    ):
         rows = src.execute(f"SELECT * FROM {table} WHERE {where}", pair_ids).fetchall()  # type: ignore[attr-defined]
         if rows:
             cols = ",".join("?" * len(rows[0]))

@@ -34,26 +34,40 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=10)
     args = ap.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
+    from rtgate.core.thresholds import load_thresholds
     from rtgate.measure.runner import find_sampler
     from rtgate.measure.sampler_args import sampler_args
-    from rtgate.core.thresholds import load_thresholds
+
     sampler = find_sampler()
     with tempfile.TemporaryDirectory() as tmp:
         spec = Path(tmp) / "t.yaml"
         spec.write_text(SPEC.format(s=args.seconds))
         m = load_thresholds(spec).measurements["smp"]
         bare = [sampler] + sampler_args(m, os.path.join(tmp, "bare.json"))
-        full = [sys.executable, "-m", "rtgate", "run", str(spec), "--sampler", sampler,
-                "--output-dir", tmp, "--junit", os.path.join(tmp, "j.xml")]
+        full = [
+            sys.executable,
+            "-m",
+            "rtgate",
+            "run",
+            str(spec),
+            "--sampler",
+            sampler,
+            "--output-dir",
+            tmp,
+            "--junit",
+            os.path.join(tmp, "j.xml"),
+        ]
         walls: dict[str, list[float]] = {"sampler": [], "rtgate run": []}
         for i in range(args.pairs):
             order = [("sampler", bare), ("rtgate run", full)]
-            for name, argv in (order if i % 2 == 0 else order[::-1]):
+            for name, argv in order if i % 2 == 0 else order[::-1]:
                 wall, _, _ = run_measured(argv)
                 walls[name].append(wall)
     s, r = median(walls["sampler"]), median(walls["rtgate run"])
-    print(f"{args.pairs} alternating pairs of {args.seconds} s: sampler alone {s:.3f} s, "
-          f"rtgate run {r:.3f} s, overhead {100 * (r - s) / s:.2f} %")
+    print(
+        f"{args.pairs} alternating pairs of {args.seconds} s: sampler alone {s:.3f} s, "
+        f"rtgate run {r:.3f} s, overhead {100 * (r - s) / s:.2f} %"
+    )
 
 
 if __name__ == "__main__":

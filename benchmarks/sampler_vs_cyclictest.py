@@ -39,12 +39,13 @@ def main() -> None:
     cyclictest = need("cyclictest", "apt-get install rt-tests")
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
     from rtgate.measure.runner import find_sampler
+
     args.sampler = find_sampler(args.sampler)
     hist = 2000
-    opts = ["-m", "-S", "-p", "80", "-i", str(args.interval), "-d", "0", "-l", str(args.loops), "-q",
-            "-h", str(hist)]
-    figures: dict[str, dict[str, list[float]]] = {n: {k: [] for k in ("cpu", "rss", "min", "avg", "p99")}
-                                                 for n in ("rtgate-sampler", "cyclictest")}
+    opts = ["-m", "-S", "-p", "80", "-i", str(args.interval), "-d", "0", "-l", str(args.loops), "-q", "-h", str(hist)]
+    figures: dict[str, dict[str, list[float]]] = {
+        n: {k: [] for k in ("cpu", "rss", "min", "avg", "p99")} for n in ("rtgate-sampler", "cyclictest")
+    }
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.pairs):
             order = [("rtgate-sampler", args.sampler), ("cyclictest", cyclictest)]
@@ -65,13 +66,17 @@ def main() -> None:
     print(f"{args.pairs} alternating pairs, options: {' '.join(opts)} (medians)")
     print(f"{'':16} {'CPU us/cycle':>13} {'peak RSS KiB':>13} {'min us':>7} {'avg us':>7} {'p99 us':>7}")
     for name, f in figures.items():
-        print(f"{name:16} {median(f['cpu']):13.3f} {median(f['rss']):13.0f} {median(f['min']):7.1f} "
-              f"{median(f['avg']):7.2f} {median(f['p99']):7.1f}")
+        print(
+            f"{name:16} {median(f['cpu']):13.3f} {median(f['rss']):13.0f} {median(f['min']):7.1f} "
+            f"{median(f['avg']):7.2f} {median(f['p99']):7.1f}"
+        )
     ours, theirs = figures["rtgate-sampler"], figures["cyclictest"]
-    print(f"{'ratio':16} {median(ours['cpu']) / median(theirs['cpu']):13.2f} "
-          f"{median(ours['rss']) / median(theirs['rss']):13.2f} "
-          f"{median(ours['min']) / median(theirs['min']):7.2f} {median(ours['avg']) / median(theirs['avg']):7.2f} "
-          f"{median(ours['p99']) / median(theirs['p99']):7.2f}")
+    print(
+        f"{'ratio':16} {median(ours['cpu']) / median(theirs['cpu']):13.2f} "
+        f"{median(ours['rss']) / median(theirs['rss']):13.2f} "
+        f"{median(ours['min']) / median(theirs['min']):7.2f} {median(ours['avg']) / median(theirs['avg']):7.2f} "
+        f"{median(ours['p99']) / median(theirs['p99']):7.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -67,8 +67,14 @@ def generate() -> str:
         usage = " ".join(sub.format_usage().split())
         usage = usage.removeprefix("usage: ")
         has_children = any(isinstance(a, argparse._SubParsersAction) for a in sub._actions)
-        out += [".SS " + roff(f"rtgate {name}"), roff(helptext.rstrip(".") + "." if helptext else ""),
-                ".PP", ".nf", roff(usage), ".fi"]
+        out += [
+            ".SS " + roff(f"rtgate {name}"),
+            roff(helptext.rstrip(".") + "." if helptext else ""),
+            ".PP",
+            ".nf",
+            roff(usage),
+            ".fi",
+        ]
         if not has_children:
             out += options(sub)
     return TEMPLATE.read_text().replace("@COMMANDS@\n", "\n".join(out) + "\n")

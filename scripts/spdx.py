@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Find (or, with --fix, add) the SPDX licence line at the top of every source file of the project.
 
-    .venv/bin/python scripts/spdx.py          # list files without it; exit 1 if any
-    .venv/bin/python scripts/spdx.py --fix    # add it after a #! line or an encoding line
+.venv/bin/python scripts/spdx.py          # list files without it; exit 1 if any
+.venv/bin/python scripts/spdx.py --fix    # add it after a #! line or an encoding line
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ SKIP_PARTS = {"fixtures", "golden", "schemas"}
 
 
 def source_files() -> list[Path]:
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
-                            text=True, check=True).stdout.splitlines()
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     files = []
     for name in listed:
         path = ROOT / name

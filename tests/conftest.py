@@ -34,6 +34,7 @@ def _required(tool: str, package: str) -> str:
 @pytest.fixture(scope="session")
 def sampler() -> str:
     from rtgate.measure.runner import find_sampler
+
     return find_sampler()
 
 

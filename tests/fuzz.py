@@ -26,9 +26,9 @@ import tempfile
 import time
 import traceback
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from rtgate.core.gates import Status, evaluate
 from rtgate.core.thresholds import load_thresholds
@@ -57,19 +57,62 @@ measurements:
       - {name: worst, kind: max, limit_us: 100, scope: worst}
 """
 
-SPECIAL = ["NaN", "Infinity", "-Infinity", "nan", "-nan", "-1", "0", "1", "1e400", "-0", "1.5", "1e19",
-           "9" * 400, "9" * 5000, "18446744073709551616", "9223372036854775808", "null", "true", '"x"', "[]",
-           "{}", "[1, 2]", '"12"', "0x10", "1_000", "'", "\x00", "\u0085", "\u2028"]
-YAML_SPECIAL = ["&a [1, 2]", "*a", "!!python/object:os.system", "!!binary x", "[" * 3000, "{" * 200,
-                "? [a, b]\n: 1", "<<: *a", "~", ".inf", ".nan", "-.inf", "0o777", "1e999", "9" * 5000]
+SPECIAL = [
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "nan",
+    "-nan",
+    "-1",
+    "0",
+    "1",
+    "1e400",
+    "-0",
+    "1.5",
+    "1e19",
+    "9" * 400,
+    "9" * 5000,
+    "18446744073709551616",
+    "9223372036854775808",
+    "null",
+    "true",
+    '"x"',
+    "[]",
+    "{}",
+    "[1, 2]",
+    '"12"',
+    "0x10",
+    "1_000",
+    "'",
+    "\x00",
+    "\u0085",
+    "\u2028",
+]
+YAML_SPECIAL = [
+    "&a [1, 2]",
+    "*a",
+    "!!python/object:os.system",
+    "!!binary x",
+    "[" * 3000,
+    "{" * 200,
+    "? [a, b]\n: 1",
+    "<<: *a",
+    "~",
+    ".inf",
+    ".nan",
+    "-.inf",
+    "0o777",
+    "1e999",
+    "9" * 5000,
+]
 NUMBER = re.compile(rb"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
 @dataclass
 class Target:
     name: str
-    seeds: list[tuple[str, bytes]]               # (file name to write, content)
-    run: Callable[[Path], Status | None]         # the status of the worst verdict, None for thresholds
+    seeds: list[tuple[str, bytes]]  # (file name to write, content)
+    run: Callable[[Path], Status | None]  # the status of the worst verdict, None for thresholds
     extra_files: dict[str, bytes] = field(default_factory=dict)  # beside the input (an extends parent)
 
 
@@ -98,6 +141,7 @@ def _results_runner(workdir: Path, fmt: str) -> Callable[[Path], Status | None]:
             if v.status != Status.PASS:
                 worst = v.status if worst == Status.PASS or v.status == Status.FAIL else worst
         return worst
+
     return run
 
 
@@ -109,38 +153,92 @@ def _thresholds_runner(path: Path) -> Status | None:
 def targets(workdir: Path) -> dict[str, Target]:
     thresholds = ROOT / "thresholds"
     return {
-        "json": Target("json", [(p.name, _read(p)) for p in (
-            RT_TESTS / "ct-new-S-h300.json", RT_TESTS / "ct-24-S-h300.json", RT_TESTS / "ct-new-t2-H200.json",
-            RT_TESTS / "ct-new-nohist.json", RT_TESTS / "ct-inject-l5000-h100.json", SAMPLER / "rs-t2-h200.json")],
-            _results_runner(workdir, "json")),
-        "histogram": Target("histogram", [(p.name, _read(p)) for p in (
-            RT_TESTS / "ct-new-S-h300.hist", RT_TESTS / "ct-new-t2-H200.hist", SAMPLER / "rs-t2-h200.hist")]
+        "json": Target(
+            "json",
+            [
+                (p.name, _read(p))
+                for p in (
+                    RT_TESTS / "ct-new-S-h300.json",
+                    RT_TESTS / "ct-24-S-h300.json",
+                    RT_TESTS / "ct-new-t2-H200.json",
+                    RT_TESTS / "ct-new-nohist.json",
+                    RT_TESTS / "ct-inject-l5000-h100.json",
+                    SAMPLER / "rs-t2-h200.json",
+                )
+            ],
+            _results_runner(workdir, "json"),
+        ),
+        "histogram": Target(
+            "histogram",
+            [
+                (p.name, _read(p))
+                for p in (
+                    RT_TESTS / "ct-new-S-h300.hist",
+                    RT_TESTS / "ct-new-t2-H200.hist",
+                    SAMPLER / "rs-t2-h200.hist",
+                )
+            ]
             + [("ct-24-S-h300.hist", _read(RT_TESTS / "ct-24-S-h300.hist"))],
-            _results_runner(workdir, "histogram")),
-        "summary": Target("summary", [(p.name, _read(p)) for p in (
-            RT_TESTS / "ct-new-nohist.stdout", RT_TESTS / "ct-new-live.stdout", SAMPLER / "rs-t2-q.stdout")],
-            _results_runner(workdir, "summary")),
-        "verbose": Target("verbose", [
-            ("ct-24-verbose.stdout", _read(RT_TESTS / "ct-24-verbose.stdout", 120)),
-            ("rs-t2-verbose.stdout", _read(SAMPLER / "rs-t2-verbose.stdout", 160))],
-            _results_runner(workdir, "verbose")),
-        "auto": Target("auto", [(p.name, _read(p, 120 if "verbose" in p.name else None))
-                                for p in sorted(RT_TESTS.iterdir()) if p.name.startswith(("ct-24-", "ct-new-"))
-                                and (p.suffix in (".json", ".hist") or p.name in (
-                                    "ct-new-live.stdout", "ct-new-nohist.stdout", "ct-24-verbose.stdout"))],
-                       _results_runner(workdir, "auto")),
-        "thresholds": Target("thresholds", [
-            ("default.yaml", _read(thresholds / "default.yaml", comments=False)),
-            ("two-thread-example.yaml", _read(thresholds / "two-thread-example.yaml", comments=False)),
-            ("board.yaml", _read(thresholds / "boards" / "imx8mp-evk.yaml", comments=False)
-             .replace(b"../families/", b"families/")),
-            ("gates.yaml", GATES_YAML.encode())], _thresholds_runner,
-            {"families/arm64-cortex-a53-rt.yaml": _read(thresholds / "families" / "arm64-cortex-a53-rt.yaml",
-                                                         comments=False)}),
+            _results_runner(workdir, "histogram"),
+        ),
+        "summary": Target(
+            "summary",
+            [
+                (p.name, _read(p))
+                for p in (
+                    RT_TESTS / "ct-new-nohist.stdout",
+                    RT_TESTS / "ct-new-live.stdout",
+                    SAMPLER / "rs-t2-q.stdout",
+                )
+            ],
+            _results_runner(workdir, "summary"),
+        ),
+        "verbose": Target(
+            "verbose",
+            [
+                ("ct-24-verbose.stdout", _read(RT_TESTS / "ct-24-verbose.stdout", 120)),
+                ("rs-t2-verbose.stdout", _read(SAMPLER / "rs-t2-verbose.stdout", 160)),
+            ],
+            _results_runner(workdir, "verbose"),
+        ),
+        "auto": Target(
+            "auto",
+            [
+                (p.name, _read(p, 120 if "verbose" in p.name else None))
+                for p in sorted(RT_TESTS.iterdir())
+                if p.name.startswith(("ct-24-", "ct-new-"))
+                and (
+                    p.suffix in (".json", ".hist")
+                    or p.name in ("ct-new-live.stdout", "ct-new-nohist.stdout", "ct-24-verbose.stdout")
+                )
+            ],
+            _results_runner(workdir, "auto"),
+        ),
+        "thresholds": Target(
+            "thresholds",
+            [
+                ("default.yaml", _read(thresholds / "default.yaml", comments=False)),
+                ("two-thread-example.yaml", _read(thresholds / "two-thread-example.yaml", comments=False)),
+                (
+                    "board.yaml",
+                    _read(thresholds / "boards" / "imx8mp-evk.yaml", comments=False).replace(
+                        b"../families/", b"families/"
+                    ),
+                ),
+                ("gates.yaml", GATES_YAML.encode()),
+            ],
+            _thresholds_runner,
+            {
+                "families/arm64-cortex-a53-rt.yaml": _read(
+                    thresholds / "families" / "arm64-cortex-a53-rt.yaml", comments=False
+                )
+            },
+        ),
     }
 
 
 # ---------------------------------------------------------------- mutations
+
 
 def _lines(data: bytes) -> list[bytes]:
     return data.splitlines(keepends=True) or [b""]
@@ -159,9 +257,10 @@ def m_number(rng: random.Random, data: bytes, yaml: bool) -> bytes:
             n = int(float(text)) if len(text) < 30 else 10**30
         except (ValueError, OverflowError):
             n = 10**30
-        value = str(rng.choice([n + 1, n - 1, n * 10, n // 10, 0, n + rng.randint(1, 10**6),
-                                -n, 2**63 - 1, 2**63, 2**64])).encode()
-    return data[:s.start()] + value + data[s.end():]
+        value = str(
+            rng.choice([n + 1, n - 1, n * 10, n // 10, 0, n + rng.randint(1, 10**6), -n, 2**63 - 1, 2**63, 2**64])
+        ).encode()
+    return data[: s.start()] + value + data[s.end() :]
 
 
 def m_line(rng: random.Random, data: bytes, yaml: bool) -> bytes:
@@ -175,7 +274,7 @@ def m_line(rng: random.Random, data: bytes, yaml: bool) -> bytes:
     elif op == 2:
         lines[i], lines[j] = lines[j], lines[i]
     elif op == 3:
-        lines = lines[:max(1, i)]  # cut at a line end
+        lines = lines[: max(1, i)]  # cut at a line end
     else:
         lines.insert(j, lines.pop(i))
     return b"".join(lines)
@@ -187,23 +286,25 @@ def m_bytes(rng: random.Random, data: bytes, yaml: bool) -> bytes:
     i = rng.randrange(len(data))
     op = rng.randrange(6)
     if op == 0:
-        return data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1:]
+        return data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1 :]
     if op == 1:
         return data[:i] + bytes([rng.randrange(256)]) + data[i:]
     if op == 2:
-        return data[:i] + data[i + rng.randint(1, 16):]
+        return data[:i] + data[i + rng.randint(1, 16) :]
     if op == 3:
         return data[:i]  # cut anywhere
     if op == 4:
-        return data[:i] + rng.choice([b"\x00", b"\r", b"\t", b"\x1b[3A", b"\xff\xfe", b"\xc3", b"\x85", b"#"]) + data[i:]
+        return (
+            data[:i] + rng.choice([b"\x00", b"\r", b"\t", b"\x1b[3A", b"\xff\xfe", b"\xc3", b"\x85", b"#"]) + data[i:]
+        )
     j = rng.randrange(len(data))
-    return data[:i] + data[j:j + rng.randint(1, 64)] + data[i:]  # duplicate a chunk
+    return data[:i] + data[j : j + rng.randint(1, 64)] + data[i:]  # duplicate a chunk
 
 
 def m_nest(rng: random.Random, data: bytes, yaml: bool) -> bytes:
     i = rng.randrange(len(data) + 1)
     depth = rng.choice([70, 1000, 3000] if yaml else [70, 1000, 3000, 100_000])
-    opener = rng.choice([b"[", b"{\"a\":", b"- "] if not yaml else [b"[", b"{a: ", b"- "])
+    opener = rng.choice([b"[", b'{"a":', b"- "] if not yaml else [b"[", b"{a: ", b"- "])
     return data[:i] + opener * depth + data[i:]
 
 
@@ -217,16 +318,42 @@ def m_yaml(rng: random.Random, data: bytes, yaml: bool) -> bytes:
         return m_line(rng, data, yaml)
     choice = rng.randrange(5)
     if choice == 0:  # an alias bomb of a few hundred bytes
-        bomb = b"".join(b"%s: &%s [%s]\n" % (bytes([97 + k]), bytes([97 + k]),
-                        b",".join([b"*" + bytes([96 + k])] * 9) if k else b"x,x,x,x,x,x,x,x,x") for k in range(10))
+        bomb = b"".join(
+            b"%s: &%s [%s]\n"
+            % (bytes([97 + k]), bytes([97 + k]), b",".join([b"*" + bytes([96 + k])] * 9) if k else b"x,x,x,x,x,x,x,x,x")
+            for k in range(10)
+        )
         return bomb + data
     if choice == 1:
-        return b"".join(lines[:i]) + m.group(1) + b" " + rng.choice(YAML_SPECIAL).encode() + b"\n" + b"".join(lines[i + 1:])
+        return (
+            b"".join(lines[:i])
+            + m.group(1)
+            + b" "
+            + rng.choice(YAML_SPECIAL).encode()
+            + b"\n"
+            + b"".join(lines[i + 1 :])
+        )
     if choice == 2:
-        return b"".join(lines[:i]) + m.group(1) + b" " + b"x" * rng.choice([300, 300, 5000, 5000, 70_000]) + b"\n" + b"".join(lines[i + 1:])
+        return (
+            b"".join(lines[:i])
+            + m.group(1)
+            + b" "
+            + b"x" * rng.choice([300, 300, 5000, 5000, 70_000])
+            + b"\n"
+            + b"".join(lines[i + 1 :])
+        )
     if choice == 3:
-        return b"".join(lines[:i]) + m.group(1) + b" [" + m.group(2) + b", " + m.group(2) + b"]\n" + b"".join(lines[i + 1:])
-    return b"".join(lines[:i]) + m.group(1) + b" {" + m.group(2) + b": 1}\n" + b"".join(lines[i + 1:])
+        return (
+            b"".join(lines[:i])
+            + m.group(1)
+            + b" ["
+            + m.group(2)
+            + b", "
+            + m.group(2)
+            + b"]\n"
+            + b"".join(lines[i + 1 :])
+        )
+    return b"".join(lines[:i]) + m.group(1) + b" {" + m.group(2) + b": 1}\n" + b"".join(lines[i + 1 :])
 
 
 def m_json_type(rng: random.Random, data: bytes, yaml: bool) -> bytes:
@@ -236,7 +363,7 @@ def m_json_type(rng: random.Random, data: bytes, yaml: bool) -> bytes:
         return m_number(rng, data, yaml)
     s = rng.choice(spots)
     value = rng.choice([b'"7"', b"[]", b"[7]", b"{}", b"null", b"true", b"NaN", b"-Infinity", b"1e999", b"1.25"])
-    return data[:s.start(1)] + value + data[s.end(1):]
+    return data[: s.start(1)] + value + data[s.end(1) :]
 
 
 MUTATORS = [m_number, m_number, m_line, m_line, m_bytes, m_nest, m_json_type]
@@ -251,6 +378,7 @@ def mutate(rng: random.Random, data: bytes, yaml: bool) -> bytes:
 
 # ---------------------------------------------------------------- the run
 
+
 @dataclass
 class Report:
     target: str
@@ -258,13 +386,15 @@ class Report:
     accepted: int = 0
     refused: int = 0
     crashes: Counter[str] = field(default_factory=Counter)
-    turned_pass: int = 0     # a seed that does not PASS became PASS after damage (see run_target)
+    turned_pass: int = 0  # a seed that does not PASS became PASS after damage (see run_target)
     seconds: float = 0.0
 
     def line(self) -> str:
-        return (f"{self.target:10} {self.inputs:8d} inputs in {self.seconds:6.1f} s: {self.accepted} evaluated, "
-                f"{self.refused} refused cleanly, {sum(self.crashes.values())} crashes at "
-                f"{len(self.crashes)} places, {self.turned_pass} turned PASS")
+        return (
+            f"{self.target:10} {self.inputs:8d} inputs in {self.seconds:6.1f} s: {self.accepted} evaluated, "
+            f"{self.refused} refused cleanly, {sum(self.crashes.values())} crashes at "
+            f"{len(self.crashes)} places, {self.turned_pass} turned PASS"
+        )
 
 
 def _signature(exc: BaseException) -> str:
@@ -274,8 +404,14 @@ def _signature(exc: BaseException) -> str:
     return f"{type(exc).__name__} at {Path(f.filename).name}:{f.lineno}"
 
 
-def run_target(t: Target, workdir: Path, seconds: float | None = None, inputs: int | None = None,
-               seed: int = 0, save: Path | None = None) -> Report:
+def run_target(
+    t: Target,
+    workdir: Path,
+    seconds: float | None = None,
+    inputs: int | None = None,
+    seed: int = 0,
+    save: Path | None = None,
+) -> Report:
     rng = random.Random(seed)
     report = Report(t.name)
     base: dict[str, Status | None] = {}
@@ -308,7 +444,7 @@ def run_target(t: Target, workdir: Path, seconds: float | None = None, inputs: i
             else:
                 report.refused += 1
             continue
-        except (Exception, RecursionError) as e:  # noqa: BLE001 - exactly what a fuzzer looks for
+        except (Exception, RecursionError) as e:
             sig = _signature(e)
             report.crashes[sig] += 1
             if report.crashes[sig] <= 3:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 SPIN = """
 import os, sys, time
@@ -34,8 +34,9 @@ while os.getppid() == parent:  # never outlive the test that started it
 @contextmanager
 def injected_latency(cpu: int, busy_us: float, period_ms: float) -> Iterator[None]:
     """Steal the CPU for busy_us every period_ms at SCHED_FIFO 99 while the block runs."""
-    p = subprocess.Popen([sys.executable, "-c", SPIN, str(cpu), str(busy_us), str(period_ms)],
-                         stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", SPIN, str(cpu), str(busy_us), str(period_ms)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert p.stdout is not None and p.stdout.readline().strip() == "ready"
         yield
@@ -44,11 +45,27 @@ def injected_latency(cpu: int, busy_us: float, period_ms: float) -> Iterator[Non
         p.wait()
 
 
-def sampler_run(sampler: str, out: Path, seconds: int = 3, cpu: int = 1, threads: int = 1,
-                extra: tuple[str, ...] = ()) -> Path:
+def sampler_run(
+    sampler: str, out: Path, seconds: int = 3, cpu: int = 1, threads: int = 1, extra: tuple[str, ...] = ()
+) -> Path:
     """One rtgate-sampler run pinned to `cpu` (all threads on it), results as JSON."""
-    argv = [sampler, "-t", str(threads), "-a", str(cpu), "-p", "80", "-m", "-i", "1000", "-D", f"{int(seconds)}s", "-q",
-            f"--json={out}", *extra]
+    argv = [
+        sampler,
+        "-t",
+        str(threads),
+        "-a",
+        str(cpu),
+        "-p",
+        "80",
+        "-m",
+        "-i",
+        "1000",
+        "-D",
+        f"{int(seconds)}s",
+        "-q",
+        f"--json={out}",
+        *extra,
+    ]
     r = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=seconds * 20 + 60)
     if r.returncode != 0:
         raise RuntimeError(f"{argv}: exit {r.returncode}: {r.stderr}")

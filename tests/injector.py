@@ -31,6 +31,7 @@ def main(argv: list[str]) -> int:
     def _stop(*_: object) -> None:
         nonlocal stop
         stop = True
+
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     start = time.monotonic_ns()
@@ -48,23 +49,39 @@ def main(argv: list[str]) -> int:
             windows.append((a, time.monotonic_ns()))
             nxt += every_ms * 1_000_000
     finally:
-        log.write_text(json.dumps({"cpu": cpu, "priority": prio, "busy_us": busy_us, "every_ms": every_ms,
-                                   "windows_ns": windows}) + "\n")
+        log.write_text(
+            json.dumps({"cpu": cpu, "priority": prio, "busy_us": busy_us, "every_ms": every_ms, "windows_ns": windows})
+            + "\n"
+        )
     return 0
 
 
 @contextlib.contextmanager
 def inject(cpu: int, priority: int, busy_us: int, every_ms: int, seconds: float, log: Path) -> Iterator[Path]:
     """Run the injector for at most `seconds` (+5 s hard bound); the log is complete after the block."""
-    proc = subprocess.Popen(["timeout", "-s", "KILL", str(int(seconds) + 5), sys.executable, __file__,
-                             str(cpu), str(priority), str(busy_us), str(every_ms), str(seconds), str(log)])
+    proc = subprocess.Popen(
+        [
+            "timeout",
+            "-s",
+            "KILL",
+            str(int(seconds) + 5),
+            sys.executable,
+            __file__,
+            str(cpu),
+            str(priority),
+            str(busy_us),
+            str(every_ms),
+            str(seconds),
+            str(log),
+        ]
+    )
     try:
         time.sleep(0.2)  # let it set its policy before the measurement starts
         yield log
         proc.wait(timeout=seconds + 10)
     finally:
         if proc.poll() is None:
-            proc.kill()   # by PID: a stray SCHED_FIFO busy loop stalls everyone
+            proc.kill()  # by PID: a stray SCHED_FIFO busy loop stalls everyone
             proc.wait()
 
 

@@ -25,8 +25,9 @@ if __name__ == "__main__":
     for stem, args in RUNS.items():
         with tempfile.TemporaryDirectory() as d:
             out, since, until, log = run_cyclictest_under_injection(ct, Path(d), args, 6)
-            shutil.copy(out, RT_TESTS / f"{stem}.json")   # as cyclictest wrote it (its --json path included)
+            shutil.copy(out, RT_TESTS / f"{stem}.json")  # as cyclictest wrote it (its --json path included)
             shutil.copy(log, RT_TESTS / f"{stem}.injector.json")
-            (RT_TESTS / f"{stem}.truth.json").write_text(json.dumps({"cpu": CPU, "since_ns": since,
-                                                                      "until_ns": until}) + "\n")
+            (RT_TESTS / f"{stem}.truth.json").write_text(
+                json.dumps({"cpu": CPU, "since_ns": since, "until_ns": until}) + "\n"
+            )
             print(stem, "recorded")

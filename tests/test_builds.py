@@ -26,8 +26,15 @@ def meson(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
 def asan_build(tmp_path_factory: pytest.TempPathFactory, tool: object) -> Path:
     tool("meson", "meson")  # type: ignore[operator]
     build = tmp_path_factory.mktemp("asan") / "build"
-    meson("setup", str(build), str(ROOT), "-Db_sanitize=address,undefined", "-Db_lundef=false",
-          "-Dbuildtype=debug", "-Dharness=disabled")
+    meson(
+        "setup",
+        str(build),
+        str(ROOT),
+        "-Db_sanitize=address,undefined",
+        "-Db_lundef=false",
+        "-Dbuildtype=debug",
+        "-Dharness=disabled",
+    )
     meson("compile", "-C", str(build))
     return build
 
@@ -40,17 +47,45 @@ def test_unit_tests_under_sanitizers(asan_build: Path) -> None:
 
 def test_sampler_runs_clean_under_sanitizers(asan_build: Path, tmp_path: Path) -> None:
     exe = asan_build / "sampler" / "rtgate-sampler"
-    env = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1", "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
-           "PATH": "/usr/bin:/bin"}
+    env = {
+        "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1",
+        "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+        "PATH": "/usr/bin:/bin",
+    }
     out = tmp_path / "r.json"
-    r = run_tool([str(exe), *[o for o in RT_OPTS if o != "-m"], "-t", "2", "-i", "200", "-l", "2000", "-h", "50",
-                  "--loops-per-thread", "--spike=20", "-v", "-o", "10", f"--json={out}", "--checkpoint=1"], env=env)
+    r = run_tool(
+        [
+            str(exe),
+            *[o for o in RT_OPTS if o != "-m"],
+            "-t",
+            "2",
+            "-i",
+            "200",
+            "-l",
+            "2000",
+            "-h",
+            "50",
+            "--loops-per-thread",
+            "--spike=20",
+            "-v",
+            "-o",
+            "10",
+            f"--json={out}",
+            "--checkpoint=1",
+        ],
+        env=env,
+    )
     assert r.returncode == 0, r.stderr[-4000:]
     assert "runtime error" not in r.stderr and "AddressSanitizer" not in r.stderr
     doc = json.loads(out.read_text())
     assert doc["thread"]["1"]["cycles"] + doc["rtgate"]["threads"][1]["missed_periods"] == 2000
-    p = subprocess.Popen([str(exe), "-t", "2", "-i", "500", "-q", f"--json={out}"], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [str(exe), "-t", "2", "-i", "500", "-q", f"--json={out}"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(1.0)
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=60)
@@ -58,21 +93,31 @@ def test_sampler_runs_clean_under_sanitizers(asan_build: Path, tmp_path: Path) -
 
 
 CROSS = [
-    pytest.param("aarch64", "aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu", "qemu-aarch64-static", "aarch64",
-                 "aarch64", id="aarch64"),
-    pytest.param("powerpc", "powerpc-linux-gnu-gcc", "gcc-powerpc-linux-gnu", "qemu-ppc-static", "PowerPC",
-                 "ppc", id="powerpc32"),
+    pytest.param(
+        "aarch64",
+        "aarch64-linux-gnu-gcc",
+        "gcc-aarch64-linux-gnu",
+        "qemu-aarch64-static",
+        "aarch64",
+        "aarch64",
+        id="aarch64",
+    ),
+    pytest.param(
+        "powerpc", "powerpc-linux-gnu-gcc", "gcc-powerpc-linux-gnu", "qemu-ppc-static", "PowerPC", "ppc", id="powerpc32"
+    ),
 ]
 
 
 @pytest.mark.parametrize("name, gcc, package, qemu_name, file_arch, machine", CROSS)
-def test_static_cross_build_runs_under_qemu(tmp_path: Path, tool: object, name: str, gcc: str, package: str,
-                                            qemu_name: str, file_arch: str, machine: str) -> None:
+def test_static_cross_build_runs_under_qemu(
+    tmp_path: Path, tool: object, name: str, gcc: str, package: str, qemu_name: str, file_arch: str, machine: str
+) -> None:
     tool(gcc, package)  # type: ignore[operator]
     qemu = tool(qemu_name, "qemu-user-static")  # type: ignore[operator]
     build = tmp_path / f"build-{name}"
-    meson("setup", str(build), str(ROOT), "--cross-file", str(ROOT / "sampler" / "cross" / f"{name}.txt"),
-          "-Dstatic=true")
+    meson(
+        "setup", str(build), str(ROOT), "--cross-file", str(ROOT / "sampler" / "cross" / f"{name}.txt"), "-Dstatic=true"
+    )
     meson("compile", "-C", str(build))
     exe = build / "sampler" / "rtgate-sampler"
     info = subprocess.run(["file", str(exe)], capture_output=True, text=True).stdout if shutil.which("file") else ""
@@ -91,8 +136,12 @@ def test_static_cross_build_runs_under_qemu(tmp_path: Path, tool: object, name: 
 def test_fuzz_targets_run_clean(tmp_path: Path, tool: object) -> None:
     """libFuzzer over the option and gate parsers (ASan + UBSan), briefly: sampler/fuzz/run.sh."""
     tool("clang", "clang")  # type: ignore[operator]
-    r = subprocess.run(["sh", str(ROOT / "sampler" / "fuzz" / "run.sh"), "20", str(tmp_path / "fuzz")],
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        ["sh", str(ROOT / "sampler" / "fuzz" / "run.sh"), "20", str(tmp_path / "fuzz")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     runs = [int(n) for n in re.findall(r"number_of_executed_units: (\d+)", r.stdout)]
     assert len(runs) == 2 and min(runs) > 1000, r.stdout

@@ -31,29 +31,67 @@ def _run(argv: list[str]) -> None:
 
 # Our words that look like misspellings: "hist" (histogram files), "limt" (a deliberate typo in a test), ...
 CODESPELL_IGNORE = "tre,nd,ser,hist,fo,crate,limt,breal"
-CODESPELL_SKIP = "*.json,*.hist,*.stdout,*.svg,COPYING,./tests/golden,./tests/fixtures,*/tests/golden/*,*/tests/fixtures/*"
+CODESPELL_SKIP = (
+    "*.json,*.hist,*.stdout,*.svg,COPYING,./tests/golden,./tests/fixtures,*/tests/golden/*,*/tests/fixtures/*"
+)
 
 
 def test_codespell() -> None:
     # Explicit paths and options: Debian's codespell reads no pyproject.toml and would walk .git and .venv.
-    _run([_tool("codespell", "codespell"), f"--skip={CODESPELL_SKIP}", "-L", CODESPELL_IGNORE, "harness",
-          "sampler", "scripts", "lava-defs", "fuego", "benchmarks", "tests", "doc", "README.rst",
-          "CONTRIBUTING.rst", "CHANGELOG.rst"])
+    _run(
+        [
+            _tool("codespell", "codespell"),
+            f"--skip={CODESPELL_SKIP}",
+            "-L",
+            CODESPELL_IGNORE,
+            "harness",
+            "sampler",
+            "scripts",
+            "lava-defs",
+            "fuego",
+            "benchmarks",
+            "tests",
+            "doc",
+            "README.rst",
+            "CONTRIBUTING.rst",
+            "CHANGELOG.rst",
+        ]
+    )
 
 
 def test_shellcheck_every_shell_script() -> None:
-    scripts = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file() and ".git" not in p.parts
-               and not any(part.startswith((".venv", "build")) for part in p.relative_to(ROOT).parts)
-               and (p.suffix == ".sh" or (p.suffix == "" and p.read_bytes()[:20].startswith((b"#!/bin/sh",
-                                                                                              b"#!/usr/bin/env bash",
-                                                                                              b"#!/bin/bash"))))]
+    scripts = [
+        str(p.relative_to(ROOT))
+        for p in ROOT.rglob("*")
+        if p.is_file()
+        and ".git" not in p.parts
+        and not any(part.startswith((".venv", "build")) for part in p.relative_to(ROOT).parts)
+        and (
+            p.suffix == ".sh"
+            or (
+                p.suffix == ""
+                and p.read_bytes()[:20].startswith((b"#!/bin/sh", b"#!/usr/bin/env bash", b"#!/bin/bash"))
+            )
+        )
+    ]
     assert "lava-defs/rtgate.sh" in scripts and "scripts/bootstrap" in scripts
     _run([_tool("shellcheck", "shellcheck"), *sorted(scripts)])
 
 
 def test_cppcheck_the_sampler() -> None:
-    _run([_tool("cppcheck", "cppcheck"), "--error-exitcode=1", "--quiet", "--std=c11", "--enable=warning,portability",
-          "--inline-suppr", "-D_GNU_SOURCE", "--suppress=missingIncludeSystem", "sampler"])
+    _run(
+        [
+            _tool("cppcheck", "cppcheck"),
+            "--error-exitcode=1",
+            "--quiet",
+            "--std=c11",
+            "--enable=warning,portability",
+            "--inline-suppr",
+            "-D_GNU_SOURCE",
+            "--suppress=missingIncludeSystem",
+            "sampler",
+        ]
+    )
 
 
 def test_spdx_line_on_every_source_file() -> None:

@@ -66,8 +66,13 @@ def test_check_inconclusive_exit_3_and_allowed(tmp_path: Path) -> None:
 
 def test_junit_read_back(tmp_path: Path) -> None:
     res = str(RT_TESTS / "ct-new-t2-H200.json")  # thread 0 max 1547 us with 3 overflows, thread 1 max 145
-    t = write(tmp_path, SMP.format(max=1000, rate="1%").replace("cpus: all", "count: 2")
-              .replace("interval_us: 200", "interval_us: 500").replace("loops: 5000", "loops: 3000"))
+    t = write(
+        tmp_path,
+        SMP.format(max=1000, rate="1%")
+        .replace("cpus: all", "count: 2")
+        .replace("interval_us: 200", "interval_us: 500")
+        .replace("loops: 5000", "loops: 3000"),
+    )
     junit = tmp_path / "out.xml"
     verdicts = tmp_path / "v.json"
     r = rtgate("check", "--junit", str(junit), "--json", str(verdicts), str(t), res)

@@ -69,6 +69,7 @@ def test_histogram_text_parses_identically(sampler: str, cyclictest: str, tmp_pa
         assert max(counts) <= 1000 and min(counts) > 0, (name, counts)
     for run in parsed.values():
         assert all(t.histogram is not None and t.histogram.range_end == 50 for t in run.threads)
+
     # Same skeleton line by line: 50 rows of 2 threads + sum column, then the same footer lines.
     def shape(lines: list[str]) -> list[str]:
         out = []
@@ -76,9 +77,12 @@ def test_histogram_text_parses_identically(sampler: str, cyclictest: str, tmp_pa
             if ln and ln[0].isdigit():
                 out.append(f"row {ln.split()[0]} cols {len(ln.split())}")
             else:
-                out.append(ln.split(":")[0] + (f" {len(ln.split(':')[1].split())}" if ":" in ln and
-                                                  not ln.startswith("# Thread") else ""))
+                out.append(
+                    ln.split(":")[0]
+                    + (f" {len(ln.split(':')[1].split())}" if ":" in ln and not ln.startswith("# Thread") else "")
+                )
         return out
+
     assert shape(raw["ours"]) == shape(raw["theirs"])
 
 
@@ -95,8 +99,7 @@ def _key_paths(obj: Any, prefix: str = "") -> set[str]:
 
 
 @pytest.mark.parametrize("hist", [[], ["-h", "100"]], ids=["no-histogram", "histogram"])
-def test_json_has_every_key_cyclictest_writes(sampler: str, cyclictest: str, tmp_path: Path,
-                                               hist: list[str]) -> None:
+def test_json_has_every_key_cyclictest_writes(sampler: str, cyclictest: str, tmp_path: Path, hist: list[str]) -> None:
     docs = {}
     for name, prog in (("ours", sampler), ("theirs", cyclictest)):
         path = tmp_path / f"{name}.json"
@@ -117,8 +120,23 @@ def test_json_has_every_key_cyclictest_writes(sampler: str, cyclictest: str, tmp
 # parameter), and the -S combinations the rt-tests manual documents as warnings.
 HARNESS_LINES = [
     pytest.param(["-i100", "-qmu", "-h 3500", "-p95", "-t2", "-a0-1", "-l", "200"], 2, id="rteval"),
-    pytest.param(["-i100", "-qmu", "-h 3500", "-p95", "-t2", "-a0-1", "--default-system", "-b100000",
-                  "--tracemark", "-l", "200"], 2, id="rteval-breaktrace"),
+    pytest.param(
+        [
+            "-i100",
+            "-qmu",
+            "-h 3500",
+            "-p95",
+            "-t2",
+            "-a0-1",
+            "--default-system",
+            "-b100000",
+            "--tracemark",
+            "-l",
+            "200",
+        ],
+        2,
+        id="rteval-breaktrace",
+    ),
     pytest.param(["", "-qmu", "-h 3500", "-p95", "-t1", "-a0", "-l", "200"], 1, id="rteval-no-interval"),
     pytest.param(["-p", "98", "-i", "1000", "-t", "1", "-a", "0", "-D", "1s", "-m"], 1, id="linaro-defaults"),
     pytest.param(["-p", "98", "-i", "1000", "-t", "0", "-a", "all", "-D", "1s", "-m"], None, id="linaro-threads-0"),
@@ -129,8 +147,9 @@ HARNESS_LINES = [
 
 
 @pytest.mark.parametrize("argv, threads", HARNESS_LINES)
-def test_harness_argument_lists_run_unchanged(sampler: str, cyclictest: str, argv: list[str],
-                                              threads: int | None, tmp_path: Path) -> None:
+def test_harness_argument_lists_run_unchanged(
+    sampler: str, cyclictest: str, argv: list[str], threads: int | None, tmp_path: Path
+) -> None:
     if not IS_ROOT:
         pytest.skip("these lines ask for SCHED_FIFO and mlockall")
     ncpu = len(os.sched_getaffinity(0))
@@ -149,8 +168,9 @@ def test_harness_argument_lists_run_unchanged(sampler: str, cyclictest: str, arg
     assert counts["ours"] == counts["theirs"] == want, counts
 
 
-@pytest.mark.parametrize("argv", [["-h", "35x"], ["-i", "1 000"], ["-t", "2", "stray"], ["-a", "zz"],
-                                  ["-D", "1.5h"], ["-p", " "]])
+@pytest.mark.parametrize(
+    "argv", [["-h", "35x"], ["-i", "1 000"], ["-t", "2", "stray"], ["-a", "zz"], ["-D", "1.5h"], ["-p", " "]]
+)
 def test_garbage_is_still_refused(sampler: str, argv: list[str]) -> None:
     r = run_tool([sampler, *argv, "-l", "10", "-q"])
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
@@ -160,8 +180,10 @@ def test_verbose_header_and_live_policy_line_match_cyclictest(sampler: str, cycl
     def head(prog: str, argv: list[str]) -> list[str]:
         r = run_tool([prog, *argv])
         assert r.returncode == 0, r.stderr
-        return [ln.split("=")[0].split(":")[0].strip() for ln in r.stdout.splitlines()
-                if not re.match(r"^\s+\d+:", ln)][:4]
+        return [
+            ln.split("=")[0].split(":")[0].strip() for ln in r.stdout.splitlines() if not re.match(r"^\s+\d+:", ln)
+        ][:4]
+
     v = ["-t", "1", "-i", "1000", "-l", "5", "-v"]
     assert head(sampler, v) == head(cyclictest, v)
     for policy in (["--policy=other"], ["--policy=batch"], *([["-p", "80"]] if IS_ROOT else [])):

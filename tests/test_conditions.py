@@ -19,6 +19,7 @@ from rtgate.measure.conditions import doctor, unmet
 from rtgate.measure.environment import capture
 from rtgate.measure.load import pgid_processes
 
+
 def _sigint_default() -> None:
     """A background job inherits SIGINT ignored; Ctrl-C in a terminal is what this test plays."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -29,19 +30,25 @@ needs_root = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason
 
 
 def rtgate(*args: str, cwd: Path | None = None, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout
+    )
 
 
 # ---------------------------------------------------------------- environment and doctor
+
 
 def test_capture_an_rt_board() -> None:
     env = capture(SYSTEMS / "rt-arm64")
     assert env["preemption"] == "PREEMPT_RT" and env["preemption_source"] == "/sys/kernel/realtime"
     assert env["kernel_release"] == "6.6.52-rt43-imx8mp"
     assert env["isolation"]["isolcpus"]["cpus"] == [2, 3] and env["isolation"]["nohz_full"]["cpus"] == [2, 3]
-    assert env["cpu_count"] == 4 and env["governors"] == {0: "performance", 1: "performance", 2: "performance",
-                                                          3: "performance"}
+    assert env["cpu_count"] == 4 and env["governors"] == {
+        0: "performance",
+        1: "performance",
+        2: "performance",
+        3: "performance",
+    }
     assert env["sched_rt_runtime_us"] == -1 and env["virtualisation"] is None
     assert env["loadavg"] == [0.08, 0.03, 0.01]
 
@@ -71,9 +78,11 @@ def test_doctor_on_the_rt_board() -> None:
 
 def test_doctor_on_the_vm_with_requirements(tmp_path: Path) -> None:
     spec = tmp_path / "t.yaml"
-    spec.write_text("platform: p\nrequire: {preempt_rt: true, governor: performance}\nmeasurements:\n"
-                    "  m:\n    sampler: {duration: 5s, threads: [{name: a, cpus: [1]}]}\n"
-                    "    require: {isolated_cpus: true}\n    gates: [{name: g, kind: max, limit_us: 80}]\n")
+    spec.write_text(
+        "platform: p\nrequire: {preempt_rt: true, governor: performance}\nmeasurements:\n"
+        "  m:\n    sampler: {duration: 5s, threads: [{name: a, cpus: [1]}]}\n"
+        "    require: {isolated_cpus: true}\n    gates: [{name: g, kind: max, limit_us: 80}]\n"
+    )
     r = rtgate("doctor", str(spec), "--root", str(SYSTEMS / "nonrt-x86-vm"))
     assert r.returncode == 1, r.stdout
     lines = r.stdout.splitlines()
@@ -87,8 +96,13 @@ def test_doctor_on_the_vm_with_requirements(tmp_path: Path) -> None:
 
 def test_requirements_met_and_unmet() -> None:
     rt, vm = capture(SYSTEMS / "rt-arm64"), capture(SYSTEMS / "nonrt-x86-vm")
-    want = {"preempt_rt": True, "isolated_cpus": True, "governor": "performance", "bare_metal": True,
-            "rt_throttling_off": True}
+    want = {
+        "preempt_rt": True,
+        "isolated_cpus": True,
+        "governor": "performance",
+        "bare_metal": True,
+        "rt_throttling_off": True,
+    }
     assert unmet(want, rt, [2, 3]) == []
     assert unmet(want, rt, [1, 2]) == ["requires isolated CPUs; cpu 1 not in isolcpus ([2, 3])"]
     assert len(unmet(want, vm, [0])) == 5
@@ -97,9 +111,11 @@ def test_requirements_met_and_unmet() -> None:
 
 def test_unmet_requirement_is_an_error_not_a_measurement(tmp_path: Path) -> None:
     spec = tmp_path / "t.yaml"
-    spec.write_text("platform: p\nrequire: {bare_metal: true, preempt_rt: true}\nmeasurements:\n"
-                    "  m:\n    sampler: {duration: 5s, threads: [{name: a, count: 1}]}\n"
-                    "    gates: [{name: g, kind: max, limit_us: 1000000}]\n")
+    spec.write_text(
+        "platform: p\nrequire: {bare_metal: true, preempt_rt: true}\nmeasurements:\n"
+        "  m:\n    sampler: {duration: 5s, threads: [{name: a, count: 1}]}\n"
+        "    gates: [{name: g, kind: max, limit_us: 1000000}]\n"
+    )
     env = capture()
     if env["preemption"] == "PREEMPT_RT" and not env["virtualisation"]:
         pytest.skip("this machine meets the requirements")
@@ -124,14 +140,25 @@ measurements:
 """
 
 
-def run_with_load(tmp_path: Path, load: str, seconds: int = 2, limit: int = 1_000_000,
-                  sampler: str | None = None, env: dict[str, str] | None = None
-                  ) -> tuple[subprocess.CompletedProcess[str], dict, dict]:
+def run_with_load(
+    tmp_path: Path,
+    load: str,
+    seconds: int = 2,
+    limit: int = 1_000_000,
+    sampler: str | None = None,
+    env: dict[str, str] | None = None,
+) -> tuple[subprocess.CompletedProcess[str], dict, dict]:
     spec = tmp_path / "t.yaml"
     spec.write_text(LOADED.format(load=load, seconds=seconds, limit=limit))
     args = ["run", str(spec), "--json", "v.json"] + (["--sampler", sampler] if sampler else [])
-    r = subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=tmp_path,
-                       timeout=180, env={**os.environ, **(env or {})})
+    r = subprocess.run(
+        [sys.executable, "-m", "rtgate", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=180,
+        env={**os.environ, **(env or {})},
+    )
     env_file = tmp_path / "rtgate-results" / "m.environment.json"
     env = json.loads(env_file.read_text()) if env_file.exists() else {}
     verdicts = json.loads((tmp_path / "v.json").read_text()) if (tmp_path / "v.json").exists() else {}
@@ -144,9 +171,15 @@ def run_with_load(tmp_path: Path, load: str, seconds: int = 2, limit: int = 1_00
 # no machine reaches.
 # hackbench is mostly blocked on its sockets and, on a crowded machine, can go a whole 2 s measurement
 # without one 10 ms clock tick of CPU: its level is 0 here, and its own loop count shows it ran.
-LOW_LEVEL = {"cpu": "min_cpu_percent: 0.1", "hackbench": "min_cpu_percent: 0", "memory": "min_cpu_percent: 0.1",
-             "kcompile": "min_cpu_percent: 0.1", "io": "min_ops_per_second: 0.001",
-             "network": "min_ops_per_second: 0.001", "timer": "min_ops_per_second: 0.001"}
+LOW_LEVEL = {
+    "cpu": "min_cpu_percent: 0.1",
+    "hackbench": "min_cpu_percent: 0",
+    "memory": "min_cpu_percent: 0.1",
+    "kcompile": "min_cpu_percent: 0.1",
+    "io": "min_ops_per_second: 0.001",
+    "network": "min_ops_per_second: 0.001",
+    "timer": "min_ops_per_second: 0.001",
+}
 
 
 def _stress_ng_own_figures(outdir: Path) -> tuple[dict[str, dict], dict[str, int]]:
@@ -166,8 +199,7 @@ def _stress_ng_own_figures(outdir: Path) -> tuple[dict[str, dict], dict[str, int
 def test_each_load_runs_during_the_measurement_and_is_gone_after(tmp_path: Path, kind: str, tool: object) -> None:
     tool("stress-ng", "stress-ng")  # type: ignore[operator]
     tool("hackbench", "rt-tests")  # type: ignore[operator]
-    r, env, verdicts = run_with_load(tmp_path, f"{{kind: {kind}, cpus: others, warmup_seconds: 1, "
-                                               f"{LOW_LEVEL[kind]}}}")
+    r, env, verdicts = run_with_load(tmp_path, f"{{kind: {kind}, cpus: others, warmup_seconds: 1, {LOW_LEVEL[kind]}}}")
     assert r.returncode == 0, r.stdout + r.stderr
     load = env["load"]
     assert load["kind"] == kind and load["problem"] is None and load["cpus"] == [1]
@@ -202,37 +234,39 @@ def test_a_repeated_run_keeps_its_own_load_log(tmp_path: Path, kind: str, tool: 
     tool("stress-ng", "stress-ng")  # type: ignore[operator]
     tool("hackbench", "rt-tests")  # type: ignore[operator]
     for _ in range(2):
-        r, env, _ = run_with_load(tmp_path, f"{{kind: {kind}, cpus: others, warmup_seconds: 0.5, "
-                                            f"{LOW_LEVEL[kind]}}}")
+        r, env, _ = run_with_load(tmp_path, f"{{kind: {kind}, cpus: others, warmup_seconds: 0.5, {LOW_LEVEL[kind]}}}")
         assert r.returncode == 0, r.stdout + r.stderr
     log = (tmp_path / "rtgate-results" / "m.load" / "load.log").read_text()
     if kind == "hackbench":
         assert env["load"]["hackbench_loops"] == 500 * log.count("rtgate-hackbench-run")
     else:
         assert log.count("successful run completed") == 1  # the second run's only
-        yaml_metrics, log_ops = _stress_ng_own_figures(tmp_path / "rtgate-results")
+        _yaml_metrics, log_ops = _stress_ng_own_figures(tmp_path / "rtgate-results")
         assert env["load"]["bogo_ops"] == log_ops
 
 
 @needs_root
 @pytest.mark.parametrize("kind", ["timer", "io"])
-def test_an_operation_rate_below_its_level_makes_the_measurement_invalid(tmp_path: Path, kind: str,
-                                                                         tool: object) -> None:
+def test_an_operation_rate_below_its_level_makes_the_measurement_invalid(
+    tmp_path: Path, kind: str, tool: object
+) -> None:
     tool("stress-ng", "stress-ng")  # type: ignore[operator]
-    r, env, verdicts = run_with_load(tmp_path, f"{{kind: {kind}, cpus: others, warmup_seconds: 0.5, "
-                                               "min_ops_per_second: 1.0e+11}")  # no machine reaches it
+    r, env, verdicts = run_with_load(
+        tmp_path, f"{{kind: {kind}, cpus: others, warmup_seconds: 0.5, min_ops_per_second: 1.0e+11}}"
+    )  # no machine reaches it
     assert r.returncode == 1, r.stdout + r.stderr
     yaml_metrics, _ = _stress_ng_own_figures(tmp_path / "rtgate-results")
     rate = sum(m["bogo-ops-per-second-real-time"] for m in yaml_metrics.values())
-    assert f"below its level of 1e+11" in env["load"]["problem"] and f"{rate:g}" in env["load"]["problem"]
+    assert "below its level of 1e+11" in env["load"]["problem"] and f"{rate:g}" in env["load"]["problem"]
     v = verdicts["verdicts"][0]
     assert v["status"] == "ERROR" and "the measurement is invalid" in v["reason"]
 
 
 @needs_root
 def test_a_load_that_dies_makes_the_measurement_invalid(tmp_path: Path) -> None:
-    r, env, verdicts = run_with_load(tmp_path, "{kind: custom, command: [sleep, '2'], cpus: others, "
-                                               "warmup_seconds: 0.5}", seconds=3)
+    r, env, verdicts = run_with_load(
+        tmp_path, "{kind: custom, command: [sleep, '2'], cpus: others, warmup_seconds: 0.5}", seconds=3
+    )
     assert r.returncode == 1
     assert "stopped during the measurement" in env["load"]["problem"]
     v = verdicts["verdicts"][0]
@@ -241,18 +275,21 @@ def test_a_load_that_dies_makes_the_measurement_invalid(tmp_path: Path) -> None:
 
 @needs_root
 def test_a_load_below_its_level_makes_the_measurement_invalid(tmp_path: Path) -> None:
-    r, env, verdicts = run_with_load(tmp_path, "{kind: custom, command: [sleep, '60'], cpus: others, "
-                                               "warmup_seconds: 0.2, min_cpu_percent: 50}")
+    r, env, _verdicts = run_with_load(
+        tmp_path, "{kind: custom, command: [sleep, '60'], cpus: others, warmup_seconds: 0.2, min_cpu_percent: 50}"
+    )
     assert r.returncode == 1 and "below its level of 50 %" in env["load"]["problem"]
     assert pgid_processes(env["load"]["pgid"]) == []
     # a custom load has a level too: a sleeping "load" is no load
-    r, env, verdicts = run_with_load(tmp_path, "{kind: custom, command: [sleep, '60'], cpus: others, "
-                                               "warmup_seconds: 0.2}")
+    r, env, _verdicts = run_with_load(
+        tmp_path, "{kind: custom, command: [sleep, '60'], cpus: others, warmup_seconds: 0.2}"
+    )
     assert r.returncode == 1 and "reached 0 % CPU, below its level of 1 %" in env["load"]["problem"]
 
 
 def test_no_load_leaves_nothing_behind(tmp_path: Path) -> None:
     from rtgate.measure.load import Load, LoadSpec
+
     before = set(Path("/tmp").glob("rtgate-load-*"))
     with Load(LoadSpec(kind="none"), [], tmp_path) as load:
         assert load.summary() == {"kind": "none"}
@@ -276,11 +313,20 @@ def test_ctrl_c_stops_the_load(tmp_path: Path, tool: object) -> None:
     tool("stress-ng", "stress-ng")  # type: ignore[operator]
     tag = f"ctrl-c-{os.getpid()}-{time.monotonic_ns()}"
     spec = tmp_path / "t.yaml"
-    spec.write_text(LOADED.format(load="{kind: cpu, cpus: others, warmup_seconds: 0.5, min_cpu_percent: 0.1}",
-                                  seconds=60, limit=10**6))
-    p = subprocess.Popen([sys.executable, "-m", "rtgate", "run", str(spec), "--json", "v.json"], cwd=tmp_path,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default,
-                         env={**os.environ, "RTGATE_TEST_TAG": tag})
+    spec.write_text(
+        LOADED.format(
+            load="{kind: cpu, cpus: others, warmup_seconds: 0.5, min_cpu_percent: 0.1}", seconds=60, limit=10**6
+        )
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-m", "rtgate", "run", str(spec), "--json", "v.json"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_sigint_default,
+        env={**os.environ, "RTGATE_TEST_TAG": tag},
+    )
     # Wait for the sampler to be measuring (its results folder's .stderr appears when it starts), however
     # long this shared machine takes to start Python, the load and its warm-up.
     deadline = time.monotonic() + 60
@@ -303,8 +349,9 @@ def test_a_failing_sampler_still_stops_the_load(tmp_path: Path, tool: object) ->
     failing = tmp_path / "broken-sampler"
     failing.write_text("#!/bin/sh\necho 'rtgate-sampler: cannot lock memory' >&2\nexit 1\n")
     failing.chmod(0o755)
-    r, _, _ = run_with_load(tmp_path, "{kind: cpu, cpus: others, warmup_seconds: 0.5}", sampler=str(failing),
-                            env={"RTGATE_TEST_TAG": tag})
+    r, _, _ = run_with_load(
+        tmp_path, "{kind: cpu, cpus: others, warmup_seconds: 0.5}", sampler=str(failing), env={"RTGATE_TEST_TAG": tag}
+    )
     assert r.returncode == 2 and "cannot lock memory" in r.stderr
     assert _tagged(tag) == set()
 
@@ -312,15 +359,21 @@ def test_a_failing_sampler_still_stops_the_load(tmp_path: Path, tool: object) ->
 @needs_root
 def test_a_higher_priority_load_on_the_measured_cpu_fails_the_gate(tmp_path: Path) -> None:
     """A known injected latency: a SCHED_FIFO 99 loop spinning 100 ms every 300 ms on CPU 0."""
-    spin = ("import time\nwhile True:\n t = time.monotonic()\n while time.monotonic() - t < 0.1:\n  pass\n"
-            " time.sleep(0.2)\n")
-    burst = f"{{kind: custom, command: [chrt, '-f', '99', {json.dumps(sys.executable)}, '-c', {json.dumps(spin)}], " \
-            "cpus: measured, warmup_seconds: 0.5}"
-    r, env, verdicts = run_with_load(tmp_path / "loaded" if (tmp_path / "loaded").mkdir() is None else tmp_path,
-                                     burst, seconds=3, limit=40_000)
+    spin = (
+        "import time\nwhile True:\n t = time.monotonic()\n while time.monotonic() - t < 0.1:\n  pass\n"
+        " time.sleep(0.2)\n"
+    )
+    burst = (
+        f"{{kind: custom, command: [chrt, '-f', '99', {json.dumps(sys.executable)}, '-c', {json.dumps(spin)}], "
+        "cpus: measured, warmup_seconds: 0.5}"
+    )
+    r, _env, verdicts = run_with_load(
+        tmp_path / "loaded" if (tmp_path / "loaded").mkdir() is None else tmp_path, burst, seconds=3, limit=40_000
+    )
     v = verdicts["verdicts"][0]
     assert v["status"] == "FAIL" and v["value"] >= 80_000, (v, r.stderr)  # the 100 ms burst shows
-    r, env, verdicts = run_with_load(tmp_path / "idle" if (tmp_path / "idle").mkdir() is None else tmp_path,
-                                     "{kind: none}", seconds=3, limit=40_000)
+    r, _env, verdicts = run_with_load(
+        tmp_path / "idle" if (tmp_path / "idle").mkdir() is None else tmp_path, "{kind: none}", seconds=3, limit=40_000
+    )
     v = verdicts["verdicts"][0]
     assert v["status"] == "PASS" and v["value"] < 40_000, v

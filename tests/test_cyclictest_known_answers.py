@@ -28,8 +28,7 @@ from rtgate.core.thresholds import load_thresholds
 from rtgate.parsers import load_results
 
 CPU = 1
-needs_rt = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2,
-                              reason="needs root (SCHED_FIFO) and two CPUs")
+needs_rt = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root (SCHED_FIFO) and two CPUs")
 
 THRESHOLDS = """\
 platform: known-answers
@@ -65,14 +64,35 @@ def verdicts_by_gate(path: Path, results: Path) -> dict[str, Status]:
     return {v.gate: v.status for v in evaluate_measured(tf.measurements["m"], run)}
 
 
-def run_cyclictest_under_injection(cyclictest: str, tmp_path: Path, args: list[str],
-                                   seconds: float) -> tuple[Path, int, int, Path]:
+def run_cyclictest_under_injection(
+    cyclictest: str, tmp_path: Path, args: list[str], seconds: float
+) -> tuple[Path, int, int, Path]:
     out = tmp_path / "ct.json"
     log = tmp_path / "injector.json"
     with inject(CPU, 95, 30000, 500, seconds + 2, log):
         t0 = time.monotonic_ns()
-        r = run_tool(["timeout", "-s", "INT", str(int(seconds) + 30), cyclictest, "-m", "-p", "80", "-a", str(CPU),
-                      "-t", "1", "-i", "1000", "-q", *args, f"--json={out}"], timeout=seconds + 60)
+        r = run_tool(
+            [
+                "timeout",
+                "-s",
+                "INT",
+                str(int(seconds) + 30),
+                cyclictest,
+                "-m",
+                "-p",
+                "80",
+                "-a",
+                str(CPU),
+                "-t",
+                "1",
+                "-i",
+                "1000",
+                "-q",
+                *args,
+                f"--json={out}",
+            ],
+            timeout=seconds + 60,
+        )
         t1 = time.monotonic_ns()
     assert r.returncode == 0, r.stderr
     # cyclictest starts measuring a little after launch and stops a little before exit
@@ -120,8 +140,11 @@ def test_loops_run_is_never_a_false_pass(cyclictest: str, tmp_path: Path) -> Non
 @needs_rt
 def test_run_stopped_early_is_inconclusive(cyclictest: str, tmp_path: Path) -> None:
     out = tmp_path / "stopped.json"
-    proc = subprocess.Popen([cyclictest, "-m", "-p", "80", "-a", str(CPU), "-t", "1", "-i", "1000", "-D", "10", "-q",
-                             f"--json={out}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [cyclictest, "-m", "-p", "80", "-a", str(CPU), "-t", "1", "-i", "1000", "-D", "10", "-q", f"--json={out}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         time.sleep(1.5)
         proc.send_signal(signal.SIGINT)
@@ -133,7 +156,7 @@ def test_run_stopped_early_is_inconclusive(cyclictest: str, tmp_path: Path) -> N
     run = load_results(out)
     assert run.measured_setup.stopped_early, run.threads[0].missed_derivation
     got = verdicts_by_gate(thresholds(tmp_path, "duration: 10s"), out)
-    assert got["max"] == Status.INCONCLUSIVE, got   # 1 s max 1000 ms would pass: the run was cut short
+    assert got["max"] == Status.INCONCLUSIVE, got  # 1 s max 1000 ms would pass: the run was cut short
     assert Status.PASS not in got.values()
 
 
@@ -147,24 +170,29 @@ def test_setup_differences_are_errors_unless_accepted(cyclictest: str, tmp_path:
     rg = [sys.executable, "-m", "rtgate", "check", str(t), str(out)]
     r = run_tool(rg)
     assert r.returncode == 1
-    assert ("measured -i 2000 at prio 70 on cpu 1 for 2 s; thresholds ask -i 1000 at prio 80 on cpu 0 for 1 h"
-            in r.stdout), r.stdout
+    assert (
+        "measured -i 2000 at prio 70 on cpu 1 for 2 s; thresholds ask -i 1000 at prio 80 on cpu 0 for 1 h" in r.stdout
+    ), r.stdout
     assert "PASS" not in r.stdout.replace("PASS (", "")
     v = tmp_path / "v.json"
     r = run_tool([*rg, "--accept-setup", "interval,priority,cpus", "--json", str(v)])
     doc = json.loads(v.read_text())
     statuses = {x["gate"]: x["status"] for x in doc["verdicts"]}
-    assert statuses["max"] == "INCONCLUSIVE"    # 2 s of a 1 h run: shorter than asked
-    assert all(x["properties"]["setup_accepted"] == "measured -i 2000 at prio 70 on cpu 1; thresholds ask "
-               "-i 1000 at prio 80 on cpu 0" for x in doc["verdicts"])
+    assert statuses["max"] == "INCONCLUSIVE"  # 2 s of a 1 h run: shorter than asked
+    assert all(
+        x["properties"]["setup_accepted"] == "measured -i 2000 at prio 70 on cpu 1; thresholds ask "
+        "-i 1000 at prio 80 on cpu 0"
+        for x in doc["verdicts"]
+    )
     assert "accepted set-up differences: m: measured -i 2000" in r.stdout
 
 
 @needs_rt
 def test_priospread_priorities_as_run(cyclictest: str, tmp_path: Path) -> None:
     out = tmp_path / "spread.json"
-    r = run_tool([cyclictest, "-m", "-p", "80", "--priospread", "-t", "2", "-i", "1000", "-l", "200", "-q",
-                  f"--json={out}"])
+    r = run_tool(
+        [cyclictest, "-m", "-p", "80", "--priospread", "-t", "2", "-i", "1000", "-l", "200", "-q", f"--json={out}"]
+    )
     assert r.returncode == 0, r.stderr
     assert [t.priority for t in load_results(out).threads] == [80, 79]
     show = run_tool([sys.executable, "-m", "rtgate", "show", str(out)]).stdout
@@ -185,7 +213,7 @@ def test_units_stated_and_implausible(cyclictest: str, tmp_path: Path) -> None:
     rg = [sys.executable, "-m", "rtgate", "show"]
     r = run_tool([*rg, "--unit", "us", str(out)])
     assert r.returncode == 2 and "--unit us contradicts the results" in r.stderr
-    r = run_tool([*rg, str(tmp_path / "ns.txt")])   # T: lines of a -N run, read as us by default
+    r = run_tool([*rg, str(tmp_path / "ns.txt")])  # T: lines of a -N run, read as us by default
     assert r.returncode == 2 and "look like nanoseconds" in r.stderr, r.stderr
     assert run_tool([*rg, "--unit", "ns", str(tmp_path / "ns.txt")]).returncode == 0
     us = tmp_path / "us.txt"
@@ -195,6 +223,7 @@ def test_units_stated_and_implausible(cyclictest: str, tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ recorded runs (fast, deterministic)
+
 
 @pytest.mark.parametrize("stem, length", [("ct-inject-D6", "duration: 6s"), ("ct-inject-l5000-h100", "loops: 5000")])
 def test_recorded_injected_runs(stem: str, length: str, tmp_path: Path) -> None:

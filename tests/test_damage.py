@@ -10,11 +10,11 @@ chooses the fixture, the thread, the field and the damage, and generates results
 from __future__ import annotations
 
 import json
-import math
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -24,18 +24,30 @@ from conftest import FIXTURES, RT_OPTS, RT_TESTS
 from rtgate.cli import main as rtgate_main
 
 SAMPLER_FIX = FIXTURES / "rtgate-sampler"
-JSON_FIXTURES = [RT_TESTS / n for n in ("ct-new-S-h300.json", "ct-24-S-h300.json", "ct-new-t2-H200.json",
-                                        "ct-new-nohist.json", "ct-inject-D6.json", "ct-inject-l5000-h100.json")] + \
-    [SAMPLER_FIX / "rs-t2-h200.json"]
-HIST_FIXTURES = [RT_TESTS / n for n in ("ct-new-S-h300.hist", "ct-24-S-h300.hist", "ct-new-t2-H200.hist")] + \
-    [SAMPLER_FIX / "rs-t2-h200.hist"]
+JSON_FIXTURES = [
+    RT_TESTS / n
+    for n in (
+        "ct-new-S-h300.json",
+        "ct-24-S-h300.json",
+        "ct-new-t2-H200.json",
+        "ct-new-nohist.json",
+        "ct-inject-D6.json",
+        "ct-inject-l5000-h100.json",
+    )
+] + [SAMPLER_FIX / "rs-t2-h200.json"]
+HIST_FIXTURES = [RT_TESTS / n for n in ("ct-new-S-h300.hist", "ct-24-S-h300.hist", "ct-new-t2-H200.hist")] + [
+    SAMPLER_FIX / "rs-t2-h200.hist"
+]
 SUMMARY_FIXTURES = [RT_TESTS / "ct-new-nohist.stdout", RT_TESTS / "ct-new-live.stdout", SAMPLER_FIX / "rs-t2-q.stdout"]
 VERBOSE_FIXTURES = [RT_TESTS / "ct-24-verbose.stdout", SAMPLER_FIX / "rs-t2-verbose.stdout"]
 ALL_FIXTURES = JSON_FIXTURES + HIST_FIXTURES + SUMMARY_FIXTURES + VERBOSE_FIXTURES
 
-SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                           HealthCheck.filter_too_much])
+SETTINGS = settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
 
 def gates_file(directory: Path, max_us: float) -> Path:
@@ -68,10 +80,12 @@ def assert_refused(code: int, err: str, path: Path) -> None:
 
 def first_max(path: Path) -> float:
     from rtgate.parsers import load_results
+
     return max(t.max for t in load_results(path).threads if t.max is not None)
 
 
 # ---------------------------------------------------------------- honest data is read
+
 
 @pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: p.name)
 def test_every_recorded_output_is_accepted(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -80,19 +94,25 @@ def test_every_recorded_output_is_accepted(path: Path, tmp_path: Path, capsys: p
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("opts", [["-t", "2", "-i", "200", "-l", "1500", "-h", "30"],
-                                  ["-t", "2", "-i", "300", "-l", "1000", "-H", "40"],
-                                  ["-t", "1", "-i", "200", "-l", "1000", "-h", "20000"]],
-                         ids=["h30", "H40", "h20000"])
+@pytest.mark.parametrize(
+    "opts",
+    [
+        ["-t", "2", "-i", "200", "-l", "1500", "-h", "30"],
+        ["-t", "2", "-i", "300", "-l", "1000", "-H", "40"],
+        ["-t", "1", "-i", "200", "-l", "1000", "-h", "20000"],
+    ],
+    ids=["h30", "H40", "h20000"],
+)
 @pytest.mark.parametrize("tool_name", ["cyclictest", "rtgate-sampler"])
-def test_live_runs_are_accepted_in_every_format(tool_name: str, opts: list[str], tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str], cyclictest: str,
-                                                sampler: str) -> None:
+def test_live_runs_are_accepted_in_every_format(
+    tool_name: str, opts: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], cyclictest: str, sampler: str
+) -> None:
     """Real runs on this machine, with small -h ranges so that samples overflow: never refused."""
     exe = cyclictest if tool_name == "cyclictest" else sampler
     hist, js = tmp_path / "r.hist", tmp_path / "r.json"
-    run = subprocess.run([exe, *RT_OPTS, *opts, "-q", f"--histfile={hist}", f"--json={js}"],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [exe, *RT_OPTS, *opts, "-q", f"--histfile={hist}", f"--json={js}"], capture_output=True, text=True, timeout=120
+    )
     assert run.returncode == 0, run.stderr
     quiet = subprocess.run([exe, *RT_OPTS, *opts[:-2], "-q"], capture_output=True, text=True, timeout=120)
     verbose = subprocess.run([exe, *RT_OPTS, *opts[:-2], "-v"], capture_output=True, text=True, timeout=120)
@@ -106,6 +126,7 @@ def test_live_runs_are_accepted_in_every_format(tool_name: str, opts: list[str],
 
 
 # ---------------------------------------------------------------- the issue's two examples
+
 
 def test_rtgate_json_with_negative_max_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads((SAMPLER_FIX / "rs-t2-h200.json").read_text())
@@ -121,8 +142,7 @@ def test_rtgate_json_with_negative_max_is_refused(tmp_path: Path, capsys: pytest
     assert "max" in err
 
 
-def test_rt_tests_json_with_nan_max_and_overflow_is_refused(tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_rt_tests_json_with_nan_max_and_overflow_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads((RT_TESTS / "ct-new-S-h300.json").read_text())
     t = doc["thread"]["0"]
     left = t["cycles"] // 10  # 10 % of the samples leave the histogram: the overflow
@@ -140,8 +160,21 @@ def test_rt_tests_json_with_nan_max_and_overflow_is_refused(tmp_path: Path,
 
 # ---------------------------------------------------------------- damage to JSON results
 
-BAD_NUMBERS = ["NaN", "Infinity", "-Infinity", "-1", "1.5", "1e400", "9" * 400, "9" * 5000, '"12"', "null",
-               "[]", "{}", "true"]
+BAD_NUMBERS = [
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "-1",
+    "1.5",
+    "1e400",
+    "9" * 400,
+    "9" * 5000,
+    '"12"',
+    "null",
+    "[]",
+    "{}",
+    "true",
+]
 
 
 def _threads(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -157,14 +190,19 @@ def _set_raw(text: str, value: str) -> str:
 
 
 @SETTINGS
-@given(fixture=st.sampled_from(JSON_FIXTURES), field=st.sampled_from(["min", "max", "avg", "cycles", "cpu"]),
-       bad=st.sampled_from(BAD_NUMBERS), which=st.integers(0, 1))
-def test_json_bad_numbers_are_refused(fixture: Path, field: str, bad: str, which: int, tmp_path: Path,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+@given(
+    fixture=st.sampled_from(JSON_FIXTURES),
+    field=st.sampled_from(["min", "max", "avg", "cycles", "cpu"]),
+    bad=st.sampled_from(BAD_NUMBERS),
+    which=st.integers(0, 1),
+)
+def test_json_bad_numbers_are_refused(
+    fixture: Path, field: str, bad: str, which: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     doc = json.loads(re.sub(r"-?nan", "null", fixture.read_text()))
     threads = _threads(doc)
     t = threads[which % len(threads)]
-    assume(not (field == "avg" and bad == "null"))   # an unknown average is honest (cyclictest's nan)
+    assume(not (field == "avg" and bad == "null"))  # an unknown average is honest (cyclictest's nan)
     assume(not (field == "cpu" and bad in ("-1", "null")))  # cpu -1: not pinned
     t[field] = "__DAMAGE__"
     path = tmp_path / "r.json"
@@ -175,8 +213,9 @@ def test_json_bad_numbers_are_refused(fixture: Path, field: str, bad: str, which
 
 @SETTINGS
 @given(fixture=st.sampled_from(JSON_FIXTURES), which=st.integers(0, 1), data=st.data())
-def test_json_contradictions_are_refused(fixture: Path, which: int, data: st.DataObject, tmp_path: Path,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_contradictions_are_refused(
+    fixture: Path, which: int, data: st.DataObject, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     doc = json.loads(re.sub(r"-?nan", "null", fixture.read_text()))
     rtgate = "rtgate" in doc
     threads = _threads(doc)
@@ -251,20 +290,34 @@ def test_json_contradictions_are_refused(fixture: Path, which: int, data: st.Dat
 
 # ---------------------------------------------------------------- damage to text results
 
+
 def _hist_lines(path: Path) -> list[str]:
     return path.read_text().splitlines(keepends=True)
 
 
 @SETTINGS
 @given(fixture=st.sampled_from(HIST_FIXTURES), data=st.data())
-def test_histogram_text_contradictions_are_refused(fixture: Path, data: st.DataObject, tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_histogram_text_contradictions_are_refused(
+    fixture: Path, data: st.DataObject, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lines = _hist_lines(fixture)
     rows = [i for i, ln in enumerate(lines) if re.match(r"^\d+ \d+", ln)]
     filled_rows = [i for i in rows if any(int(c) for c in lines[i].split()[1:])]
     foot = {m.group(1): i for i, ln in enumerate(lines) if (m := re.match(r"^# ([A-Za-z ]+):", ln))}
-    damage = data.draw(st.sampled_from(["swap_rows", "duplicate_row", "max_below_bucket", "avg_above_max",
-                                        "min_above_avg", "bad_number", "overflow_list", "duplicate_footer"]))
+    damage = data.draw(
+        st.sampled_from(
+            [
+                "swap_rows",
+                "duplicate_row",
+                "max_below_bucket",
+                "avg_above_max",
+                "min_above_avg",
+                "bad_number",
+                "overflow_list",
+                "duplicate_footer",
+            ]
+        )
+    )
     maxes = lines[foot["Max Latencies"]].split(":")[1].split()
     if damage == "swap_rows":
         i = data.draw(st.integers(0, len(rows) - 2))
@@ -276,7 +329,7 @@ def test_histogram_text_contradictions_are_refused(fixture: Path, data: st.DataO
         top = int(lines[filled_rows[-1]].split()[0])
         assume(top > 0)
         cols = lines[filled_rows[-1]].split()[1:]
-        j = next(k for k, c in enumerate(cols[:len(maxes)]) if int(c))
+        j = next(k for k, c in enumerate(cols[: len(maxes)]) if int(c))
         j = min(j, len(maxes) - 1)
         maxes[j] = f"{data.draw(st.integers(0, top - 1)):05d}"
         lines[foot["Max Latencies"]] = "# Max Latencies: " + " ".join(maxes) + "\n"
@@ -312,14 +365,16 @@ def test_histogram_text_contradictions_are_refused(fixture: Path, data: st.DataO
 
 @SETTINGS
 @given(fixture=st.sampled_from(SUMMARY_FIXTURES), data=st.data())
-def test_summary_contradictions_are_refused(fixture: Path, data: st.DataObject, tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_summary_contradictions_are_refused(
+    fixture: Path, data: st.DataObject, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lines = _hist_lines(fixture)
     t_lines = [i for i, ln in enumerate(lines) if "T:" in ln and "C:      0" not in ln]
     i = t_lines[-1]
     line = lines[i]
-    damage = data.draw(st.sampled_from(["avg_above_max", "min_above_max", "huge_max", "earlier_line_last",
-                                        "missing_middle_thread"]))
+    damage = data.draw(
+        st.sampled_from(["avg_above_max", "min_above_max", "huge_max", "earlier_line_last", "missing_middle_thread"])
+    )
     fields = {k: int(v) for k, v in re.findall(r"(Min|Avg|Max):\s*(\d+)", line)}
     if damage == "avg_above_max":
         line = re.sub(r"Avg:\s*\d+", f"Avg: {fields['Max'] * 2 + 2}", line)
@@ -347,8 +402,9 @@ def test_summary_contradictions_are_refused(fixture: Path, data: st.DataObject, 
 
 @SETTINGS
 @given(fixture=st.sampled_from(VERBOSE_FIXTURES), data=st.data())
-def test_verbose_contradictions_are_refused(fixture: Path, data: st.DataObject, tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_verbose_contradictions_are_refused(
+    fixture: Path, data: st.DataObject, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lines = _hist_lines(fixture)
     samples = [i for i, ln in enumerate(lines) if re.match(r"^\s*\d+:\s*\d+:\s*\d+", ln)]
     damage = data.draw(st.sampled_from(["drop_line", "duplicate_line", "huge_value", "announced_thread"]))
@@ -374,6 +430,7 @@ def test_verbose_contradictions_are_refused(fixture: Path, data: st.DataObject, 
 
 # ---------------------------------------------------------------- generated results
 
+
 @st.composite
 def sample_sets(draw: Callable[..., Any]) -> list[list[int]]:
     nthreads = draw(st.integers(1, 3))
@@ -387,22 +444,35 @@ def rt_tests_doc(samples: list[list[int]], limit: int) -> dict[str, Any]:
         for v in s:
             if v < limit:
                 hist[str(v)] = hist.get(str(v), 0) + 1
-        threads[str(i)] = {"histogram": dict(sorted(hist.items(), key=lambda kv: int(kv[0]))),
-                           "cycles": len(s), "min": min(s), "max": max(s),
-                           "avg": round(sum(s) / len(s), 2), "cpu": i, "node": 0}
-    return {"file_version": 1, "cmdline:": f"cyclictest -t {len(samples)} -q -h {limit} --json=r.json",
-            "rt_test_version:": "2.4", "num_threads": len(samples), "resolution_in_ns": 0, "thread": threads}
+        threads[str(i)] = {
+            "histogram": dict(sorted(hist.items(), key=lambda kv: int(kv[0]))),
+            "cycles": len(s),
+            "min": min(s),
+            "max": max(s),
+            "avg": round(sum(s) / len(s), 2),
+            "cpu": i,
+            "node": 0,
+        }
+    return {
+        "file_version": 1,
+        "cmdline:": f"cyclictest -t {len(samples)} -q -h {limit} --json=r.json",
+        "rt_test_version:": "2.4",
+        "num_threads": len(samples),
+        "resolution_in_ns": 0,
+        "thread": threads,
+    }
 
 
 @SETTINGS
 @given(samples=sample_sets(), limit=st.sampled_from([50, 300, 5000]), data=st.data())
-def test_generated_rt_tests_json_never_turns_pass(samples: list[list[int]], limit: int, data: st.DataObject,
-                                                  tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_generated_rt_tests_json_never_turns_pass(
+    samples: list[list[int]], limit: int, data: st.DataObject, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Honest generated results are evaluated; damaged copies are refused or keep a non-PASS verdict."""
     doc = rt_tests_doc(samples, limit)
     worst = max(max(s) for s in samples)
     assume(worst >= 1)
-    gates = gates_file(tmp_path, worst - 1)   # the undamaged data FAILs its max gate
+    gates = gates_file(tmp_path, worst - 1)  # the undamaged data FAILs its max gate
     path = tmp_path / "r.json"
     path.write_text(json.dumps(doc))
     code, err = check(gates, path, capsys)
@@ -412,8 +482,9 @@ def test_generated_rt_tests_json_never_turns_pass(samples: list[list[int]], limi
     if damage == "max":
         # Only damage the data reveals: below every possible sample's place (a max between the -h range and
         # the true max, with samples in the overflow, is an edit no format can show; see README).
-        t["max"] = data.draw(st.one_of(st.integers(-10, min(worst, limit) - 1),
-                                       st.sampled_from([float("nan"), float("inf"), -1.0, 0.5])))
+        t["max"] = data.draw(
+            st.one_of(st.integers(-10, min(worst, limit) - 1), st.sampled_from([float("nan"), float("inf"), -1.0, 0.5]))
+        )
     elif damage == "cycles":
         t["cycles"] = data.draw(st.integers(-5, t["cycles"] * 2))
     elif damage == "histogram":
@@ -431,8 +502,9 @@ def test_generated_rt_tests_json_never_turns_pass(samples: list[list[int]], limi
         assert_refused(code, err, path)
 
 
-def test_a_running_checkpoint_may_hold_one_sample_beyond_its_counters(tmp_path: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_running_checkpoint_may_hold_one_sample_beyond_its_counters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """rtgate-sampler reads min, max and sum a moment before the histogram while threads run (result.c):
     one sample per thread may be in the histogram and not in max. Such a checkpoint is read (its gates are
     ERROR: not finished); two such samples are damage."""

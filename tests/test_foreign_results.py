@@ -24,16 +24,38 @@ from rtgate.parsers import load_results
 from rtgate.parsers.cmdline import parse_cmdline
 
 
-def ct_json(tmp_path: Path, cmdline: str, threads: list[dict[str, Any]], start: str = "14:00:00",
-            end: str = "14:00:10", ns: bool = False, name: str = "r.json") -> Path:
-    doc = {"file_version": 1, "cmdline:": cmdline, "rt_test_version:": "2.40",
-           "start_time": f"Mon, 23 Nov 2026 {start} +0000", "end_time": f"Mon, 23 Nov 2026 {end} +0000",
-           "return_code": 0, "num_threads": len(threads), "resolution_in_ns": int(ns),
-           "thread": {str(i): {"histogram": t.get("histogram", {}), "cycles": t["cycles"],
-                               # consistent with the histogram: rtgate refuses a min below its lowest bucket
-                               "min": t.get("min", min((int(k) for k in t.get("histogram", {})), default=10)),
-                               "max": t["max"], "avg": t.get("avg", 20.0), "cpu": t.get("cpu", -1), "node": 0}
-                      for i, t in enumerate(threads)}}
+def ct_json(
+    tmp_path: Path,
+    cmdline: str,
+    threads: list[dict[str, Any]],
+    start: str = "14:00:00",
+    end: str = "14:00:10",
+    ns: bool = False,
+    name: str = "r.json",
+) -> Path:
+    doc = {
+        "file_version": 1,
+        "cmdline:": cmdline,
+        "rt_test_version:": "2.40",
+        "start_time": f"Mon, 23 Nov 2026 {start} +0000",
+        "end_time": f"Mon, 23 Nov 2026 {end} +0000",
+        "return_code": 0,
+        "num_threads": len(threads),
+        "resolution_in_ns": int(ns),
+        "thread": {
+            str(i): {
+                "histogram": t.get("histogram", {}),
+                "cycles": t["cycles"],
+                # consistent with the histogram: rtgate refuses a min below its lowest bucket
+                "min": t.get("min", min((int(k) for k in t.get("histogram", {})), default=10)),
+                "max": t["max"],
+                "avg": t.get("avg", 20.0),
+                "cpu": t.get("cpu", -1),
+                "node": 0,
+            }
+            for i, t in enumerate(threads)
+        },
+    }
     p = tmp_path / name
     p.write_text(json.dumps(doc))
     return p
@@ -41,10 +63,15 @@ def ct_json(tmp_path: Path, cmdline: str, threads: list[dict[str, Any]], start: 
 
 def thresholds(tmp_path: Path, sampler: str, gates: str | None = None) -> Path:
     p = tmp_path / "t.yaml"
-    p.write_text(f"platform: p\nmeasurements:\n  m:\n    sampler: {sampler}\n    gates:\n" + (gates or
-                 "      - {name: max, kind: max, limit_us: 100000}\n"
-                 "      - {name: over, kind: miss_rate, above_us: 500, rate: 1%}\n"
-                 "      - {name: missed, kind: missed, max_count: 0}\n"))
+    p.write_text(
+        f"platform: p\nmeasurements:\n  m:\n    sampler: {sampler}\n    gates:\n"
+        + (
+            gates
+            or "      - {name: max, kind: max, limit_us: 100000}\n"
+            "      - {name: over, kind: miss_rate, above_us: 500, rate: 1%}\n"
+            "      - {name: missed, kind: missed, max_count: 0}\n"
+        )
+    )
     return p
 
 
@@ -69,13 +96,17 @@ def test_cmdline_follows_cyclictest_rules() -> None:
 def test_duration_deficit_counts_as_missed(tmp_path: Path) -> None:
     # -D 10 at 1 ms: 10000 periods; 9600 cycles; 10 wake-ups 40 ms late (overflow) skip 39 or 40 each
     hist = {"20": 9590}
-    r = ct_json(tmp_path, "cyclictest -m -t 1 -p 80 -i 1000 -D 10 -h 100 -q --json=r.json",
-                [{"cycles": 9600, "max": 40000, "avg": 61.65, "histogram": hist}])
+    r = ct_json(
+        tmp_path,
+        "cyclictest -m -t 1 -p 80 -i 1000 -D 10 -h 100 -q --json=r.json",
+        [{"cycles": 9600, "max": 40000, "avg": 61.65, "histogram": hist}],
+    )
     t = load_results(r).threads[0]
     assert t.expected_periods == 10000 and t.missed == 399 and t.missed_upper == 400
     assert "-D 10 s at -i 1000: 10000 periods expected, 9600 cycles, 399..400 missed" in (t.missed_derivation or "")
-    v = judge(thresholds(tmp_path, "{interval_us: 1000, duration: 10s, priority: 80, threads: [{name: a, count: 1}]}"),
-              r)
+    v = judge(
+        thresholds(tmp_path, "{interval_us: 1000, duration: 10s, priority: 80, threads: [{name: a, count: 1}]}"), r
+    )
     assert v["missed[t0]"].status == Status.FAIL and "399 missed periods > 0" in v["missed[t0]"].reason
     assert v["over[t0]"].status == Status.FAIL and "10000 periods expected" in v["over[t0]"].reason
     assert v["max[t0]"].status == Status.PASS
@@ -84,9 +115,14 @@ def test_duration_deficit_counts_as_missed(tmp_path: Path) -> None:
 def test_loops_stop_every_thread_at_the_first(tmp_path: Path) -> None:
     # -l 5000: thread 0 reached it; thread 1 (same interval, -h) stopped with it at 4700: 299 missed at least,
     # if its latencies allow it (3 wake-ups of 120 ms at 1 ms: up to 357)
-    r = ct_json(tmp_path, "cyclictest -m -t 2 -p 80 -i 1000 -l 5000 -h 200 -q --json=r.json",
-                [{"cycles": 5000, "max": 150, "histogram": {"20": 4999, "150": 1}},
-                 {"cycles": 4700, "max": 120000, "avg": 95.0, "histogram": {"20": 4697}}])
+    r = ct_json(
+        tmp_path,
+        "cyclictest -m -t 2 -p 80 -i 1000 -l 5000 -h 200 -q --json=r.json",
+        [
+            {"cycles": 5000, "max": 150, "histogram": {"20": 4999, "150": 1}},
+            {"cycles": 4700, "max": 120000, "avg": 95.0, "histogram": {"20": 4697}},
+        ],
+    )
     t0, t1 = load_results(r).threads
     assert t0.missed == 0 and t0.missed_upper is None and "reached -l 5000" in (t0.missed_derivation or "")
     assert t1.expected_periods == 5000 and t1.missed == 299
@@ -95,29 +131,46 @@ def test_loops_stop_every_thread_at_the_first(tmp_path: Path) -> None:
 
 def test_deficit_no_latency_explains_is_an_early_stop(tmp_path: Path) -> None:
     # SIGINT after 1.5 s of -D 10: cyclictest writes its JSON anyway, saying nothing
-    r = ct_json(tmp_path, "cyclictest -m -t 1 -p 80 -i 1000 -D 10 -h 100 -q --json=r.json",
-                [{"cycles": 1500, "max": 60, "histogram": {"20": 1499, "60": 1}}], end="14:00:01")
+    r = ct_json(
+        tmp_path,
+        "cyclictest -m -t 1 -p 80 -i 1000 -D 10 -h 100 -q --json=r.json",
+        [{"cycles": 1500, "max": 60, "histogram": {"20": 1499, "60": 1}}],
+        end="14:00:01",
+    )
     run = load_results(r)
     assert run.measured_setup.stopped_early and "at most 2 s" in run.measured_setup.stopped_early
-    v = judge(thresholds(tmp_path, "{interval_us: 1000, duration: 10s, priority: 80, threads: [{name: a, count: 1}]}"),
-              r)
+    v = judge(
+        thresholds(tmp_path, "{interval_us: 1000, duration: 10s, priority: 80, threads: [{name: a, count: 1}]}"), r
+    )
     assert v["max[t0]"].status == Status.INCONCLUSIVE and "stopped early" in v["max[t0]"].reason
     assert v["missed[t0]"].status == Status.INCONCLUSIVE  # nothing missed, but the run is a tenth of its length
     # the same shortfall with a clock that does not show it: the counts alone
-    r = ct_json(tmp_path, "cyclictest -m -t 1 -p 80 -i 1000 -D 10 -h 100 -q --json=r.json",
-                [{"cycles": 1500, "max": 60, "histogram": {"20": 1499, "60": 1}}])
+    r = ct_json(
+        tmp_path,
+        "cyclictest -m -t 1 -p 80 -i 1000 -D 10 -h 100 -q --json=r.json",
+        [{"cycles": 1500, "max": 60, "histogram": {"20": 1499, "60": 1}}],
+    )
     assert "latencies explain at most 0" in load_results(r).measured_setup.stopped_early
 
 
 def test_missed_range_is_judged_at_both_ends(tmp_path: Path) -> None:
     # -l with 20 samples in a -h 100 overflow and a 30 ms max at 1 ms: 29..600 skipped periods
-    r = ct_json(tmp_path, "cyclictest -m -t 1 -p 80 -i 1000 -l 5000 -h 100 -q --json=r.json",
-                [{"cycles": 5000, "max": 30000, "avg": 140.0, "histogram": {"20": 4980}}])
+    r = ct_json(
+        tmp_path,
+        "cyclictest -m -t 1 -p 80 -i 1000 -l 5000 -h 100 -q --json=r.json",
+        [{"cycles": 5000, "max": 30000, "avg": 140.0, "histogram": {"20": 4980}}],
+    )
     t = load_results(r).threads[0]
     assert (t.missed, t.missed_upper) == (29, 600)
-    v = judge(thresholds(tmp_path, "{interval_us: 1000, loops: 5000, priority: 80, threads: [{name: a, count: 1}]}",
-                         "      - {name: over, kind: miss_rate, above_us: 500, rate: 2%}\n"
-                         "      - {name: missed, kind: missed, max_count: 0}\n"), r)
+    v = judge(
+        thresholds(
+            tmp_path,
+            "{interval_us: 1000, loops: 5000, priority: 80, threads: [{name: a, count: 1}]}",
+            "      - {name: over, kind: miss_rate, above_us: 500, rate: 2%}\n"
+            "      - {name: missed, kind: missed, max_count: 0}\n",
+        ),
+        r,
+    )
     over = v["over[t0]"]
     assert over.status == Status.INCONCLUSIVE and over.reason.startswith("29..600 missed periods: at 29: PASS")
     assert "at 600: FAIL" in over.reason
@@ -125,27 +178,49 @@ def test_missed_range_is_judged_at_both_ends(tmp_path: Path) -> None:
 
 
 def test_setup_reconciliation_and_accepting(tmp_path: Path) -> None:
-    r = ct_json(tmp_path, "cyclictest -m -a 1 -t 1 -p 80 -i 1000 -D 10 -h 100 -q --json=r.json",
-                [{"cycles": 10000, "max": 60, "cpu": 1, "histogram": {"20": 9999, "60": 1}}])
+    r = ct_json(
+        tmp_path,
+        "cyclictest -m -a 1 -t 1 -p 80 -i 1000 -D 10 -h 100 -q --json=r.json",
+        [{"cycles": 10000, "max": 60, "cpu": 1, "histogram": {"20": 9999, "60": 1}}],
+    )
     t = thresholds(tmp_path, "{interval_us: 200, duration: 1h, priority: 99, threads: [{name: a, cpus: [0]}]}")
     v = judge(t, r)["max[cpu1]"]
     assert v.status == Status.ERROR
-    assert ("measured -i 1000 at prio 80 on cpu 1 for 10 s; thresholds ask -i 200 at prio 99 on cpu 0 for 1 h"
-            in v.reason) and "--accept-setup interval,priority,cpus,duration" in v.reason
+    assert (
+        "measured -i 1000 at prio 80 on cpu 1 for 10 s; thresholds ask -i 200 at prio 99 on cpu 0 for 1 h" in v.reason
+    ) and "--accept-setup interval,priority,cpus,duration" in v.reason
     v = judge(t, r, frozenset({"interval", "priority", "cpus"}))["max[cpu1]"]
     assert v.status == Status.INCONCLUSIVE and "shorter than asked" in v.reason
-    assert v.properties["setup_accepted"] == ("measured -i 1000 at prio 80 on cpu 1; "
-                                              "thresholds ask -i 200 at prio 99 on cpu 0")
+    assert v.properties["setup_accepted"] == (
+        "measured -i 1000 at prio 80 on cpu 1; thresholds ask -i 200 at prio 99 on cpu 0"
+    )
     v = judge(t, r, frozenset({"interval", "priority", "cpus", "duration"}))["max[cpu1]"]
     assert v.status == Status.PASS
     # the CLI: the accepted differences in every report
-    out = subprocess.run([sys.executable, "-m", "rtgate", "check", str(t), str(r), "--accept-setup", "all",
-                          "--junit", str(tmp_path / "j.xml")], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rtgate",
+            "check",
+            str(t),
+            str(r),
+            "--accept-setup",
+            "all",
+            "--junit",
+            str(tmp_path / "j.xml"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stdout
     assert "accepted set-up differences: m: measured -i 1000 at prio 80 on cpu 1 for 10 s" in out.stdout
     assert '::setup_accepted" value="measured -i 1000' in (tmp_path / "j.xml").read_text()
-    bad = subprocess.run([sys.executable, "-m", "rtgate", "check", str(t), str(r), "--accept-setup", "colour"],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "rtgate", "check", str(t), str(r), "--accept-setup", "colour"],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and "--accept-setup: unknown difference colour" in bad.stderr
 
 
@@ -158,51 +233,86 @@ def test_fixture_measured_at_another_interval_is_an_error() -> None:
 
 
 def test_units_stated_by_json_win(tmp_path: Path) -> None:
-    r = ct_json(tmp_path, "cyclictest -N -t 1 -p 80 -i 1000 -l 100 --json=r.json", [{"cycles": 100, "max": 5000}],
-                ns=True)
+    r = ct_json(
+        tmp_path, "cyclictest -N -t 1 -p 80 -i 1000 -l 100 --json=r.json", [{"cycles": 100, "max": 5000}], ns=True
+    )
     assert load_results(r).unit == "ns"
     with pytest.raises(RtgateError, match="--unit us contradicts the results"):
         load_results(r, unit="us")
-    r = ct_json(tmp_path, "cyclictest -t 1 -p 80 -i 1000 -l 100 --json=r.json", [{"cycles": 100, "max": 5000}],
-                ns=True)
+    r = ct_json(tmp_path, "cyclictest -t 1 -p 80 -i 1000 -l 100 --json=r.json", [{"cycles": 100, "max": 5000}], ns=True)
     with pytest.raises(RtgateError, match="resolution_in_ns is 1 but the command line has no -N"):
         load_results(r)
 
 
 def test_histogram_text_in_us_read_as_ns_is_refused() -> None:
     """The issue's example: --unit ns on a histogram in us read a 894 us max as 0.9 us and passed."""
-    r = subprocess.run([sys.executable, "-m", "rtgate", "check", "--unit", "ns", "thresholds/default.yaml",
-                        str(RT_TESTS / "ct-24-S-h300.hist")], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rtgate",
+            "check",
+            "--unit",
+            "ns",
+            "thresholds/default.yaml",
+            str(RT_TESTS / "ct-24-S-h300.hist"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and "these values look like microseconds" in r.stderr
 
 
 def test_text_formats_say_what_cannot_be_known() -> None:
     for name in ("ct-24-S-h300.hist", "ct-24-verbose.stdout"):
-        assert all(t.missed is None and "cannot be known" in (t.missed_derivation or "")
-                   for t in load_results(RT_TESTS / name).threads)
+        assert all(
+            t.missed is None and "cannot be known" in (t.missed_derivation or "")
+            for t in load_results(RT_TESTS / name).threads
+        )
     t = load_results(RT_TESTS / "ct-new-live.stdout").threads[0]
     assert t.missed == 0 and "T: lines do not say how long the run was" in (t.missed_derivation or "")
-    show = subprocess.run([sys.executable, "-m", "rtgate", "show", str(RT_TESTS / "ct-24-S-h300.hist")],
-                          capture_output=True, text=True).stdout
+    show = subprocess.run(
+        [sys.executable, "-m", "rtgate", "show", str(RT_TESTS / "ct-24-S-h300.hist")], capture_output=True, text=True
+    ).stdout
     assert "16..17" in show  # the average printed truncated is a range, not 16.00
 
 
 def test_our_sampler_never_trips_reconciliation(sampler: str, tmp_path: Path) -> None:
     """rtgate-sampler's results carry every parameter: matching thresholds give no set-up difference."""
     out = tmp_path / "ours.json"
-    r = run_tool([sampler, *RT_OPTS[2:], "--thread-cpus=0,1", "--thread-priorities=51,48", "-i", "500", "-d", "0",
-                  "-D", "1s", "-q", f"--json={out}"])
+    r = run_tool(
+        [
+            sampler,
+            *RT_OPTS[2:],
+            "--thread-cpus=0,1",
+            "--thread-priorities=51,48",
+            "-i",
+            "500",
+            "-d",
+            "0",
+            "-D",
+            "1s",
+            "-q",
+            f"--json={out}",
+        ]
+    )
     assert r.returncode == 0, r.stderr
     a, b, policy = ("51", "48", "") if RT_OPTS else ("0", "0", ", policy: other")
-    t = thresholds(tmp_path, f"{{interval_us: 500, duration: 1s, threads: [{{name: A, priority: {a}, cpus: [0]}}, "
-                   f"{{name: B, priority: {b}, cpus: [1]}}]{policy}}}",
-                   "      - {name: max, kind: max, limit_us: 10000000}\n")
+    t = thresholds(
+        tmp_path,
+        f"{{interval_us: 500, duration: 1s, threads: [{{name: A, priority: {a}, cpus: [0]}}, "
+        f"{{name: B, priority: {b}, cpus: [1]}}]{policy}}}",
+        "      - {name: max, kind: max, limit_us: 10000000}\n",
+    )
     for v in judge(t, out).values():
         assert v.status != Status.ERROR and "setup_accepted" not in v.properties, v.reason
 
 
 def test_more_cycles_than_the_command_line_allows_falls_back_to_latencies(tmp_path: Path) -> None:
-    r = ct_json(tmp_path, "cyclictest -m -t 1 -p 80 -i 1000 -D 2 -h 100 -q --json=r.json",
-                [{"cycles": 4000, "max": 60, "histogram": {"20": 3999, "60": 1}}])
+    r = ct_json(
+        tmp_path,
+        "cyclictest -m -t 1 -p 80 -i 1000 -D 2 -h 100 -q --json=r.json",
+        [{"cycles": 4000, "max": 60, "histogram": {"20": 3999, "60": 1}}],
+    )
     t = load_results(r).threads[0]
     assert t.missed == 0 and t.expected_periods is None and "does not say how it ran" in (t.missed_derivation or "")

@@ -53,14 +53,19 @@ def shipped_threshold_files() -> list[Path]:
 
 # --- names -----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("path", shipped_threshold_files(), ids=lambda p: p.name)
 def test_every_tguid_of_every_shipped_file_splits_as_fuego_splits_it(path: Path) -> None:
     tf = load_thresholds(path)
     files = fuego_files(tf, list(tf.measurements), cpus=4)
     tguids = all_tguids(files)
     assert tguids and len(set(tguids)) == len(tguids)
-    reference = {(s["name"], c["name"], m["name"]) for s in files["reference.json"]["test_sets"]
-                 for c in s["test_cases"] for m in c["measurements"]}
+    reference = {
+        (s["name"], c["name"], m["name"])
+        for s in files["reference.json"]["test_sets"]
+        for c in s["test_cases"]
+        for m in c["measurements"]
+    }
     for tguid in tguids:
         parts = split_tguid(tguid)
         assert (parts["test_set"], parts["test_case"], parts["measure"]) in reference  # round trip
@@ -129,6 +134,7 @@ def test_spec_names_and_documented_specs() -> None:
 
 def test_test_yaml_declares_host_dependencies_and_the_tarball() -> None:
     import yaml
+
     meta = yaml.safe_load((TEST_HOME / "test.yaml").read_text())
     assert {"python3", "meson", "ninja-build", "gcc"} <= set(meta["host_dependencies"])
     assert "rtgate-sampler.tar.gz" in meta["data_files"] and "gitrepo" not in meta
@@ -138,16 +144,26 @@ def test_test_yaml_declares_host_dependencies_and_the_tarball() -> None:
 
 # --- criteria ----------------------------------------------------------------------------------
 
+
 def test_criteria_generated_from_the_two_thread_example() -> None:
     shipped = json.loads((TEST_HOME / "criteria.json").read_text())
     assert shipped["schema_version"] == "1.0"
-    got = {c["tguid"]: (c["reference"]["operator"], c["reference"]["value"]) if "reference" in c
-           else ("max_fail", c["max_fail"]) for c in shipped["criteria"]}
+    got = {
+        c["tguid"]: (c["reference"]["operator"], c["reference"]["value"])
+        if "reference" in c
+        else ("max_fail", c["max_fail"])
+        for c in shipped["criteria"]
+    }
     assert got == {
-        "app.a_max.A_cpu0": ("le", 80), "app.a_max.A_cpu0_verdict": ("le", 0), "app.a_max": ("max_fail", 0),
-        "app.b_over_100us.B_cpu1": ("le", 0.1), "app.b_over_100us.B_cpu1_bound": ("le", 0.1),
-        "app.b_over_100us.B_cpu1_verdict": ("le", 0), "app.b_over_100us": ("max_fail", 0),
-        "app": ("max_fail", 0)}
+        "app.a_max.A_cpu0": ("le", 80),
+        "app.a_max.A_cpu0_verdict": ("le", 0),
+        "app.a_max": ("max_fail", 0),
+        "app.b_over_100us.B_cpu1": ("le", 0.1),
+        "app.b_over_100us.B_cpu1_bound": ("le", 0.1),
+        "app.b_over_100us.B_cpu1_verdict": ("le", 0),
+        "app.b_over_100us": ("max_fail", 0),
+        "app": ("max_fail", 0),
+    }
     # every gate's own figure carries a criterion: the miss rate no longer reads PASS by default
     tf = load_thresholds(find_thresholds("two-thread-example.yaml"))
     for gate in tf.measurements["app"].gates:
@@ -164,6 +180,7 @@ def test_criteria_generated_from_the_two_thread_example() -> None:
 
 # --- the double: package, phases, parser --------------------------------------------------------
 
+
 def fuego_env(tmp_path: Path, spec_vars: dict[str, str]) -> tuple[dict[str, str], Path, Path, Path, Path]:
     rw, board, logdir, build, home = (tmp_path / d for d in ("fuego-rw", "board", "log", "build", "home"))
     for d in (rw / "boards", board, logdir, build):
@@ -171,16 +188,31 @@ def fuego_env(tmp_path: Path, spec_vars: dict[str, str]) -> tuple[dict[str, str]
     shutil.copytree(TEST_HOME, home)
     r = rtgate("fuego", "package", "--no-wheel", "--source", str(ROOT), "-o", str(home))
     assert r.returncode == 0, r.stderr
-    env = {**os.environ, "FUEGO_CORE": str(DOUBLE), "FUEGO_RW": str(rw), "TEST_HOME": str(home),
-           "TESTDIR": "Benchmark.rtgate", "NODE_NAME": "testboard", "BOARD_TESTDIR": str(board),
-           "LOGDIR": str(logdir), "TESTSPEC": "default", "BUILD_NUMBER": "1",
-           "FUEGO_START_TIME": str(int(time.time() * 1000)), "CC": "gcc", "AR": "ar", "ARCHITECTURE": "x86_64",
-           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", **spec_vars}
+    env = {
+        **os.environ,
+        "FUEGO_CORE": str(DOUBLE),
+        "FUEGO_RW": str(rw),
+        "TEST_HOME": str(home),
+        "TESTDIR": "Benchmark.rtgate",
+        "NODE_NAME": "testboard",
+        "BOARD_TESTDIR": str(board),
+        "LOGDIR": str(logdir),
+        "TESTSPEC": "default",
+        "BUILD_NUMBER": "1",
+        "FUEGO_START_TIME": str(int(time.time() * 1000)),
+        "CC": "gcc",
+        "AR": "ar",
+        "ARCHITECTURE": "x86_64",
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        **spec_vars,
+    }
     return env, rw, board, logdir, build
 
 
-PHASES = ("source {double}/fuego_functions.sh && source {home}/fuego_test.sh && test_pre_check && "
-          "unpack && test_build >build.log 2>&1 && test_deploy && test_run; rc=$?; post_test; test_processing; exit $rc")
+PHASES = (
+    "source {double}/fuego_functions.sh && source {home}/fuego_test.sh && test_pre_check && "
+    "unpack && test_build >build.log 2>&1 && test_deploy && test_run; rc=$?; post_test; test_processing; exit $rc"
+)
 
 
 def generate_criteria(spec: Path, env: dict[str, str], rw: Path) -> None:
@@ -200,8 +232,14 @@ def fuego_run(tmp_path: Path, spec_vars: dict[str, str], criteria_for: Path | No
     env, rw, _, logdir, build = fuego_env(tmp_path, spec_vars)
     if criteria_for is not None:
         generate_criteria(criteria_for, env, rw)
-    r = subprocess.run(["bash", "-c", PHASES.format(double=DOUBLE, home=env["TEST_HOME"])], cwd=build, env=env,
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        ["bash", "-c", PHASES.format(double=DOUBLE, home=env["TEST_HOME"])],
+        cwd=build,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if r.returncode != 0:
         log = (build / "build.log").read_text() if (build / "build.log").exists() else ""
         return -r.returncode or -1, logdir, r.stdout + r.stderr + log[-3000:]
@@ -231,9 +269,15 @@ def test_local_fuego_run(tmp_path: Path, variant: str, a_limit: int, tool: objec
     tool("meson", "meson")  # type: ignore[operator]
     spec = tmp_path / "board.yaml"
     spec.write_text(SPEC.format(duration="10m", a_limit=a_limit))
-    status, logdir, out = fuego_run(tmp_path, {"BENCHMARK_RTGATE_THRESHOLDS": str(spec),
-                                               "BENCHMARK_RTGATE_MEASUREMENT": "app",
-                                               "BENCHMARK_RTGATE_DURATION": "3s"}, spec)
+    status, logdir, out = fuego_run(
+        tmp_path,
+        {
+            "BENCHMARK_RTGATE_THRESHOLDS": str(spec),
+            "BENCHMARK_RTGATE_MEASUREMENT": "app",
+            "BENCHMARK_RTGATE_DURATION": "3s",
+        },
+        spec,
+    )
     assert (logdir / "run.json").is_file(), (status, out, sorted(p.name for p in logdir.iterdir()))
     run = json.loads((logdir / "run.json").read_text())
     measures = measures_of(run)
@@ -262,13 +306,17 @@ def test_local_fuego_run(tmp_path: Path, variant: str, a_limit: int, tool: objec
     assert all(c["chart"]["data"][0]["data"] for c in charts["charts"])
 
 
-@pytest.mark.parametrize("status, value, bound, figure_fails", [
-    ("FAIL", "60", "61", True),            # the observed rate is above 50 %: the figure fails too
-    ("INCONCLUSIVE", "40", "55", False),  # within the rate, bound above: the bound and verdict fail
-    ("PASS", "1", "2", False),
-])
-def test_a_miss_rate_measure_fails_with_its_gate(tmp_path: Path, status: str, value: str, bound: str,
-                                                 figure_fails: bool) -> None:
+@pytest.mark.parametrize(
+    "status, value, bound, figure_fails",
+    [
+        ("FAIL", "60", "61", True),  # the observed rate is above 50 %: the figure fails too
+        ("INCONCLUSIVE", "40", "55", False),  # within the rate, bound above: the bound and verdict fail
+        ("PASS", "1", "2", False),
+    ],
+)
+def test_a_miss_rate_measure_fails_with_its_gate(
+    tmp_path: Path, status: str, value: str, bound: str, figure_fails: bool
+) -> None:
     """parser.py and the generated criteria on a log with known content, through the double's process()."""
     spec = tmp_path / "board.yaml"
     spec.write_text(SPEC.format(duration="10s", a_limit=80))
@@ -276,7 +324,8 @@ def test_a_miss_rate_measure_fails_with_its_gate(tmp_path: Path, status: str, va
     generate_criteria(spec, env, rw)
     (logdir / "testlog.txt").write_text(
         "RTGATE-GATE a-max A-cpu0 PASS 12 80 - 1000 us max 12 us <= 80 us\n"
-        f"RTGATE-GATE b-over B-cpu1 {status} {value} 50 {bound} 1000 % some reason\n")
+        f"RTGATE-GATE b-over B-cpu1 {status} {value} 50 {bound} 1000 % some reason\n"
+    )
     p = run_parser(env)
     measures = measures_of(json.loads((logdir / "run.json").read_text()))
     assert measures["app.b_over.B_cpu1"]["status"] == ("FAIL" if figure_fails else "PASS")
@@ -300,20 +349,30 @@ def sampler_pids_under(board: Path) -> list[int]:
 @pytest.mark.slow
 @pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
-def test_a_stopped_job_leaves_no_sampler_and_reports_what_was_measured(tmp_path: Path, sig: int,
-                                                                       tool: object) -> None:
+def test_a_stopped_job_leaves_no_sampler_and_reports_what_was_measured(tmp_path: Path, sig: int, tool: object) -> None:
     """Fuego stops the job (abort, timeout) mid-run: its handler calls test_cleanup, which stops the
     sampler with SIGTERM on the board and fetches what it wrote; parser.py reports it."""
     tool("meson", "meson")  # type: ignore[operator]
     spec = tmp_path / "board.yaml"
     spec.write_text(SPEC.format(duration="10m", a_limit=10_000_000))
-    env, rw, board, logdir, build = fuego_env(tmp_path, {"BENCHMARK_RTGATE_THRESHOLDS": str(spec),
-                                                         "BENCHMARK_RTGATE_MEASUREMENT": "app",
-                                                         "BENCHMARK_RTGATE_DURATION": "60s"})
+    env, rw, board, logdir, build = fuego_env(
+        tmp_path,
+        {
+            "BENCHMARK_RTGATE_THRESHOLDS": str(spec),
+            "BENCHMARK_RTGATE_MEASUREMENT": "app",
+            "BENCHMARK_RTGATE_DURATION": "60s",
+        },
+    )
     generate_criteria(spec, env, rw)
-    job = subprocess.Popen(["bash", "-c", PHASES.format(double=DOUBLE, home=env["TEST_HOME"])], cwd=build,
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           start_new_session=True)
+    job = subprocess.Popen(
+        ["bash", "-c", PHASES.format(double=DOUBLE, home=env["TEST_HOME"])],
+        cwd=build,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 300
         while not (board / "fuego.Benchmark.rtgate" / "rtgate.pid").exists():
@@ -339,11 +398,14 @@ def test_a_stopped_job_leaves_no_sampler_and_reports_what_was_measured(tmp_path:
     assert run["status"] == "FAIL" and p.returncode == 1, p.stdout
 
 
-@pytest.mark.parametrize("field, value", [
-    ("BENCHMARK_RTGATE_MEASUREMENT", "app;touch {canary}"),
-    ("BENCHMARK_RTGATE_DURATION", "$(touch {canary})"),
-    ("BENCHMARK_RTGATE_THRESHOLDS", "$(touch {canary}).yaml"),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("BENCHMARK_RTGATE_MEASUREMENT", "app;touch {canary}"),
+        ("BENCHMARK_RTGATE_DURATION", "$(touch {canary})"),
+        ("BENCHMARK_RTGATE_THRESHOLDS", "$(touch {canary}).yaml"),
+    ],
+)
 def test_hostile_spec_values_are_never_executed(tmp_path: Path, field: str, value: str) -> None:
     canary = tmp_path / "canary"
     spec_vars = {"BENCHMARK_RTGATE_THRESHOLDS": "two-thread-example.yaml", "BENCHMARK_RTGATE_MEASUREMENT": "app"}
@@ -356,6 +418,7 @@ def test_hostile_spec_values_are_never_executed(tmp_path: Path, field: str, valu
 
 def test_package_writes_the_sampler_tarball_fuego_unpacks(tmp_path: Path) -> None:
     import tarfile
+
     r = rtgate("fuego", "package", "--no-wheel", "--source", str(ROOT), "-o", str(tmp_path))
     assert r.returncode == 0, r.stderr
     with tarfile.open(tmp_path / "rtgate-sampler.tar.gz") as tar:

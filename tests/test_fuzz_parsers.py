@@ -23,8 +23,11 @@ def fuzz_targets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
 
 
 @pytest.mark.parametrize("name", list(SECONDS))
-def test_fuzzed_inputs_end_in_a_result_or_a_clean_error(name: str, fuzz_targets: tuple[Path, dict],  # type: ignore[type-arg]
-                                                        tmp_path: Path) -> None:
+def test_fuzzed_inputs_end_in_a_result_or_a_clean_error(
+    name: str,
+    fuzz_targets: tuple[Path, dict],  # type: ignore[type-arg]
+    tmp_path: Path,
+) -> None:
     work, all_targets = fuzz_targets
     report = run_target(all_targets[name], work, seconds=SECONDS[name], seed=11, save=tmp_path / "crashes")
     print(report.line())

@@ -50,17 +50,28 @@ def test_thresholds_accept_exactly_the_registered_kinds() -> None:
 @pytest.mark.parametrize("name", list(KINDS))
 def test_each_kind_loads_judges_and_compiles_for_the_sampler(name: str, tmp_path: Path) -> None:
     path = tmp_path / "t.yaml"
-    path.write_text(f"platform: t\nmeasurements:\n  m:\n    sampler: {{loops: 100}}\n    gates:\n"
-                    f"      - {EXAMPLES[name]}\n")
+    path.write_text(
+        f"platform: t\nmeasurements:\n  m:\n    sampler: {{loops: 100}}\n    gates:\n      - {EXAMPLES[name]}\n"
+    )
     m = load_thresholds(path).measurements["m"]
     gate = m.gates[0]
-    t = ThreadResult(index=0, cycles=5000, min=10, max=30, avg=20.0, cpu=0, priority=80, missed=0,
-                     histogram=Histogram("us", [(10, 11, 2500), (30, 31, 2500)]))
+    t = ThreadResult(
+        index=0,
+        cycles=5000,
+        min=10,
+        max=30,
+        avg=20.0,
+        cpu=0,
+        priority=80,
+        missed=0,
+        histogram=Histogram("us", [(10, 11, 2500), (30, 31, 2500)]),
+    )
     (v,) = evaluate(m, RunResult(source="x", format="rtgate-json", unit="us", threads=[t]))
     assert v.status in (Status.PASS, Status.INCONCLUSIVE), v.reason
     arg = gate_arg(gate, m, 1)
-    assert parse_gate_arg(arg, ["all"]) == dataclasses.replace(gate, where=("--gate", 0), critical=False,
-                                                                description="", threads=None)
+    assert parse_gate_arg(arg, ["all"]) == dataclasses.replace(
+        gate, where=("--gate", 0), critical=False, description="", threads=None
+    )
     for key, attr, _ in KINDS[name].native:
         assert (f",{key}=" in arg) == (getattr(gate, attr) is not None), arg
 
@@ -71,9 +82,12 @@ def test_a_key_of_another_kind_is_refused(name: str, tmp_path: Path) -> None:
     if not other:
         pytest.skip("this kind takes every kind-specific key")
     path = tmp_path / "t.yaml"
-    path.write_text(f"platform: t\nmeasurements:\n  m:\n    sampler: {{loops: 100}}\n    gates:\n"
-                    f"      - {EXAMPLES[name][:-1]}, {other[0]}: 1}}\n")
+    path.write_text(
+        f"platform: t\nmeasurements:\n  m:\n    sampler: {{loops: 100}}\n    gates:\n"
+        f"      - {EXAMPLES[name][:-1]}, {other[0]}: 1}}\n"
+    )
     from rtgate.errors import RtgateError
+
     with pytest.raises(RtgateError, match=f"does not take '{other[0]}'"):
         load_thresholds(path)
 

@@ -28,19 +28,31 @@ measurements:
     return load_thresholds(path).measurements["m"]
 
 
-def thread(values: dict[int, int], index: int = 0, cpu: int = 0, missed: int | None = 0,
-           overflow: int = 0, range_end: int | None = None, max_: float | None = None,
-           hist: bool = True) -> ThreadResult:
+def thread(
+    values: dict[int, int],
+    index: int = 0,
+    cpu: int = 0,
+    missed: int | None = 0,
+    overflow: int = 0,
+    range_end: int | None = None,
+    max_: float | None = None,
+    hist: bool = True,
+) -> ThreadResult:
     cycles = sum(values.values()) + overflow
     top = max(values) if values else None
     return ThreadResult(
-        index=index, cycles=cycles, cpu=cpu, priority=80,
+        index=index,
+        cycles=cycles,
+        cpu=cpu,
+        priority=80,
         min=min(values) if values else None,
         max=max_ if max_ is not None else top,
         avg=(sum(v * c for v, c in values.items()) / sum(values.values())) if values else None,
         missed=missed,
         histogram=Histogram("us", [(v, v + 1, c) for v, c in sorted(values.items())], overflow, range_end)
-        if hist else None)
+        if hist
+        else None,
+    )
 
 
 def run(*threads: ThreadResult, fmt: str = "rtgate-json", **kw: object) -> RunResult:
@@ -53,6 +65,7 @@ def one(verdicts: list) -> object:
 
 
 # ---------------------------------------------------------------- max
+
 
 def test_max_pass_and_fail_with_reason(tmp_path: Path) -> None:
     m = thresholds(tmp_path, "      - {name: mx, kind: max, limit_us: 80}")
@@ -73,6 +86,7 @@ def test_max_in_ns_results_is_converted(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- overflow and percentiles
+
 
 def test_overflow_above_the_limit_counts_as_misses(tmp_path: Path) -> None:
     """rt-tests -h 300: the histogram shows nothing above 150 us, but 10 samples overflowed (>= 300 us)."""
@@ -106,13 +120,18 @@ def test_percentile_in_overflow_is_a_range(tmp_path: Path) -> None:
     assert v.status == Status.PASS and v.value_text == "300..900 us"  # upper bound 0.3 % <= 1 %
 
 
-@pytest.mark.parametrize("above, status, value", [
-    (4, Status.PASS, 10),            # 95 % upper bound of 4 in 10000: 0.092 % <= 0.1 %
-    (10, Status.INCONCLUSIVE, 50),   # the sample p99.9 is 50 us, but 10 in 10000 cannot tell
-    (11, Status.INCONCLUSIVE, 70),   # observed 0.11 %: the lower bound 0.062 % is not above 0.1 %
-    (16, Status.FAIL, 70)])          # lower bound 0.1004 % > 0.1 %
-def test_percentile_is_judged_by_the_bounds_of_its_exceedance_rate(tmp_path: Path, above: int, status: Status,
-                                                                   value: float) -> None:
+@pytest.mark.parametrize(
+    "above, status, value",
+    [
+        (4, Status.PASS, 10),  # 95 % upper bound of 4 in 10000: 0.092 % <= 0.1 %
+        (10, Status.INCONCLUSIVE, 50),  # the sample p99.9 is 50 us, but 10 in 10000 cannot tell
+        (11, Status.INCONCLUSIVE, 70),  # observed 0.11 %: the lower bound 0.062 % is not above 0.1 %
+        (16, Status.FAIL, 70),
+    ],
+)  # lower bound 0.1004 % > 0.1 %
+def test_percentile_is_judged_by_the_bounds_of_its_exceedance_rate(
+    tmp_path: Path, above: int, status: Status, value: float
+) -> None:
     """p99.9 <= 50 us is "at most 0.1 % of samples above 50 us"."""
     m = thresholds(tmp_path, "      - {name: p, kind: percentile, percentile: 99.9, limit_us: 50}")
     v = one(evaluate(m, run(thread({10: 9999 - above, 50: 1, 70: above}))))
@@ -141,8 +160,11 @@ def test_percentile_in_a_wide_bucket_takes_its_top(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- miss rate with a confidence bound
 
-@pytest.mark.parametrize("clean, expected", [
-    (999, Status.INCONCLUSIVE), (2994, Status.INCONCLUSIVE), (3000, Status.PASS), (1_000_000, Status.PASS)])
+
+@pytest.mark.parametrize(
+    "clean, expected",
+    [(999, Status.INCONCLUSIVE), (2994, Status.INCONCLUSIVE), (3000, Status.PASS), (1_000_000, Status.PASS)],
+)
 def test_a_tenth_of_a_percent_gate_with_clean_samples(tmp_path: Path, clean: int, expected: Status) -> None:
     m = thresholds(tmp_path, "      - {name: b, kind: miss_rate, above_us: 100, rate: 0.1%}")
     v = one(evaluate(m, run(thread({30: clean}))))
@@ -195,6 +217,7 @@ def test_missed_periods_push_a_percentile_up(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- avg
 
+
 def test_avg_exact_and_truncated(tmp_path: Path) -> None:
     m = thresholds(tmp_path, "      - {name: a, kind: avg, limit_us: 20}")
     assert one(evaluate(m, run(thread({20: 10})))).status == Status.PASS
@@ -212,6 +235,7 @@ def test_avg_exact_and_truncated(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- errors that must never pass
 
+
 def test_zero_cycles_is_an_error(tmp_path: Path) -> None:
     m = thresholds(tmp_path, "      - {name: mx, kind: max, limit_us: 80}")
     t = ThreadResult(index=0, cycles=0, min=None, max=None, avg=None, cpu=0, missed=0)
@@ -220,8 +244,11 @@ def test_zero_cycles_is_an_error(tmp_path: Path) -> None:
 
 
 def test_missing_thread_is_an_error(tmp_path: Path) -> None:
-    m = thresholds(tmp_path, "      - {name: mx, kind: max, limit_us: 80, threads: [B]}",
-                   threads="- {name: A, cpus: [0]}\n        - {name: B, cpus: [1]}")
+    m = thresholds(
+        tmp_path,
+        "      - {name: mx, kind: max, limit_us: 80, threads: [B]}",
+        threads="- {name: A, cpus: [0]}\n        - {name: B, cpus: [1]}",
+    )
     v = one(evaluate(m, run(thread({10: 100}))))  # one thread where two were measured
     assert v.status == Status.ERROR and "2 threads" in v.reason
 
@@ -251,24 +278,31 @@ def test_checkpoint_is_an_error_and_early_stop_inconclusive(tmp_path: Path) -> N
 
 
 def test_worst_scope_reports_one_verdict(tmp_path: Path) -> None:
-    m = thresholds(tmp_path, "      - {name: mx, kind: max, limit_us: 80, scope: worst}",
-                   threads="- {name: all, cpus: [0, 1]}")
+    m = thresholds(
+        tmp_path, "      - {name: mx, kind: max, limit_us: 80, scope: worst}", threads="- {name: all, cpus: [0, 1]}"
+    )
     v = one(evaluate(m, run(thread({10: 100, 50: 1}, index=0, cpu=0), thread({10: 100, 95: 1}, index=1, cpu=1))))
     assert v.status == Status.FAIL and v.thread == "worst" and v.value == 95
     assert v.properties["worst_of"] == ["cpu0", "cpu1"]
 
 
 def test_group_selection_and_ids(tmp_path: Path) -> None:
-    m = thresholds(tmp_path, "      - {name: a, kind: max, limit_us: 80, threads: [A]}\n"
-                             "      - {name: b, kind: max, limit_us: 80, threads: [B]}",
-                   threads="- {name: A, cpus: [0], priority: 51}\n        - {name: B, cpus: [1], priority: 48}")
+    m = thresholds(
+        tmp_path,
+        "      - {name: a, kind: max, limit_us: 80, threads: [A]}\n"
+        "      - {name: b, kind: max, limit_us: 80, threads: [B]}",
+        threads="- {name: A, cpus: [0], priority: 51}\n        - {name: B, cpus: [1], priority: 48}",
+    )
     vs = evaluate(m, run(thread({10: 100, 90: 1}, index=0, cpu=0), thread({10: 100}, index=1, cpu=1)))
     assert [(v.test_id, v.status) for v in vs] == [("m::a[A-cpu0]", Status.FAIL), ("m::b[B-cpu1]", Status.PASS)]
 
 
 def test_exit_codes() -> None:
     from rtgate.core.gates import Verdict
-    mk = lambda s: Verdict("m", "g", "max", "t0", s, "r")  # noqa: E731
+
+    def mk(s: Status) -> Verdict:
+        return Verdict("m", "g", "max", "t0", s, "r")
+
     assert exit_code([mk(Status.PASS)], False) == 0
     assert exit_code([mk(Status.PASS), mk(Status.FAIL)], False) == 1
     assert exit_code([mk(Status.ERROR)], True) == 1
@@ -278,8 +312,10 @@ def test_exit_codes() -> None:
 
 # ---------------------------------------------------------------- overflow as bounds both ways (issue 12)
 
+
 def _issue12(tmp_path: Path, gate: str) -> object:
     from rtgate.parsers import load_results
+
     fixture = Path(__file__).resolve().parent / "fixtures" / "composed" / "ct-h15-issue12.json"
     m = thresholds(tmp_path, f"      - {gate}")
     return one(evaluate(m, load_results(str(fixture), "auto", "us")))
@@ -291,6 +327,7 @@ def test_overflow_hides_how_many_are_above_the_limit(tmp_path: Path) -> None:
     assert v.status == Status.INCONCLUSIVE, v.reason
     assert v.reason.startswith("between 1 and 594 of 3988 samples above 1000 us")
     from rtgate.core.stats import clopper_pearson_lower, clopper_pearson_upper
+
     assert v.lower == clopper_pearson_lower(1, 3988) < 0.01 < v.bound == clopper_pearson_upper(594, 3988)
     assert v.value_text == "0.02508..14.89 %"
 
@@ -331,11 +368,14 @@ def test_percentile_in_the_overflow_is_a_range_not_a_failure(tmp_path: Path) -> 
 def test_real_cyclictest_overflow_is_bounded_both_ways(tmp_path: Path) -> None:
     """Real cyclictest -h 15 output: every sample overflowed (min 16 us), max 721 us."""
     from rtgate.parsers import load_results
+
     fixtures = Path(__file__).resolve().parent / "fixtures" / "rt-tests"
     for name in ("ct-24-t1-h15.json", "ct-24-t1-h15.hist"):
         r = load_results(str(fixtures / name), "auto", "us")
+
         def verdict(gate: str, r: RunResult = r) -> object:
             return one(evaluate(thresholds(tmp_path, f"      - {gate}"), r))
+
         v = verdict("{name: mr, kind: miss_rate, above_us: 500, rate: 1%}")
         assert v.status == Status.INCONCLUSIVE and v.reason.startswith("between 1 and 3988 of 3988"), v.reason
         assert verdict("{name: mr, kind: miss_rate, above_us: 721, rate: 1%}").status == Status.PASS
@@ -347,6 +387,7 @@ def test_real_cyclictest_overflow_is_bounded_both_ways(tmp_path: Path) -> None:
 def test_show_prints_a_percentile_in_the_overflow_as_a_range() -> None:
     from rtgate.commands.show import describe
     from rtgate.parsers import load_results
+
     fixture = Path(__file__).resolve().parent / "fixtures" / "composed" / "ct-h15-issue12.json"
     text = describe(load_results(str(fixture), "auto", "us"))
     assert "15..4878" in text and ">=" not in text
@@ -356,8 +397,9 @@ def test_percentile_gate_takes_a_confidence(tmp_path: Path) -> None:
     """33 of 5000 above 50 us: the 95 % upper bound (0.88 %) passes 1 %; so does the 99 % one (0.997 %)."""
     values = {10: 5000 - 34, 50: 1, 70: 33}
     for conf, status in ((0.95, Status.PASS), (0.99, Status.PASS)):
-        m = thresholds(tmp_path, f"      - {{name: p, kind: percentile, percentile: 99, limit_us: 50, "
-                                 f"confidence: {conf}}}")
+        m = thresholds(
+            tmp_path, f"      - {{name: p, kind: percentile, percentile: 99, limit_us: 50, confidence: {conf}}}"
+        )
         assert one(evaluate(m, run(thread(values)))).status == status
     values = {10: 5000 - 35, 50: 1, 70: 34}  # 99 % upper bound 1.02 %: no longer passes at 99 %
     m = thresholds(tmp_path, "      - {name: p, kind: percentile, percentile: 99, limit_us: 50, confidence: 0.99}")

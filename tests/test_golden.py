@@ -41,11 +41,37 @@ CASES: dict[str, list[str]] = {
     "show-rt-tests-json": ["show", CT_NEW_JSON],
     "show-histogram": ["show", CT_24_HIST],
     "lava-args-two-thread": ["lava", "args", TWO],
-    "lava-job-qemu-inline": ["lava", "job", TWO, "--inline", "--kernel", "file:///k", "--ramdisk", "file:///r",
-                             "--sampler-url", "file:///s", "-o", "{out}/job.yaml"],
-    "lava-job-imx8mp": ["lava", "job", BOARD, "--device-type", "imx8mp-evk", "--kernel", "https://example.org/Image",
-                        "--dtb", "https://example.org/b.dtb", "--rootfs", "https://example.org/rootfs.tar.xz",
-                        "--testdef-repo", "https://example.org/rtgate.git", "-o", "{out}/job.yaml"],
+    "lava-job-qemu-inline": [
+        "lava",
+        "job",
+        TWO,
+        "--inline",
+        "--kernel",
+        "file:///k",
+        "--ramdisk",
+        "file:///r",
+        "--sampler-url",
+        "file:///s",
+        "-o",
+        "{out}/job.yaml",
+    ],
+    "lava-job-imx8mp": [
+        "lava",
+        "job",
+        BOARD,
+        "--device-type",
+        "imx8mp-evk",
+        "--kernel",
+        "https://example.org/Image",
+        "--dtb",
+        "https://example.org/b.dtb",
+        "--rootfs",
+        "https://example.org/rootfs.tar.xz",
+        "--testdef-repo",
+        "https://example.org/rtgate.git",
+        "-o",
+        "{out}/job.yaml",
+    ],
     "fuego-args-two-thread": ["fuego", "args", TWO, "--measurement", "app"],
     "fuego-criteria-two-thread": ["fuego", "criteria", TWO, "-o", "{out}"],
     "fuego-criteria-board": ["fuego", "criteria", BOARD, "--cpus", "4", "--board", "imx8mp_evk", "-o", "{out}"],
@@ -70,8 +96,14 @@ def normalise(text: str, out: Path) -> str:
 
 def run_case(args: list[str], out: Path) -> dict[str, str]:
     argv = [a.replace("{out}", str(out)) for a in args]
-    proc = subprocess.run([sys.executable, "-m", "rtgate", *argv], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "COLUMNS": "120", "NO_COLOR": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "rtgate", *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "120", "NO_COLOR": "1"},
+    )
     produced = {"exit-status": f"{proc.returncode}\n", "stdout": proc.stdout, "stderr": proc.stderr}
     for path in sorted(out.rglob("*")):
         if path.is_file():

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -17,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from conftest import IS_ROOT, RT_TESTS
+from rtgate.core.model import Histogram, RunResult, ThreadResult
 from rtgate.history.compare import Settings, compare_releases, trend
 from rtgate.history.stats import mann_whitney_greater
 from rtgate.history.store import HistoryDB
-from rtgate.core.model import Histogram, RunResult, ThreadResult
 
 
 def synthetic_run(rng: random.Random, tail_scale: float, samples: int = 10000) -> RunResult:
@@ -35,8 +36,19 @@ def synthetic_run(rng: random.Random, tail_scale: float, samples: int = 10000) -
                 values[int(10 + rng.expovariate(1 / 3))] += 1
         hist = Histogram("us", [(v, v + 1, c) for v, c in sorted(values.items())])
         total = sum(v * c for v, c in values.items())
-        threads.append(ThreadResult(index=i, cycles=samples, cpu=i, priority=80, min=min(values), max=max(values),
-                                    avg=total / samples, missed=0, histogram=hist))
+        threads.append(
+            ThreadResult(
+                index=i,
+                cycles=samples,
+                cpu=i,
+                priority=80,
+                min=min(values),
+                max=max(values),
+                avg=total / samples,
+                missed=0,
+                histogram=hist,
+            )
+        )
     return RunResult(source="synthetic", format="rtgate-json", unit="us", threads=threads)
 
 
@@ -59,7 +71,7 @@ def test_no_flapping_on_noise_and_a_heavier_tail_is_caught(tmp_path: Path) -> No
         # The tail exceedance test, the figures, and the tail mass above a 40 us gate limit.
         settings = Settings(metrics=["tail", "max", "p99.9", "above_40"])
         false = 0
-        for base, new in zip(releases, releases[1:]):
+        for base, new in itertools.pairwise(releases):
             decisions = {c.decision for c in compare_releases(db, "board", "smp", base, new, settings)}
             assert "not enough runs" not in decisions
             false += "regression" in decisions
@@ -102,8 +114,9 @@ def _check_consistent(path: Path) -> int:
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     runs = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
     orphans = db.execute("SELECT COUNT(*) FROM runs WHERE id NOT IN (SELECT run_id FROM threads)").fetchone()[0]
-    partial = db.execute("SELECT COUNT(*) FROM (SELECT run_id FROM threads GROUP BY run_id HAVING COUNT(*) != 2)"
-                         ).fetchone()[0]
+    partial = db.execute(
+        "SELECT COUNT(*) FROM (SELECT run_id FROM threads GROUP BY run_id HAVING COUNT(*) != 2)"
+    ).fetchone()[0]
     db.close()
     assert orphans == 0 and partial == 0
     return int(runs)
@@ -112,8 +125,9 @@ def _check_consistent(path: Path) -> int:
 def test_a_killed_writer_leaves_a_consistent_database(tmp_path: Path) -> None:
     path = tmp_path / "h.db"
     here = str(Path(__file__).parent)
-    p = subprocess.Popen([sys.executable, "-c", WRITER, str(path), "1", here, "100000"],
-                         stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path), "1", here, "100000"], stdout=subprocess.PIPE, text=True
+    )
     assert p.stdout is not None
     for _ in range(5):
         p.stdout.readline()
@@ -128,8 +142,10 @@ def test_a_killed_writer_leaves_a_consistent_database(tmp_path: Path) -> None:
 def test_two_concurrent_writers_both_land(tmp_path: Path) -> None:
     path = tmp_path / "h.db"
     here = str(Path(__file__).parent)
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(i), here, "15"],
-                                stdout=subprocess.DEVNULL) for i in (1, 2)]
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(i), here, "15"], stdout=subprocess.DEVNULL)
+        for i in (1, 2)
+    ]
     assert all(w.wait(timeout=300) == 0 for w in writers)
     assert _check_consistent(path) == 30
     with HistoryDB(path) as db:
@@ -143,17 +159,31 @@ def rtgate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_cli_add_compare_trend_with_real_results(tmp_path: Path) -> None:
     for release in ("6.1", "6.2"):
         for name in ("ct-24-S-h300.json", "ct-new-S-h300.json", "ct-24-S-h300.json", "ct-new-S-h300.json"):
-            r = rtgate("history", "add", "--platform", "vm", "--kernel-release", release, "--tag", "ci",
-                       "--meta", "board=vm1", f"smp={RT_TESTS / name}", cwd=tmp_path)
+            r = rtgate(
+                "history",
+                "add",
+                "--platform",
+                "vm",
+                "--kernel-release",
+                release,
+                "--tag",
+                "ci",
+                "--meta",
+                "board=vm1",
+                f"smp={RT_TESTS / name}",
+                cwd=tmp_path,
+            )
             assert r.returncode == 0, r.stderr
-    r = rtgate("history", "compare", "--platform", "vm", "--base", "6.1", "--new", "6.2", "--json", "c.json",
-               cwd=tmp_path)
+    r = rtgate(
+        "history", "compare", "--platform", "vm", "--base", "6.1", "--new", "6.2", "--json", "c.json", cwd=tmp_path
+    )
     assert r.returncode == 0, r.stdout + r.stderr  # the same runs: no change
     doc = json.loads((tmp_path / "c.json").read_text())
     assert doc["comparisons"] and all(c["decision"] == "no change" for c in doc["comparisons"])
     r = rtgate("history", "trend", "--platform", "vm", "--metric", "max", "--plot", "trend.png", cwd=tmp_path)
     assert r.returncode == 0 and "6.1" in r.stdout and "6.2" in r.stdout
     import matplotlib.image as mpimg
+
     assert mpimg.imread(str(tmp_path / "trend.png")).shape[1] > 400
     r = rtgate("history", "compare", "--platform", "vm", "--base", "6.1", "--new", "7.0", cwd=tmp_path)
     assert r.returncode == 3 and "NOT ENOUGH RUNS" in r.stdout
@@ -164,15 +194,28 @@ def test_cli_add_compare_trend_with_real_results(tmp_path: Path) -> None:
 @pytest.mark.skipif(not IS_ROOT, reason="needs root for SCHED_FIFO")
 def test_run_adds_to_the_history(tmp_path: Path) -> None:
     spec = tmp_path / "t.yaml"
-    spec.write_text("platform: hist\nhistory: {min_runs: 2, metrics: [max]}\nmeasurements:\n  m:\n"
-                    "    sampler: {duration: 1s, threads: [{name: a, count: 1}]}\n"
-                    "    gates: [{name: g, kind: miss_rate, above_us: 1000000, rate: 50%}]\n")
+    spec.write_text(
+        "platform: hist\nhistory: {min_runs: 2, metrics: [max]}\nmeasurements:\n  m:\n"
+        "    sampler: {duration: 1s, threads: [{name: a, count: 1}]}\n"
+        "    gates: [{name: g, kind: miss_rate, above_us: 1000000, rate: 50%}]\n"
+    )
     for _ in range(2):
         r = rtgate("run", str(spec), "--history", "h.db", cwd=tmp_path)
         assert r.returncode == 0, r.stderr
     with HistoryDB(tmp_path / "h.db") as db:
         assert db.releases("hist", "m") == [os.uname().release] and db.count_runs() == 2
-    r = rtgate("history", "compare", "--db", "h.db", "--thresholds", str(spec), "--base", os.uname().release,
-               "--new", os.uname().release, cwd=tmp_path)
+    r = rtgate(
+        "history",
+        "compare",
+        "--db",
+        "h.db",
+        "--thresholds",
+        str(spec),
+        "--base",
+        os.uname().release,
+        "--new",
+        os.uname().release,
+        cwd=tmp_path,
+    )
     # Two runs each: no exact test can reach alpha, and compare says so instead of "no change".
     assert r.returncode == 3 and "above_1e+06" in r.stdout and "add runs" in r.stdout, r.stdout

@@ -22,29 +22,60 @@ def rtgate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=cwd)
 
 
-@pytest.mark.parametrize("threads,cpus,names", [
-    ("2", "1", {"t0-cpu1", "t1-cpu1"}),
-    ("4", "0-1", {"t0-cpu0", "t1-cpu1", "t2-cpu0", "t3-cpu1"}),
-])
-def test_threads_sharing_a_cpu_are_stored(threads: str, cpus: str, names: set[str], tmp_path: Path,
-                                          sampler: str, cyclictest: str) -> None:
+@pytest.mark.parametrize(
+    "threads,cpus,names",
+    [
+        ("2", "1", {"t0-cpu1", "t1-cpu1"}),
+        ("4", "0-1", {"t0-cpu0", "t1-cpu1", "t2-cpu0", "t3-cpu1"}),
+    ],
+)
+def test_threads_sharing_a_cpu_are_stored(
+    threads: str, cpus: str, names: set[str], tmp_path: Path, sampler: str, cyclictest: str
+) -> None:
     """Issue 11 item 6: '-t 2 -a 1' and '-t 4 -a 0-1' crashed history add; every thread is stored."""
     for tool, extra in ((cyclictest, ["-h", "400"]), (sampler, [])):
         out = tmp_path / f"{Path(tool).name}.json"
-        r = subprocess.run([tool, "-t", threads, "-a", cpus, *RT_OPTS, "-i", "1000", "-D", "1", "-q",
-                            f"--json={out}", *extra], capture_output=True, text=True, timeout=120,
-                           stdin=subprocess.DEVNULL)
+        r = subprocess.run(
+            [tool, "-t", threads, "-a", cpus, *RT_OPTS, "-i", "1000", "-D", "1", "-q", f"--json={out}", *extra],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
         assert r.returncode == 0, r.stderr
         for _ in range(5):  # 5 against 5: an exact test can reach alpha even split over 5 threads
-            r = rtgate("history", "add", "--db", "h.db", "--platform", Path(tool).name, "--kernel-release", "k",
-                       str(out), cwd=tmp_path)
+            r = rtgate(
+                "history",
+                "add",
+                "--db",
+                "h.db",
+                "--platform",
+                Path(tool).name,
+                "--kernel-release",
+                "k",
+                str(out),
+                cwd=tmp_path,
+            )
             assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
         with HistoryDB(tmp_path / "h.db") as db:
             stored = db.threads(Path(tool).name, "default", "k")
         assert {t.thread for t in stored} == names and len(stored) == 5 * len(names)
         assert all(t.histogram for t in stored)
-        r = rtgate("history", "compare", "--db", "h.db", "--platform", Path(tool).name, "--base", "k", "--new", "k",
-                   "--metric", "max", cwd=tmp_path)
+        r = rtgate(
+            "history",
+            "compare",
+            "--db",
+            "h.db",
+            "--platform",
+            Path(tool).name,
+            "--base",
+            "k",
+            "--new",
+            "k",
+            "--metric",
+            "max",
+            cwd=tmp_path,
+        )
         assert r.returncode == 0 and "t1-cpu1" in r.stdout, r.stdout + r.stderr
 
 
@@ -69,11 +100,24 @@ def test_an_injected_latency_is_found_in_interleaved_pairs(tmp_path: Path, sampl
                     sampler_run(sampler, out, 2, cpu)
             else:
                 sampler_run(sampler, out, 2, cpu)
-            r = rtgate("history", "add", "--db", "h.db", "--platform", "live", "--kernel-release", role,
-                       "--pair-id", f"t{i}", "--tag", "interleaved", str(out), cwd=tmp_path)
+            r = rtgate(
+                "history",
+                "add",
+                "--db",
+                "h.db",
+                "--platform",
+                "live",
+                "--kernel-release",
+                role,
+                "--pair-id",
+                f"t{i}",
+                "--tag",
+                "interleaved",
+                str(out),
+                cwd=tmp_path,
+            )
             assert r.returncode == 0, r.stderr
-    args = ("history", "compare", "--db", "h.db", "--platform", "live", "--base", "base", "--paired",
-            "--alpha", "0.01")
+    args = ("history", "compare", "--db", "h.db", "--platform", "live", "--base", "base", "--paired", "--alpha", "0.01")
     r = rtgate(*args, "--new", "candidate", cwd=tmp_path)
     assert r.returncode == 1 and "REGRESSION" in r.stdout and "10 pairs" in r.stdout, r.stdout + r.stderr
     r = rtgate(*args, "--new", "base2", cwd=tmp_path)

@@ -13,8 +13,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pytest
@@ -48,13 +48,44 @@ def pg_url() -> Iterator[str]:
         as_user = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"]
     port = _free_port()
     try:
-        subprocess.run(as_user + [str(PG_BIN / "initdb"), "-D", str(data / "db"), "-U", "rtgate", "--auth=trust",
-                                  "-E", "UTF8", "--no-sync"], check=True, capture_output=True, timeout=300)
-        server = subprocess.Popen(as_user + [str(PG_BIN / "postgres"), "-D", str(data / "db"), "-p", str(port),
-                                             "-k", str(data), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"],
-                                  stdout=subprocess.DEVNULL, stderr=open(data / "server.log", "wb"))
+        subprocess.run(
+            as_user
+            + [
+                str(PG_BIN / "initdb"),
+                "-D",
+                str(data / "db"),
+                "-U",
+                "rtgate",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        server = subprocess.Popen(
+            as_user
+            + [
+                str(PG_BIN / "postgres"),
+                "-D",
+                str(data / "db"),
+                "-p",
+                str(port),
+                "-k",
+                str(data),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "fsync=off",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=open(data / "server.log", "wb"),
+        )
         url = f"postgresql://rtgate@127.0.0.1:{port}/postgres"
         import psycopg
+
         for _ in range(600):
             try:
                 psycopg.connect(url, connect_timeout=2).close()
@@ -79,6 +110,7 @@ def pg_url() -> Iterator[str]:
 def _fresh(url: str, name: str) -> str:
     """A new database on the throwaway server, so tests do not see each other's runs."""
     import psycopg
+
     with psycopg.connect(url, autocommit=True) as c:
         c.execute(f'CREATE DATABASE "{name}"')
     return url.rsplit("/", 1)[0] + "/" + name
@@ -94,11 +126,40 @@ def test_cli_on_postgres_matches_sqlite(pg_url: str, tmp_path: Path) -> None:
     for db in (url, str(tmp_path / "h.db")):
         for release in ("6.1", "6.2"):
             for name in ("ct-24-S-h300.json", "ct-new-S-h300.json", "ct-24-S-h300.json", "ct-new-t2-H200.json"):
-                r = rtgate("history", "add", "--db", db, "--platform", "vm", "--kernel-release", release,
-                           "--pair-id", name + release[-1], f"smp={RT_TESTS / name}", cwd=tmp_path)
+                r = rtgate(
+                    "history",
+                    "add",
+                    "--db",
+                    db,
+                    "--platform",
+                    "vm",
+                    "--kernel-release",
+                    release,
+                    "--pair-id",
+                    name + release[-1],
+                    f"smp={RT_TESTS / name}",
+                    cwd=tmp_path,
+                )
                 assert r.returncode == 0, r.stderr
-        r = rtgate("history", "compare", "--db", db, "--platform", "vm", "--base", "6.1", "--new", "6.2",
-                   "--metric", "tail", "--metric", "p99.9", "--json", "c.json", cwd=tmp_path)
+        r = rtgate(
+            "history",
+            "compare",
+            "--db",
+            db,
+            "--platform",
+            "vm",
+            "--base",
+            "6.1",
+            "--new",
+            "6.2",
+            "--metric",
+            "tail",
+            "--metric",
+            "p99.9",
+            "--json",
+            "c.json",
+            cwd=tmp_path,
+        )
         # t0 and t1 (the unpinned -t 2 run) have one run each: too few for their own test.
         assert r.returncode == 3 and "NOT ENOUGH RUNS" in r.stdout, r.stdout + r.stderr
         doc = json.loads((tmp_path / "c.json").read_text())
@@ -138,24 +199,33 @@ with HistoryDB(sys.argv[1]) as db:
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_concurrent_writers_all_land(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """Four writers at once, the schema created by whichever comes first: every run lands whole."""
-    target = str(tmp_path / "h.db") if backend == "sqlite" else _fresh(request.getfixturevalue("pg_url"),
-                                                                        "writers")
+    target = str(tmp_path / "h.db") if backend == "sqlite" else _fresh(request.getfixturevalue("pg_url"), "writers")
     here = str(Path(__file__).parent)
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, target, str(i), here, "10"],
-                                stderr=subprocess.PIPE, text=True) for i in range(4)]
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, target, str(i), here, "10"], stderr=subprocess.PIPE, text=True)
+        for i in range(4)
+    ]
     for w in writers:
         assert w.wait(timeout=600) == 0, w.stderr.read() if w.stderr else ""
     with HistoryDB(target) as db:
         assert db.count_runs() == 40
         assert sorted(db.releases("board", "smp")) == ["r0", "r1", "r2", "r3"]
         orphans = db.db.execute("SELECT COUNT(*) FROM runs WHERE id NOT IN (SELECT run_id FROM threads)").fetchone()
-        partial = db.db.execute("SELECT COUNT(*) FROM (SELECT run_id FROM threads GROUP BY run_id "
-                                "HAVING COUNT(*) != 2) AS x").fetchone()
+        partial = db.db.execute(
+            "SELECT COUNT(*) FROM (SELECT run_id FROM threads GROUP BY run_id HAVING COUNT(*) != 2) AS x"
+        ).fetchone()
         assert orphans[0] == 0 and partial[0] == 0
 
 
 def test_unreachable_postgres_is_a_clean_error(tmp_path: Path) -> None:
-    r = rtgate("history", "trend", "--db", f"postgresql://nobody:secret@127.0.0.1:{_free_port()}/x",
-               "--platform", "p", cwd=tmp_path)
+    r = rtgate(
+        "history",
+        "trend",
+        "--db",
+        f"postgresql://nobody:secret@127.0.0.1:{_free_port()}/x",
+        "--platform",
+        "p",
+        cwd=tmp_path,
+    )
     assert r.returncode == 2 and "cannot connect" in r.stderr and "secret" not in r.stderr
     assert "Traceback" not in r.stderr

@@ -23,8 +23,9 @@ from rtgate.history.tail import exceedances, thresholds
 def test_gehan_scores_use_a_bound_only_where_it_is_certain() -> None:
     inf = math.inf
     # 'at least 300' beats 100 and 200, and ties with 'at least 250' and with 400 (either may be larger).
-    scores = gehan_scores([Interval(100, 100), Interval(200, 200), Interval(300, inf), Interval(250, inf),
-                           Interval(400, 400)])
+    scores = gehan_scores(
+        [Interval(100, 100), Interval(200, 200), Interval(300, inf), Interval(250, inf), Interval(400, 400)]
+    )
     assert scores == [-4.0, -2.0, 2.0, 2.0, 2.0]
     # Without censoring: Mann-Whitney; three of three larger gives the exact p = 1 / C(6, 3).
     s = gehan_scores([Interval(v, v) for v in (1, 2, 3, 4, 5, 6)])
@@ -35,8 +36,8 @@ def test_gehan_scores_use_a_bound_only_where_it_is_certain() -> None:
 
 def test_exceedance_counts_are_exact_inside_the_histogram_range() -> None:
     rows = [[10, 11, 5], [20, 21, 3], [99, 100, 1], ["overflow", 100, 4]]
-    assert exceedances(rows, 2, 20) == (3 + 1 + 4 + 2, 15)   # missed periods count as above
-    assert exceedances(rows, 0, 100) == (4, 13)              # every overflow sample is >= 100
+    assert exceedances(rows, 2, 20) == (3 + 1 + 4 + 2, 15)  # missed periods count as above
+    assert exceedances(rows, 0, 100) == (4, 13)  # every overflow sample is >= 100
     assert thresholds([rows], (0.5, 0.99), cap=100) == [21, 100]
 
 
@@ -56,7 +57,7 @@ def test_a_heavier_tail_inside_the_overflow_is_reported_not_dropped(tmp_path: Pa
         out = compare(db, "b", "m", "old", "new", Settings(metrics=["tail", "p99.9"]))
     by = {(c.metric, c.thread): c for c in out.comparisons}
     worst = by[("p99.9", "worst")]
-    assert len(worst.base) == 8 and len(worst.new) == 8          # no run dropped
+    assert len(worst.base) == 8 and len(worst.new) == 8  # no run dropped
     assert worst.censored[1] >= 6 and "censored" in worst.evidence
     assert worst.decision == "regression", worst.evidence
     assert next(c for c in out.comparisons if c.metric == "tail").decision == "regression"
@@ -86,17 +87,26 @@ def test_false_alarms_and_power_at_the_recommended_runs() -> None:
 
 
 def _env(load: float, governor: str = "performance") -> dict:
-    return {"system": {"kernel_release": "6.12", "cmdline": "BOOT_IMAGE=/vmlinuz-6.12 quiet isolcpus=1",
-                       "governors": {0: governor, 1: governor}, "cpu_count": 2, "virtualisation": "KVM",
-                       "loadavg": [load, load, load]}, "loadavg_after": [load, load, load]}
+    return {
+        "system": {
+            "kernel_release": "6.12",
+            "cmdline": "BOOT_IMAGE=/vmlinuz-6.12 quiet isolcpus=1",
+            "governors": {0: governor, 1: governor},
+            "cpu_count": 2,
+            "virtualisation": "KVM",
+            "loadavg": [load, load, load],
+        },
+        "loadavg_after": [load, load, load],
+    }
 
 
 def rtgate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=cwd)
 
 
-def _add_with_env(db: HistoryDB, rng: np.random.Generator, release: str, scale: float, env: dict,
-                  pair: str | None = None) -> None:
+def _add_with_env(
+    db: HistoryDB, rng: np.random.Generator, release: str, scale: float, env: dict, pair: str | None = None
+) -> None:
     run = synthetic_run(rng, scale, 3000)
     run.environment = env
     db.add_run(run, "b", "m", release, pair_id=pair)
@@ -110,16 +120,54 @@ def test_drift_refuses_a_verdict_unless_accepted(tmp_path: Path) -> None:
         for _ in range(6):
             _add_with_env(db, rng, "quiet", 1.0, _env(0.2))
             _add_with_env(db, rng, "busy", 1.5, _env(3.0))
-    r = rtgate("history", "compare", "--db", "h.db", "--platform", "b", "--base", "quiet", "--new", "busy", "--json", "c.json",
-               cwd=tmp_path)
+    r = rtgate(
+        "history",
+        "compare",
+        "--db",
+        "h.db",
+        "--platform",
+        "b",
+        "--base",
+        "quiet",
+        "--new",
+        "busy",
+        "--json",
+        "c.json",
+        cwd=tmp_path,
+    )
     assert r.returncode == 4, r.stdout + r.stderr
     assert "DRIFT" in r.stdout and "load_per_cpu" in r.stdout and "REGRESSION" not in r.stdout
     assert json.loads((tmp_path / "c.json").read_text())["refused"] is True
-    r = rtgate("history", "compare", "--db", "h.db", "--platform", "b", "--base", "quiet", "--new", "busy", "--accept-drift",
-               cwd=tmp_path)
+    r = rtgate(
+        "history",
+        "compare",
+        "--db",
+        "h.db",
+        "--platform",
+        "b",
+        "--base",
+        "quiet",
+        "--new",
+        "busy",
+        "--accept-drift",
+        cwd=tmp_path,
+    )
     assert r.returncode == 1 and "DRIFT (accepted)" in r.stdout and "REGRESSION" in r.stdout, r.stdout
-    r = rtgate("history", "compare", "--db", "h.db", "--platform", "b", "--base", "quiet", "--new", "busy", "--load-tolerance", "2",
-               cwd=tmp_path)
+    r = rtgate(
+        "history",
+        "compare",
+        "--db",
+        "h.db",
+        "--platform",
+        "b",
+        "--base",
+        "quiet",
+        "--new",
+        "busy",
+        "--load-tolerance",
+        "2",
+        cwd=tmp_path,
+    )
     assert r.returncode == 1 and "DRIFT" not in r.stdout, r.stdout
 
 
@@ -129,7 +177,9 @@ def test_a_different_governor_is_drift_even_for_pairs(tmp_path: Path) -> None:
         for i in range(5):
             _add_with_env(db, rng, "a", 1.0, _env(0.2, "performance"), f"p{i}")
             _add_with_env(db, rng, "b", 1.0, _env(2.0, "powersave"), f"p{i}")
-    r = rtgate("history", "compare", "--db", "h.db", "--platform", "b", "--base", "a", "--new", "b", "--paired", cwd=tmp_path)
+    r = rtgate(
+        "history", "compare", "--db", "h.db", "--platform", "b", "--base", "a", "--new", "b", "--paired", cwd=tmp_path
+    )
     assert r.returncode == 4 and "governors: performance (base) vs powersave (new)" in r.stdout, r.stdout
     assert "load_per_cpu" not in r.stdout  # pairs share the host's state: load is not compared
 
@@ -158,22 +208,30 @@ def test_paired_comparison_cancels_host_drift(tmp_path: Path) -> None:
 
 def _lat(rng: np.random.Generator, host: float, scale: float) -> np.ndarray:
     from history_sim import latencies
+
     return latencies(rng, 3000, host, scale)
 
 
 def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
     import sqlite3
+
     from rtgate.history.store import MIGRATIONS
+
     path = tmp_path / "old.db"
     old = sqlite3.connect(path)
     old.execute("CREATE TABLE schema (version INTEGER NOT NULL)")
     for statement in MIGRATIONS[1]:
         old.execute(statement)
     old.execute("INSERT INTO schema VALUES (1)")
-    old.execute("INSERT INTO runs (platform, measurement, kernel_release, unit, added_at, environment) "
-                "VALUES ('b', 'm', 'r', 'us', 0, ?)", (json.dumps(_env(0.5)),))
-    old.execute("INSERT INTO threads (run_id, thread, idx, cycles, histogram) VALUES (1, 'cpu0', 0, 10, "
-                "'[[5, 6, 9], [\"overflow\", 100, 1]]')")
+    old.execute(
+        "INSERT INTO runs (platform, measurement, kernel_release, unit, added_at, environment) "
+        "VALUES ('b', 'm', 'r', 'us', 0, ?)",
+        (json.dumps(_env(0.5)),),
+    )
+    old.execute(
+        "INSERT INTO threads (run_id, thread, idx, cycles, histogram) VALUES (1, 'cpu0', 0, 10, "
+        "'[[5, 6, 9], [\"overflow\", 100, 1]]')"
+    )
     old.commit()
     old.close()
     with HistoryDB(path) as db:

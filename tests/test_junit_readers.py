@@ -37,8 +37,7 @@ measurements:
 
 
 def rtgate(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120)
+    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
 
 
 def validate(path: Path, xmllint: str) -> None:

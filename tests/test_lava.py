@@ -68,8 +68,11 @@ def lava_server_schema(tool: object) -> None:
 
 
 def test_test_definition_validates_with_lava_common(lava_common: None) -> None:
-    r = lava_python("import sys, yaml\nfrom lava_common.schemas.test.testdef import validate\n"
-                    "validate(yaml.safe_load(open(sys.argv[1])))", str(ROOT / "lava-defs" / "rtgate.yaml"))
+    r = lava_python(
+        "import sys, yaml\nfrom lava_common.schemas.test.testdef import validate\n"
+        "validate(yaml.safe_load(open(sys.argv[1])))",
+        str(ROOT / "lava-defs" / "rtgate.yaml"),
+    )
     assert r.returncode == 0, r.stderr
     text = (ROOT / "lava-defs" / "rtgate.yaml").read_text()
     assert "RT_PRIORITY" in text and "\n  PRIORITY" not in text  # PRIORITY is LAVA's own job key
@@ -79,9 +82,25 @@ def test_test_definition_validates_with_lava_common(lava_common: None) -> None:
 @pytest.mark.parametrize("spec", SHIPPED, ids=lambda p: p.name)
 def test_every_job_validates_with_lava_common(lava_common: None, tmp_path: Path, device: str, spec: Path) -> None:
     job = tmp_path / "job.yaml"
-    r = rtgate("lava", "job", str(spec), "--device-type", device, "--testdef-repo", "https://git.example/rtgate.git",
-               "--kernel", "http://lab/k", "--ramdisk", "http://lab/r.gz", "--dtb", "http://lab/d.dtb",
-               "--rootfs", "http://lab/root.tar.xz", "-o", str(job))
+    r = rtgate(
+        "lava",
+        "job",
+        str(spec),
+        "--device-type",
+        device,
+        "--testdef-repo",
+        "https://git.example/rtgate.git",
+        "--kernel",
+        "http://lab/k",
+        "--ramdisk",
+        "http://lab/r.gz",
+        "--dtb",
+        "http://lab/d.dtb",
+        "--rootfs",
+        "http://lab/root.tar.xz",
+        "-o",
+        str(job),
+    )
     assert r.returncode == 0, r.stderr
     v = lava_python(VALIDATE_JOB, str(job))
     assert v.returncode == 0, v.stderr[-2000:]
@@ -89,12 +108,22 @@ def test_every_job_validates_with_lava_common(lava_common: None, tmp_path: Path,
 
 @pytest.mark.parametrize("inline", [False, True], ids=["git", "inline"])
 @pytest.mark.parametrize("device", ["qemu", "bcm2711-rpi-4-b", "imx8mp-evk"])
-def test_jobs_pass_lava_servers_submission_schema(lava_common: None, lava_server_schema: None, tmp_path: Path,
-                                                  device: str, inline: bool) -> None:
+def test_jobs_pass_lava_servers_submission_schema(
+    lava_common: None, lava_server_schema: None, tmp_path: Path, device: str, inline: bool
+) -> None:
     job = tmp_path / "job.yaml"
-    r = rtgate("lava", "job", str(ROOT / "thresholds" / "two-thread-example.yaml"), "--device-type", device,
-               *(["--inline"] if inline else ["--testdef-repo", "https://git.example/rtgate.git"]),
-               "--tag", "rack-3", "-o", str(job))
+    r = rtgate(
+        "lava",
+        "job",
+        str(ROOT / "thresholds" / "two-thread-example.yaml"),
+        "--device-type",
+        device,
+        *(["--inline"] if inline else ["--testdef-repo", "https://git.example/rtgate.git"]),
+        "--tag",
+        "rack-3",
+        "-o",
+        str(job),
+    )
     assert r.returncode == 0, r.stderr
     for check in (VALIDATE_SUBMISSION, VALIDATE_JOB):
         v = lava_python(check, str(job))
@@ -104,6 +133,7 @@ def test_jobs_pass_lava_servers_submission_schema(lava_common: None, lava_server
 def test_the_server_schema_check_can_fail(lava_server_schema: None, tmp_path: Path) -> None:
     """The shape main shipped (params inside an inline definition) is what lava-server rejected."""
     import yaml
+
     job = tmp_path / "job.yaml"
     assert rtgate("lava", "job", str(ROOT / "thresholds" / "default.yaml"), "--inline", "-o", str(job)).returncode == 0
     doc = yaml.safe_load(job.read_text())
@@ -116,6 +146,7 @@ def test_the_server_schema_check_can_fail(lava_server_schema: None, tmp_path: Pa
 def _shell_variables(text: str) -> set[str]:
     """Every variable a shell script reads or sets: $NAME, ${NAME...}, NAME=, export/unset NAME."""
     import re
+
     names = set(re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", text))
     names |= set(re.findall(r"(?:^|[\s;(])([A-Za-z_][A-Za-z0-9_]*)=", text, re.M))
     for words in re.findall(r"\b(?:export|unset|read(?: -r)?)\s+([A-Za-z0-9_ ]+)", text):
@@ -127,34 +158,44 @@ def test_no_parameter_is_named_like_a_variable_of_lavas_helpers(lava_helpers: No
     """LAVA runs its lava-test-* helpers inside our test with our parameters exported: a parameter
     named like a variable a helper reads changes what LAVA records (MEASUREMENT did)."""
     import yaml
+
     helpers: dict[str, set[str]] = {}
     for script in sorted(p for p in LAVA_SHELL.rglob("*") if p.is_file()):
         helpers[str(script.relative_to(LAVA_SHELL))] = _shell_variables(script.read_text(errors="replace"))
     # LAVA's generated run.sh sets its own variables around our steps.
     testdef_py = LAVA_SHELL.parent / "actions" / "deploy" / "testdef.py"
     helpers["run.sh (testdef.py)"] = _shell_variables(
-        "\n".join(__import__("re").findall(r'runsh\.write\(\s*["\'](.*?)\\n', testdef_py.read_text())))
+        "\n".join(__import__("re").findall(r'runsh\.write\(\s*["\'](.*?)\\n', testdef_py.read_text()))
+    )
     assert "MEASUREMENT" in helpers["lava-test-case"] and "TESTRUN_ID" in helpers["run.sh (testdef.py)"]
     ours = set(yaml.safe_load((ROOT / "lava-defs" / "rtgate.yaml").read_text())["params"])
     assert "RTGATE_MEASUREMENT" in ours
     clashes = {f"{name} ({helper})" for helper, names in helpers.items() for name in ours & names}
     assert not clashes, clashes
     # The job's parameters are the same names.
-    from rtgate.lava.job import JobOptions, render_job
     from rtgate.core.thresholds import load_thresholds
-    doc = yaml.safe_load(render_job(load_thresholds(str(ROOT / "thresholds" / "default.yaml")),
-                                    JobOptions(testdef_repository="https://git.example/r.git")))
+    from rtgate.lava.job import JobOptions, render_job
+
+    doc = yaml.safe_load(
+        render_job(
+            load_thresholds(str(ROOT / "thresholds" / "default.yaml")),
+            JobOptions(testdef_repository="https://git.example/r.git"),
+        )
+    )
     assert set(doc["actions"][2]["test"]["definitions"][0]["parameters"]) <= ours
 
 
 @pytest.mark.parametrize("spec,cpus", [("default.yaml", 2), ("two-thread-example.yaml", 2)])
 def test_qemu_jobs_ask_the_stock_device_type_for_the_measurements_cpus(spec: str, cpus: int, tmp_path: Path) -> None:
     import yaml
+
     doc = yaml.safe_load(rtgate("lava", "job", str(ROOT / "thresholds" / spec), "--inline").stdout)
     assert doc["context"]["extra_options"] == [f"-smp {cpus}"]
     pinned = tmp_path / "pinned.yaml"
-    pinned.write_text("platform: p\nmeasurements:\n  m:\n    sampler: {duration: 5s, threads: "
-                      "[{name: a, cpus: [3]}]}\n    gates: [{name: max, kind: max, limit_us: 10}]\n")
+    pinned.write_text(
+        "platform: p\nmeasurements:\n  m:\n    sampler: {duration: 5s, threads: "
+        "[{name: a, cpus: [3]}]}\n    gates: [{name: max, kind: max, limit_us: 10}]\n"
+    )
     doc = yaml.safe_load(rtgate("lava", "job", str(pinned), "--inline").stdout)
     assert doc["context"]["extra_options"] == ["-smp 4"]
     doc = yaml.safe_load(rtgate("lava", "job", str(pinned), "--inline", "--cpus", "8").stdout)
@@ -166,6 +207,7 @@ def test_inline_job_validates_and_carries_the_script(lava_common: None, tmp_path
     assert rtgate("lava", "job", str(ROOT / "thresholds" / "default.yaml"), "--inline", "-o", str(job)).returncode == 0
     assert lava_python(VALIDATE_JOB, str(job)).returncode == 0
     import yaml
+
     doc = yaml.safe_load(job.read_text())
     definition = doc["actions"][2]["test"]["definitions"][0]
     steps = definition["repository"]["run"]["steps"]
@@ -176,6 +218,7 @@ def test_inline_job_validates_and_carries_the_script(lava_common: None, tmp_path
 
 def test_job_timeouts_follow_the_duration(tmp_path: Path) -> None:
     import yaml
+
     spec = ROOT / "thresholds" / "families" / "arm64-cortex-a53-rt.yaml"  # 1 hour
     doc = yaml.safe_load(rtgate("lava", "job", str(spec), "--inline").stdout)
     assert doc["timeouts"]["job"]["minutes"] == doc["actions"][2]["test"]["timeout"]["minutes"] + 15
@@ -200,8 +243,12 @@ def run_script(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.Complete
         shutil.copy(LAVA_SHELL / helper, target)
         target.write_text("#!/bin/sh\n" + target.read_text())  # LAVA writes the interpreter line itself
         target.chmod(0o755)
-    full_env = {"PATH": f"{bindir}:/usr/bin:/bin", "LAVA_RESULT_DIR": str(results),
-                "OUTPUT_DIR": str(tmp_path / "out"), **env}
+    full_env = {
+        "PATH": f"{bindir}:/usr/bin:/bin",
+        "LAVA_RESULT_DIR": str(results),
+        "OUTPUT_DIR": str(tmp_path / "out"),
+        **env,
+    }
     r = subprocess.run(["sh", str(SCRIPT)], capture_output=True, text=True, env=full_env, cwd=tmp_path, timeout=120)
     return r, results / "results"
 
@@ -215,28 +262,53 @@ def lava_helpers() -> None:
 
 
 def test_script_reports_every_gate_with_lavas_helpers(lava_helpers: None, sampler: str, tmp_path: Path) -> None:
-    args = " ".join([*RT_OPTS, "-t", "2", "-i", "1000", "-l", "300", "--gate=name=max,kind=max,limit=1000000",
-                     "--gate=name=never,kind=max,limit=0", "--gate=name=few,kind=percentile,percentile=99.9,limit=10000"])
+    args = " ".join(
+        [
+            *RT_OPTS,
+            "-t",
+            "2",
+            "-i",
+            "1000",
+            "-l",
+            "300",
+            "--gate=name=max,kind=max,limit=1000000",
+            "--gate=name=never,kind=max,limit=0",
+            "--gate=name=few,kind=percentile,percentile=99.9,limit=10000",
+        ]
+    )
     r, results = run_script(tmp_path, {"RTGATE_ARGS": args, "RTGATE_MEASUREMENT": "smp", "SAMPLER": sampler})
     assert r.returncode == 0, r.stdout + r.stderr
     got = {d.name: (d / "result").read_text().strip() for d in results.iterdir()}
-    assert got == {"max-t0": "pass", "max-t1": "pass", "never-t0": "fail", "never-t1": "fail",
-                   "few-t0": "fail", "few-t1": "fail"}  # 300 samples cannot show a p99.9: INCONCLUSIVE -> fail
+    assert got == {
+        "max-t0": "pass",
+        "max-t1": "pass",
+        "never-t0": "fail",
+        "never-t1": "fail",
+        "few-t0": "fail",
+        "few-t1": "fail",
+    }  # 300 samples cannot show a p99.9: INCONCLUSIVE -> fail
     assert float((results / "max-t0" / "measurement").read_text()) > 0
     assert (results / "max-t0" / "units").read_text().strip() == "us"
     assert "<LAVA_SIGNAL_TESTSET START smp>" in r.stdout and "<LAVA_SIGNAL_TESTSET STOP>" in r.stdout
     assert "# Histogram" not in r.stdout and len(r.stdout.splitlines()) < 40  # nothing large on the console
     assert (tmp_path / "out" / "smp.json").is_file()
-    r, results = run_script(tmp_path / "allow" if (tmp_path / "allow").mkdir() is None else tmp_path,
-                            {"RTGATE_ARGS": args, "RTGATE_MEASUREMENT": "smp", "SAMPLER": sampler,
-                             "ALLOW_INCONCLUSIVE": "true"})
+    r, results = run_script(
+        tmp_path / "allow" if (tmp_path / "allow").mkdir() is None else tmp_path,
+        {"RTGATE_ARGS": args, "RTGATE_MEASUREMENT": "smp", "SAMPLER": sampler, "ALLOW_INCONCLUSIVE": "true"},
+    )
     assert (results / "few-t0" / "result").read_text().strip() == "skip"
 
 
-@pytest.mark.parametrize("field", ["RTGATE_ARGS", "SAMPLER", "RTGATE_MEASUREMENT", "DURATION", "RT_PRIORITY", "OUTPUT_DIR"])
+@pytest.mark.parametrize(
+    "field", ["RTGATE_ARGS", "SAMPLER", "RTGATE_MEASUREMENT", "DURATION", "RT_PRIORITY", "OUTPUT_DIR"]
+)
 def test_hostile_values_are_inert(lava_helpers: None, sampler: str, tmp_path: Path, field: str) -> None:
     canary = tmp_path / "pwned"
-    env = {"RTGATE_ARGS": "-t 1 -l 10 --gate=name=max,kind=max,limit=1000000", "RTGATE_MEASUREMENT": "m", "SAMPLER": sampler}
+    env = {
+        "RTGATE_ARGS": "-t 1 -l 10 --gate=name=max,kind=max,limit=1000000",
+        "RTGATE_MEASUREMENT": "m",
+        "SAMPLER": sampler,
+    }
     env[field] = f"$(touch {canary}); touch {canary}; `touch {canary}` '; touch {canary} #"
     r, results = run_script(tmp_path, env)
     assert not canary.exists(), r.stdout + r.stderr
@@ -248,10 +320,30 @@ def test_hostile_values_are_inert(lava_helpers: None, sampler: str, tmp_path: Pa
 
 LOG = [
     {"dt": "x", "lvl": "results", "msg": {"case": "job", "definition": "lava", "result": "pass"}},
-    {"dt": "x", "lvl": "results", "msg": {"case": "a-max-A-cpu0", "definition": "1_rtgate-app", "result": "fail",
-                                          "measurement": 112.0, "units": "us", "set": "app"}},
-    {"dt": "x", "lvl": "results", "msg": {"case": "b-over-100us-B-cpu1", "definition": "1_rtgate-app",
-                                          "result": "pass", "measurement": 0.01, "units": "%", "set": "app"}},
+    {
+        "dt": "x",
+        "lvl": "results",
+        "msg": {
+            "case": "a-max-A-cpu0",
+            "definition": "1_rtgate-app",
+            "result": "fail",
+            "measurement": 112.0,
+            "units": "us",
+            "set": "app",
+        },
+    },
+    {
+        "dt": "x",
+        "lvl": "results",
+        "msg": {
+            "case": "b-over-100us-B-cpu1",
+            "definition": "1_rtgate-app",
+            "result": "pass",
+            "measurement": 0.01,
+            "units": "%",
+            "set": "app",
+        },
+    },
 ]
 
 
@@ -259,8 +351,15 @@ def test_results_from_a_lava_run_log_become_junit(tmp_path: Path) -> None:
     log = tmp_path / "run.log"
     log.write_text("".join(json.dumps(x) + "\n" for x in LOG))
     junit = tmp_path / "j.xml"
-    r = rtgate("lava", "results", str(log), "--thresholds", str(ROOT / "thresholds" / "two-thread-example.yaml"),
-               "--junit", str(junit))
+    r = rtgate(
+        "lava",
+        "results",
+        str(log),
+        "--thresholds",
+        str(ROOT / "thresholds" / "two-thread-example.yaml"),
+        "--junit",
+        str(junit),
+    )
     assert r.returncode == 1, r.stdout + r.stderr
     cases = {c.name: c for s in JUnitXml.fromfile(str(junit)) for c in s}
     assert set(cases) == {"a-max[A-cpu0]", "b-over-100us[B-cpu1]"}
@@ -268,15 +367,27 @@ def test_results_from_a_lava_run_log_become_junit(tmp_path: Path) -> None:
 
 
 def test_results_export_yaml_and_csv(tmp_path: Path) -> None:
-    export = [{"job": "7", "suite": "1_rtgate-smp", "name": "max-cpu0", "result": "pass", "measurement": "88.0",
-               "unit": "us", "metadata": {"set": "smp"}},
-              {"job": "7", "suite": "lava", "name": "job", "result": "pass"}]
+    export = [
+        {
+            "job": "7",
+            "suite": "1_rtgate-smp",
+            "name": "max-cpu0",
+            "result": "pass",
+            "measurement": "88.0",
+            "unit": "us",
+            "metadata": {"set": "smp"},
+        },
+        {"job": "7", "suite": "lava", "name": "job", "result": "pass"},
+    ]
     import yaml
+
     (tmp_path / "r.yaml").write_text(yaml.safe_dump(export))
     r = rtgate("lava", "results", str(tmp_path / "r.yaml"), "--json", str(tmp_path / "v.json"))
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "v.json").read_text())
-    assert [(v["gate"], v["thread"], v["status"], v["value"]) for v in doc["verdicts"]] == [("max", "cpu0", "PASS", 88.0)]
+    assert [(v["gate"], v["thread"], v["status"], v["value"]) for v in doc["verdicts"]] == [
+        ("max", "cpu0", "PASS", 88.0)
+    ]
     (tmp_path / "r.csv").write_text("job,suite,name,result,measurement,unit\n7,1_rtgate-smp,max-cpu0,fail,120,us\n")
     assert rtgate("lava", "results", str(tmp_path / "r.csv")).returncode == 1
     (tmp_path / "bad.log").write_text('{"lvl": "results"\n')
@@ -309,19 +420,39 @@ def test_every_gate_lava_did_not_record_is_an_error(tmp_path: Path) -> None:
     spec = tmp_path / "t.yaml"
     spec.write_text(SMP_SPEC)
     log = tmp_path / "run.log"
-    log.write_text(_log_lines(
-        {"lvl": "target", "msg": "rtgate: PASS smp/max[t0]: max 20 us <= 1000 us"},
-        {"lvl": "target", "msg": "rtgate: INCONCLUSIVE smp/p9999[t0]: only 5000 samples, the percentile gate needs 10000"},
-        {"lvl": "results", "msg": {"case": "max-t0", "definition": "1_rtgate-smp", "result": "pass",
-                                   "measurement": 20.0, "units": "us", "set": "smp"}},
-        {"lvl": "results", "msg": {"case": "p9999-t0", "definition": "1_rtgate-smp", "result": "fail", "set": "smp"}},
-        {"lvl": "results", "msg": {"case": "other-sampler", "definition": "2_rtgate-other", "result": "fail"}},
-        {"lvl": "results", "msg": {"case": "job", "definition": "lava", "result": "pass"}}))
+    log.write_text(
+        _log_lines(
+            {"lvl": "target", "msg": "rtgate: PASS smp/max[t0]: max 20 us <= 1000 us"},
+            {
+                "lvl": "target",
+                "msg": "rtgate: INCONCLUSIVE smp/p9999[t0]: only 5000 samples, the percentile gate needs 10000",
+            },
+            {
+                "lvl": "results",
+                "msg": {
+                    "case": "max-t0",
+                    "definition": "1_rtgate-smp",
+                    "result": "pass",
+                    "measurement": 20.0,
+                    "units": "us",
+                    "set": "smp",
+                },
+            },
+            {
+                "lvl": "results",
+                "msg": {"case": "p9999-t0", "definition": "1_rtgate-smp", "result": "fail", "set": "smp"},
+            },
+            {"lvl": "results", "msg": {"case": "other-sampler", "definition": "2_rtgate-other", "result": "fail"}},
+            {"lvl": "results", "msg": {"case": "job", "definition": "lava", "result": "pass"}},
+        )
+    )
     out = tmp_path / "v.json"
     r = rtgate("lava", "results", str(log), "--thresholds", str(spec), "--json", str(out))
     assert r.returncode == 1, r.stdout + r.stderr
-    got = {(v["measurement"], v["gate"], v["thread"]): (v["status"], v["reason"])
-           for v in json.loads(out.read_text())["verdicts"]}
+    got = {
+        (v["measurement"], v["gate"], v["thread"]): (v["status"], v["reason"])
+        for v in json.loads(out.read_text())["verdicts"]
+    }
     assert got[("smp", "max", "t0")][0] == "PASS"
     assert got[("smp", "p9999", "t0")][0] == "INCONCLUSIVE"  # LAVA says fail; the board said which
     assert got[("smp", "lost", "all")] == ("ERROR", "LAVA recorded no result for this gate")
@@ -334,6 +465,7 @@ def test_every_gate_lava_did_not_record_is_an_error(tmp_path: Path) -> None:
     # Without the console lines (a results export and no --log), a LAVA fail stays FAIL: never better.
     export = [{"suite": "1_rtgate-smp", "name": "p9999-t0", "result": "fail", "measurement": "None", "unit": ""}]
     import yaml
+
     (tmp_path / "r.yaml").write_text(yaml.safe_dump(export))
     r = rtgate("lava", "results", str(tmp_path / "r.yaml"), "--json", str(out))
     assert [v["status"] for v in json.loads(out.read_text())["verdicts"]] == ["FAIL"]
@@ -341,12 +473,14 @@ def test_every_gate_lava_did_not_record_is_an_error(tmp_path: Path) -> None:
     assert [v["status"] for v in json.loads(out.read_text())["verdicts"]] == ["INCONCLUSIVE"]
 
 
-def test_script_stopped_by_a_signal_stops_the_sampler_and_reports(lava_helpers: None, sampler: str,
-                                                                  tmp_path: Path) -> None:
+def test_script_stopped_by_a_signal_stops_the_sampler_and_reports(
+    lava_helpers: None, sampler: str, tmp_path: Path
+) -> None:
     """Issue 18: LAVA (or a lost session) stops the test; the sampler stops with it and what it
     measured is reported, each gate INCONCLUSIVE: stopped early."""
     import signal
     import time
+
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         where = tmp_path / sig.name
         where.mkdir()
@@ -357,11 +491,17 @@ def test_script_stopped_by_a_signal_stops_the_sampler_and_reports(lava_helpers: 
             (bindir / helper).write_text("#!/bin/sh\n" + (LAVA_SHELL / helper).read_text())
             (bindir / helper).chmod(0o755)
         tag = f"rtgate-stop-test-{os.getpid()}-{sig.name}"  # find the sampler by its output path
-        env = {"PATH": f"{bindir}:/usr/bin:/bin", "LAVA_RESULT_DIR": str(results), "OUTPUT_DIR": str(where / tag),
-               "RTGATE_ARGS": "-t 1 -i 1000 -D 60 --gate=name=max,kind=max,limit=1000000",
-               "RTGATE_MEASUREMENT": "m", "SAMPLER": sampler}
-        proc = subprocess.Popen(["sh", str(SCRIPT)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                env=env, cwd=where)
+        env = {
+            "PATH": f"{bindir}:/usr/bin:/bin",
+            "LAVA_RESULT_DIR": str(results),
+            "OUTPUT_DIR": str(where / tag),
+            "RTGATE_ARGS": "-t 1 -i 1000 -D 60 --gate=name=max,kind=max,limit=1000000",
+            "RTGATE_MEASUREMENT": "m",
+            "SAMPLER": sampler,
+        }
+        proc = subprocess.Popen(
+            ["sh", str(SCRIPT)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=where
+        )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not (where / tag / "m.out").exists():
             time.sleep(0.1)

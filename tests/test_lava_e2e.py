@@ -16,7 +16,7 @@ import pytest
 from conftest import IS_ROOT, ROOT
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "lava"))
-from build_initramfs import PROMPT, build  # noqa: E402
+from build_initramfs import PROMPT, build
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not IS_ROOT, reason="lava-run needs root")]
 
@@ -65,32 +65,83 @@ def test_lava_run_records_each_gate_with_its_measurement(tmp_path: Path, tool: A
 
     repo = tmp_path / "repo"  # the test definition from a local git repository, as a lab's would come
     run(["cp", "-r", str(ROOT / "lava-defs"), str(repo / "lava-defs")]) if repo.mkdir() is None else None
-    for argv in (["git", "init", "-q"], ["git", "add", "-A"],
-                 ["git", "-c", "user.email=ci@rtgate", "-c", "user.name=ci", "commit", "-qm", "defs"]):
+    for argv in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.email=ci@rtgate", "-c", "user.name=ci", "commit", "-qm", "defs"],
+    ):
         run(argv, cwd=repo)
 
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC)
     job = tmp_path / "job.yaml"
-    run([sys.executable, "-m", "rtgate", "lava", "job", str(spec), "--device-type", "qemu", "--no-kvm",
-         "--kernel", kernel.as_uri(), "--ramdisk", initrd.as_uri(), "--testdef-repo", repo.as_uri(),
-         "--prompt", PROMPT, "-o", str(job)])
+    run(
+        [
+            sys.executable,
+            "-m",
+            "rtgate",
+            "lava",
+            "job",
+            str(spec),
+            "--device-type",
+            "qemu",
+            "--no-kvm",
+            "--kernel",
+            kernel.as_uri(),
+            "--ramdisk",
+            initrd.as_uri(),
+            "--testdef-repo",
+            repo.as_uri(),
+            "--prompt",
+            PROMPT,
+            "-o",
+            str(job),
+        ]
+    )
 
     # Nested KVM hangs this kernel's early boot on our VMs, and libguestfs boots a VM too: use TCG.
     env = {**os.environ, "LIBGUESTFS_BACKEND_SETTINGS": "force_tcg"}
     log = tmp_path / "lava-run.log"
     with log.open("w") as out:
-        r = subprocess.run([lava_run, "--job-id", "1", "--output-dir", str(tmp_path / "out"),
-                            "--device", str(ROOT / "tests" / "lava" / "qemu-device.yaml"), str(job)],
-                           stdout=out, stderr=subprocess.STDOUT, env=env, timeout=1200)
+        r = subprocess.run(
+            [
+                lava_run,
+                "--job-id",
+                "1",
+                "--output-dir",
+                str(tmp_path / "out"),
+                "--device",
+                str(ROOT / "tests" / "lava" / "qemu-device.yaml"),
+                str(job),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            timeout=1200,
+        )
     import yaml
+
     lines = [yaml.safe_load(x) for x in log.read_text().splitlines() if x.startswith("{")]  # YAML flow lines
     job_result = [x["msg"] for x in lines if x.get("lvl") == "results" and x["msg"].get("case") == "job"]
     assert r.returncode == 0 and job_result and job_result[-1]["result"] == "pass", log.read_text()[-4000:]
 
     verdicts = tmp_path / "v.json"
-    back = subprocess.run([sys.executable, "-m", "rtgate", "lava", "results", str(log), "--thresholds", str(spec),
-                           "--json", str(verdicts)], capture_output=True, text=True)
+    back = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rtgate",
+            "lava",
+            "results",
+            str(log),
+            "--thresholds",
+            str(spec),
+            "--json",
+            str(verdicts),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert back.returncode == 1, back.stdout + back.stderr  # the impossible gate fails
     doc = json.loads(verdicts.read_text())
     got = {(v["gate"], v["thread"]): v for v in doc["verdicts"]}

@@ -17,8 +17,7 @@ SPEC = str(ROOT / "thresholds" / "two-thread-example.yaml")
 
 
 def rtgate(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, env=env,
-                          timeout=120)
+    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, env=env, timeout=120)
 
 
 def write_lab(tmp_path: Path, doc: object) -> Path:
@@ -27,9 +26,16 @@ def write_lab(tmp_path: Path, doc: object) -> Path:
     return p
 
 
-BOARDS = {"defaults": {"device_type": "qemu", "thresholds": SPEC, "inline": True,
-                       "kernel": "https://lab.example/bzImage", "ramdisk": "https://lab.example/initrd.gz"},
-          "boards": [{"name": "a", "device": "qemu-01"}, {"name": "b", "tags": ["rack-2"], "duration": "30s"}]}
+BOARDS = {
+    "defaults": {
+        "device_type": "qemu",
+        "thresholds": SPEC,
+        "inline": True,
+        "kernel": "https://lab.example/bzImage",
+        "ramdisk": "https://lab.example/initrd.gz",
+    },
+    "boards": [{"name": "a", "device": "qemu-01"}, {"name": "b", "tags": ["rack-2"], "duration": "30s"}],
+}
 
 
 def test_dry_run_renders_every_board(tmp_path: Path) -> None:
@@ -38,20 +44,38 @@ def test_dry_run_renders_every_board(tmp_path: Path) -> None:
     assert "rtgate lab: a: qemu" in r.stdout and "rtgate lab: b: qemu" in r.stdout
 
 
-@pytest.mark.parametrize("doc,message", [
-    ({"boards": [{"name": "a", "device_type": "qemu", "thresholds": SPEC, "inline": True, "colour": 1}]},
-     "lab.yaml:6: boards.0.colour: unknown board key"),
-    ({"boards": [{"name": "a", "device_type": "qemu", "inline": True}]}, "needs a threshold file"),
-    ({"boards": [{"name": "a", "thresholds": SPEC, "inline": True}]}, "needs a device_type"),
-    ({"boards": [{"name": "a", "device_type": "qemu", "thresholds": SPEC}]}, "testdef_repo"),
-    ({"boards": [{"name": "a", "device_type": "qemu", "thresholds": SPEC, "inline": True, "measurements": ["x"]}]},
-     "no measurement 'x'"),
-    ({"boards": [{"name": "a", "device_type": "qemu", "thresholds": SPEC, "inline": True},
-                 {"name": "a", "device_type": "qemu", "thresholds": SPEC, "inline": True}]}, "two boards named 'a'"),
-    ({"boards": []}, "boards is a non-empty list"),
-    ({"board": []}, "unknown key"),
-    ("boards: [\n", "invalid YAML"),
-])
+@pytest.mark.parametrize(
+    "doc,message",
+    [
+        (
+            {"boards": [{"name": "a", "device_type": "qemu", "thresholds": SPEC, "inline": True, "colour": 1}]},
+            "lab.yaml:6: boards.0.colour: unknown board key",
+        ),
+        ({"boards": [{"name": "a", "device_type": "qemu", "inline": True}]}, "needs a threshold file"),
+        ({"boards": [{"name": "a", "thresholds": SPEC, "inline": True}]}, "needs a device_type"),
+        ({"boards": [{"name": "a", "device_type": "qemu", "thresholds": SPEC}]}, "testdef_repo"),
+        (
+            {
+                "boards": [
+                    {"name": "a", "device_type": "qemu", "thresholds": SPEC, "inline": True, "measurements": ["x"]}
+                ]
+            },
+            "no measurement 'x'",
+        ),
+        (
+            {
+                "boards": [
+                    {"name": "a", "device_type": "qemu", "thresholds": SPEC, "inline": True},
+                    {"name": "a", "device_type": "qemu", "thresholds": SPEC, "inline": True},
+                ]
+            },
+            "two boards named 'a'",
+        ),
+        ({"boards": []}, "boards is a non-empty list"),
+        ({"board": []}, "unknown key"),
+        ("boards: [\n", "invalid YAML"),
+    ],
+)
 def test_a_bad_lab_file_is_one_line_and_exit_2(tmp_path: Path, doc: object, message: str) -> None:
     r = rtgate("lab", str(write_lab(tmp_path, doc)), "--dry-run")
     assert r.returncode == 2, r.stdout + r.stderr
@@ -69,16 +93,23 @@ def test_no_server_given_is_one_line(tmp_path: Path) -> None:
 
 def test_identity_from_lavacli_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from rtgate.lava.client import LavaServer
+
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
-    (tmp_path / "lavacli.yaml").write_text(yaml.safe_dump({
-        "lab": {"uri": "https://lava.example.org/RPC2", "username": "ci", "token": "s3cret"},
-        "inuri": {"uri": "http://ci:tok@10.0.0.2:8080/RPC2/"},
-        "notoken": {"uri": "https://lava.example.org/RPC2"}}))
+    (tmp_path / "lavacli.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "lab": {"uri": "https://lava.example.org/RPC2", "username": "ci", "token": "s3cret"},
+                "inuri": {"uri": "http://ci:tok@10.0.0.2:8080/RPC2/"},
+                "notoken": {"uri": "https://lava.example.org/RPC2"},
+            }
+        )
+    )
     s = LavaServer.from_identity("lab")
     assert (s.url, s.token) == ("https://lava.example.org/", "s3cret")
     s = LavaServer.from_identity("inuri")
     assert (s.url, s.token) == ("http://10.0.0.2:8080/", "tok")  # credentials never stay in the URL
     from rtgate.errors import RtgateError
+
     with pytest.raises(RtgateError, match="no token"):
         LavaServer.from_identity("notoken")
     monkeypatch.setenv("RTGATE_LAVA_URL", "http://127.0.0.1:9/")
@@ -88,6 +119,7 @@ def test_identity_from_lavacli_config(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_an_unreachable_server_is_one_line(tmp_path: Path) -> None:
     import socket
+
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -96,8 +128,8 @@ def test_an_unreachable_server_is_one_line(tmp_path: Path) -> None:
     # Nothing could be submitted: every gate of every board is an ERROR, and the reports are written.
     assert r.returncode == 1, r.stdout + r.stderr
     import json
+
     doc = json.loads((tmp_path / "v.json").read_text())
     statuses = {(v["measurement"], v["gate"], v["status"]) for v in doc["verdicts"]}
-    assert statuses == {(f"{b}/app", g, "ERROR") for b in ("a", "b")
-                        for g in ("a-max", "b-over-100us")}, statuses
+    assert statuses == {(f"{b}/app", g, "ERROR") for b in ("a", "b") for g in ("a-max", "b-over-100us")}, statuses
     assert "cannot reach LAVA" in r.stderr and "Traceback" not in r.stderr

@@ -12,8 +12,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import yaml
@@ -21,8 +22,8 @@ import yaml
 from conftest import IS_ROOT, ROOT
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "lava"))
-from build_initramfs import PROMPT, build  # noqa: E402
-from server import LavaSetupError, LocalLava  # noqa: E402
+from build_initramfs import PROMPT, build
+from server import LavaSetupError, LocalLava
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not IS_ROOT, reason="lava-server and lava-run need root")]
 
@@ -69,18 +70,24 @@ measurements:
 
 # What LAVA must record per (measurement, case): result, and whether a measurement comes with it.
 EXPECTED_LAVA = {
-    ("smp", "max-t0"): ("pass", True), ("smp", "max-t1"): ("pass", True),
-    ("smp", "impossible-t0"): ("fail", True), ("smp", "impossible-t1"): ("fail", True),
-    ("smp", "p9999-t0"): ("fail", False), ("smp", "p9999-t1"): ("fail", False),
+    ("smp", "max-t0"): ("pass", True),
+    ("smp", "max-t1"): ("pass", True),
+    ("smp", "impossible-t0"): ("fail", True),
+    ("smp", "impossible-t1"): ("fail", True),
+    ("smp", "p9999-t0"): ("fail", False),
+    ("smp", "p9999-t1"): ("fail", False),
     ("smp", "cpu7-all"): ("fail", False),
     ("missed", "p50-t0"): ("fail", False),
     ("broken", "broken-sampler"): ("fail", False),
 }
 # And what rtgate reads back, per (measurement, gate, thread): status, and whether it has a value.
 EXPECTED_RTGATE = {
-    ("smp", "max", "t0"): ("PASS", True), ("smp", "max", "t1"): ("PASS", True),
-    ("smp", "impossible", "t0"): ("FAIL", True), ("smp", "impossible", "t1"): ("FAIL", True),
-    ("smp", "p9999", "t0"): ("INCONCLUSIVE", False), ("smp", "p9999", "t1"): ("INCONCLUSIVE", False),
+    ("smp", "max", "t0"): ("PASS", True),
+    ("smp", "max", "t1"): ("PASS", True),
+    ("smp", "impossible", "t0"): ("FAIL", True),
+    ("smp", "impossible", "t1"): ("FAIL", True),
+    ("smp", "p9999", "t0"): ("INCONCLUSIVE", False),
+    ("smp", "p9999", "t1"): ("INCONCLUSIVE", False),
     ("smp", "cpu7", "all"): ("ERROR", False),
     ("missed", "p50", "t0"): ("FAIL", False),
     ("broken", "max", "all"): ("ERROR", False),
@@ -132,8 +139,11 @@ def images(tmp_path_factory: pytest.TempPathFactory, tool: Any) -> dict[str, Any
     repo = base / "repo"  # the test definition from a git repository, as a lab's would come
     repo.mkdir()
     run(["cp", "-r", str(ROOT / "lava-defs"), str(repo / "lava-defs")])
-    for argv in (["git", "init", "-q"], ["git", "add", "-A"],
-                 ["git", "-c", "user.email=ci@rtgate", "-c", "user.name=ci", "commit", "-qm", "defs"]):
+    for argv in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.email=ci@rtgate", "-c", "user.name=ci", "commit", "-qm", "defs"],
+    ):
         run(argv, cwd=repo)
     out["repo"] = repo
     spec = base / "spec.yaml"
@@ -144,9 +154,12 @@ def images(tmp_path_factory: pytest.TempPathFactory, tool: Any) -> dict[str, Any
 
 @pytest.fixture(scope="session")
 def lava(tmp_path_factory: pytest.TempPathFactory, images: dict[str, Any]) -> Iterator[LocalLava]:
-    server = LocalLava(base=tmp_path_factory.mktemp("lava-server"), devices=DEVICES,
-                       # libguestfs, which builds LAVA's overlay disk, boots a VM of its own: TCG too.
-                       worker_env={"LIBGUESTFS_BACKEND_SETTINGS": "force_tcg"})
+    server = LocalLava(
+        base=tmp_path_factory.mktemp("lava-server"),
+        devices=DEVICES,
+        # libguestfs, which builds LAVA's overlay disk, boots a VM of its own: TCG too.
+        worker_env={"LIBGUESTFS_BACKEND_SETTINGS": "force_tcg"},
+    )
     started = time.monotonic()
     # A CI timeout sends SIGTERM: make it an interrupt, so the teardown below still stops everything.
     previous = signal.signal(signal.SIGTERM, _interrupt)
@@ -209,9 +222,25 @@ def fetch(lava: LocalLava, job_id: int, where: Path) -> tuple[Path, Path]:
 
 def render(images: dict[str, Any], out: Path, flavour: str, *extra: str) -> Path:
     k = images["kernels"][flavour]
-    r = rtgate("lava", "job", str(images["spec"]), "--device-type", "qemu", "--no-kvm", "--cpus", "2",
-               "--kernel", k["kernel"].as_uri(), "--ramdisk", k["ramdisk"].as_uri(), "--prompt", PROMPT,
-               "-o", str(out), *extra)
+    r = rtgate(
+        "lava",
+        "job",
+        str(images["spec"]),
+        "--device-type",
+        "qemu",
+        "--no-kvm",
+        "--cpus",
+        "2",
+        "--kernel",
+        k["kernel"].as_uri(),
+        "--ramdisk",
+        k["ramdisk"].as_uri(),
+        "--prompt",
+        PROMPT,
+        "-o",
+        str(out),
+        *extra,
+    )
     assert r.returncode == 0, r.stderr
     return out
 
@@ -239,8 +268,9 @@ def check_lava_recorded(results: Path, log: Path, job: dict[str, Any], measureme
 def check_rtgate_reads_back(results: Path, log: Path, spec: Path, measurements: list[str], where: Path) -> None:
     verdicts = where / f"{results.stem}-verdicts.json"
     args = [a for m in measurements for a in ("--measurement", m)]
-    back = rtgate("lava", "results", str(results), "--thresholds", str(spec), "--log", str(log), *args,
-                  "--json", str(verdicts))
+    back = rtgate(
+        "lava", "results", str(results), "--thresholds", str(spec), "--log", str(log), *args, "--json", str(verdicts)
+    )
     assert back.returncode == 1, back.stdout + back.stderr  # FAIL and ERROR gates: the job does not pass
     doc = json.loads(verdicts.read_text())
     got = {(v["measurement"], v["gate"], v["thread"]): v for v in doc["verdicts"]}
@@ -251,25 +281,43 @@ def check_rtgate_reads_back(results: Path, log: Path, spec: Path, measurements: 
         assert (got[key]["value"] is not None) == valued, (key, got[key])
 
 
-def test_lava_server_records_every_gate_git_inline_and_rt(lava: LocalLava, images: dict[str, Any],
-                                                           tmp_path: Path) -> None:
+def test_lava_server_records_every_gate_git_inline_and_rt(
+    lava: LocalLava, images: dict[str, Any], tmp_path: Path
+) -> None:
     started = time.monotonic()
     every = ["smp", "missed", "broken"]
     jobs: dict[str, tuple[int, list[str]]] = {}
-    git = render(images, tmp_path / "git.yaml", "generic", "--testdef-repo", images["repo"].as_uri(),
-                 "--job-name", "rtgate e2e git")
+    git = render(
+        images,
+        tmp_path / "git.yaml",
+        "generic",
+        "--testdef-repo",
+        images["repo"].as_uri(),
+        "--job-name",
+        "rtgate e2e git",
+    )
     jobs["git"] = (submit(lava, git), every)
     inline = render(images, tmp_path / "inline.yaml", "generic", "--inline", "--job-name", "rtgate e2e inline")
     jobs["inline"] = (submit(lava, inline), every)
     if "rt" in images["kernels"]:  # issue 16: once on Debian's PREEMPT_RT kernel
-        rt = render(images, tmp_path / "rt.yaml", "rt", "--inline", "--measurement", "smp",
-                    "--job-name", "rtgate e2e PREEMPT_RT")
+        rt = render(
+            images,
+            tmp_path / "rt.yaml",
+            "rt",
+            "--inline",
+            "--measurement",
+            "smp",
+            "--job-name",
+            "rtgate e2e PREEMPT_RT",
+        )
         jobs["rt"] = (submit(lava, rt), ["smp"])
     elif os.environ.get("CI"):
         pytest.fail("Debian's linux-image-rt-amd64 is required in CI: .ci/run installs it")
     finished = wait_jobs(lava, [i for i, _ in jobs.values()])
-    print(f"\nLAVA jobs {', '.join(f'{k}={i}' for k, (i, _) in jobs.items())} finished in "
-          f"{time.monotonic() - started:.0f} s")
+    print(
+        f"\nLAVA jobs {', '.join(f'{k}={i}' for k, (i, _) in jobs.items())} finished in "
+        f"{time.monotonic() - started:.0f} s"
+    )
     for flavour, (job_id, measurements) in jobs.items():
         results, log = fetch(lava, job_id, tmp_path)
         check_lava_recorded(results, log, finished[job_id], measurements)
@@ -287,9 +335,17 @@ def lab_file(images: dict[str, Any], where: Path) -> Path:
     garbage.write_bytes(b"\x7fnot a kernel\n" * 64)
     lab = {
         "name": "ci-lab",
-        "defaults": {"device_type": "qemu", "thresholds": str(images["spec"]), "measurements": ["smp"],
-                     "inline": True, "no_kvm": True, "cpus": 2, "prompt": PROMPT,
-                     "kernel": k["kernel"].as_uri(), "ramdisk": k["ramdisk"].as_uri()},
+        "defaults": {
+            "device_type": "qemu",
+            "thresholds": str(images["spec"]),
+            "measurements": ["smp"],
+            "inline": True,
+            "no_kvm": True,
+            "cpus": 2,
+            "prompt": PROMPT,
+            "kernel": k["kernel"].as_uri(),
+            "ramdisk": k["ramdisk"].as_uri(),
+        },
         "boards": [
             {"name": "good", "device": DEVICES[0]},
             {"name": "no-boot", "device": DEVICES[1], "kernel": garbage.as_uri()},
@@ -301,8 +357,9 @@ def lab_file(images: dict[str, Any], where: Path) -> Path:
     return path
 
 
-def test_rtgate_lab_gates_three_boards_through_lava(lava: LocalLava, images: dict[str, Any], tmp_path: Path,
-                                                    tool: Any) -> None:
+def test_rtgate_lab_gates_three_boards_through_lava(
+    lava: LocalLava, images: dict[str, Any], tmp_path: Path, tool: Any
+) -> None:
     lavacli = tool("lavacli", "lavacli")
     lava.wait_idle()
     started = time.monotonic()
@@ -311,14 +368,49 @@ def test_rtgate_lab_gates_three_boards_through_lava(lava: LocalLava, images: dic
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
     env.pop("RTGATE_LAVA_URL", None)
     env.pop("RTGATE_LAVA_TOKEN", None)
-    run([lavacli, "identities", "add", "--uri", lava.url + "RPC2", "--username", lava.user, "--token", lava.token,
-         "local"], env=env)
+    run(
+        [
+            lavacli,
+            "identities",
+            "add",
+            "--uri",
+            lava.url + "RPC2",
+            "--username",
+            lava.user,
+            "--token",
+            lava.token,
+            "local",
+        ],
+        env=env,
+    )
     assert "2023" in run([lavacli, "-i", "local", "system", "version"], env=env).stdout  # the identity works
 
     junit, verdicts, history = tmp_path / "lab.xml", tmp_path / "lab.json", tmp_path / "history.db"
-    proc = subprocess.Popen([sys.executable, "-m", "rtgate", "lab", str(lab), "--identity", "local", "--poll", "2", "--timeout", "20m",
-                             "--junit", str(junit), "--json", str(verdicts), "--history", str(history)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rtgate",
+            "lab",
+            str(lab),
+            "--identity",
+            "local",
+            "--poll",
+            "2",
+            "--timeout",
+            "20m",
+            "--junit",
+            str(junit),
+            "--json",
+            str(verdicts),
+            "--history",
+            str(history),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         # Follow rtgate's progress lines; cancel the third board's job through LAVA once it runs.
         cancelled = None
@@ -356,22 +448,26 @@ def test_rtgate_lab_gates_three_boards_through_lava(lava: LocalLava, images: dic
     assert "Canceled" in got[("cancelled/smp", "max", "all")]["reason"], got[("cancelled/smp", "max", "all")]
 
     from junitparser import JUnitXml
+
     cases = [c for s in JUnitXml.fromfile(str(junit)) for c in s]
     assert len(cases) == len(want)
     assert sum(c.is_passed for c in cases) == 2  # good's max on both threads
 
     from rtgate.history.store import HistoryDB
+
     release = images["kernels"]["generic"]["release"]
     with HistoryDB(history) as db:
         assert db.releases("good", "smp") == [release]  # from the board's own boot log
         assert db.releases("no-boot", "smp") == db.releases("cancelled", "smp") == ["unknown"]
-        rows = db.db.execute("SELECT r.platform, v.gate, v.thread, v.status FROM verdicts v "
-                             "JOIN runs r ON r.id = v.run_id").fetchall()
+        rows = db.db.execute(
+            "SELECT r.platform, v.gate, v.thread, v.status FROM verdicts v JOIN runs r ON r.id = v.run_id"
+        ).fetchall()
     assert {(p, g, t, s) for p, g, t, s in rows} == {(k[0].split("/")[0], k[1], k[2], v[0]) for k, v in want.items()}
 
 
-def test_rtgate_lab_stopped_by_sigterm_cancels_its_jobs_and_reports(lava: LocalLava, images: dict[str, Any],
-                                                                    tmp_path: Path) -> None:
+def test_rtgate_lab_stopped_by_sigterm_cancels_its_jobs_and_reports(
+    lava: LocalLava, images: dict[str, Any], tmp_path: Path
+) -> None:
     """Issue 18 for `rtgate lab`: stopped from outside, it cancels the jobs it submitted, marks what
     they did not record INCONCLUSIVE (stopped early), and still writes every report."""
     lava.wait_idle()
@@ -381,8 +477,13 @@ def test_rtgate_lab_stopped_by_sigterm_cancels_its_jobs_and_reports(lava: LocalL
     lab.write_text(yaml.safe_dump(doc))
     env = {**os.environ, "RTGATE_LAVA_URL": lava.url, "RTGATE_LAVA_TOKEN": lava.token}
     verdicts = tmp_path / "v.json"
-    proc = subprocess.Popen([sys.executable, "-m", "rtgate", "lab", str(lab), "--poll", "1", "--json", str(verdicts)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rtgate", "lab", str(lab), "--poll", "1", "--json", str(verdicts)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     job_id = None
     try:
         assert proc.stderr is not None

@@ -28,8 +28,10 @@ def test_a_recorded_board() -> None:
     assert m["tuned_profile"] == "realtime-variant"
     assert m["memory"]["total_kib"] == 6008292 and m["memory"]["numa_nodes"] == [0]
     assert m["modules"] == ["fsl_imx8_ddr_perf", "imx8mp_hsio_blk_ctrl"]
-    assert m["irqs"]["affinity"] == {"24": {"cpus": [0, 1], "name": "arch_timer"},
-                                     "25": {"cpus": [0, 1], "name": "eth0"}}
+    assert m["irqs"]["affinity"] == {
+        "24": {"cpus": [0, 1], "name": "arch_timer"},
+        "25": {"cpus": [0, 1], "name": "eth0"},
+    }
     cpus = m["topology"]["cpus"]
     assert sorted(cpus) == [0, 1, 2, 3] and m["topology"]["packages"] == 1
     assert [s["disabled"] for s in cpus[2]["idle_states"]] == [False, True]
@@ -52,8 +54,13 @@ def test_this_machine_matches_its_own_sources() -> None:
     assert m["topology"]["online"] == list(range(os.cpu_count() or 0)) or m["topology"]["online"] is not None
     lscpu = shutil.which("lscpu")
     if lscpu:  # util-linux reads the same topology its own way
-        rows = [r.split(",") for r in subprocess.run([lscpu, "-p=CPU,CORE,SOCKET"], capture_output=True, text=True,
-                                                     check=True).stdout.splitlines() if not r.startswith("#")]
+        rows = [
+            r.split(",")
+            for r in subprocess.run(
+                [lscpu, "-p=CPU,CORE,SOCKET"], capture_output=True, text=True, check=True
+            ).stdout.splitlines()
+            if not r.startswith("#")
+        ]
         for cpu, core, socket in rows:
             entry = m["topology"]["cpus"][int(cpu)]
             assert (entry["core"], entry["package"]) == (int(core), int(socket)), cpu
@@ -83,6 +90,7 @@ def test_capture_carries_the_description() -> None:
 
 # ---------------------------------------------------------------- board files that know their board
 
+
 def test_a_board_file_refuses_another_machine(tmp_path: Path) -> None:
     """The shipped i.MX8MP file on this x86 VM: not measured, and the message names both machines."""
     import subprocess as sp
@@ -90,8 +98,23 @@ def test_a_board_file_refuses_another_machine(tmp_path: Path) -> None:
 
     from conftest import ROOT
 
-    r = sp.run([sys.executable, "-m", "rtgate", "run", str(ROOT / "thresholds/boards/imx8mp-evk.yaml"),
-                "--duration", "1s", "--json", "v.json"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    r = sp.run(
+        [
+            sys.executable,
+            "-m",
+            "rtgate",
+            "run",
+            str(ROOT / "thresholds/boards/imx8mp-evk.yaml"),
+            "--duration",
+            "1s",
+            "--json",
+            "v.json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert r.returncode == 1, r.stdout + r.stderr
     assert not (tmp_path / "rtgate-results" / "idle.json").exists()  # nothing was measured
     import json
@@ -111,8 +134,10 @@ def test_the_recorded_board_meets_its_own_file() -> None:
     assert machine_mismatch(board, env) is None
     assert unmet(board, env, [2, 3]) == []
     other = machine_mismatch({"compatible": "rockchip,rk3568-evb", "cpu_count": 8}, env)
-    assert other == ("this file is for compatible rockchip,rk3568-evb, 8 CPUs; "
-                     "this machine is compatible fsl,imx8mp-evk, fsl,imx8mp, 4 CPUs")
+    assert other == (
+        "this file is for compatible rockchip,rk3568-evb, 8 CPUs; "
+        "this machine is compatible fsl,imx8mp-evk, fsl,imx8mp, 4 CPUs"
+    )
     # A fixture tree does not say which architecture it ran on: unknown, so never a match.
     assert "an unknown architecture" in (machine_mismatch({"architecture": "aarch64"}, env) or "")
 
@@ -122,7 +147,8 @@ def test_a_governor_that_cannot_be_judged_is_not_met(tmp_path: Path) -> None:
 
     env = capture(tmp_path)  # no cpufreq at all
     assert unmet({"governor": "performance"}, env, None) == [
-        "requires governor performance; cannot be judged here: no cpufreq governor on this machine"]
+        "requires governor performance; cannot be judged here: no cpufreq governor on this machine"
+    ]
 
 
 @pytest.mark.parametrize("value", ['"4"', "true", "0", "4.5"])
@@ -131,9 +157,11 @@ def test_cpu_count_must_be_a_count(tmp_path: Path, value: str) -> None:
     from rtgate.errors import ThresholdsError
 
     spec = tmp_path / "t.yaml"
-    spec.write_text(f"platform: p\nrequire: {{cpu_count: {value}}}\nmeasurements:\n  m:\n"
-                    "    sampler: {duration: 1s, threads: [{name: a, cpus: [0]}]}\n"
-                    "    gates: [{name: max, kind: max, limit_us: 10}]\n")
+    spec.write_text(
+        f"platform: p\nrequire: {{cpu_count: {value}}}\nmeasurements:\n  m:\n"
+        "    sampler: {duration: 1s, threads: [{name: a, cpus: [0]}]}\n"
+        "    gates: [{name: max, kind: max, limit_us: 10}]\n"
+    )
     with pytest.raises(ThresholdsError) as e:
         load_thresholds(str(spec))
     assert "cpu_count" in str(e.value) and ":2" in str(e.value)
@@ -141,13 +169,28 @@ def test_cpu_count_must_be_a_count(tmp_path: Path, value: str) -> None:
 
 # ---------------------------------------------------------------- doctor's machine checks
 
+
 def _machine(**over: object) -> dict:
-    base: dict = {"topology": {"cpus": {0: {"siblings": [0, 2], "idle_states": [
-        {"name": "C1", "exit_latency_us": 2, "disabled": False},
-        {"name": "C6", "exit_latency_us": 133, "disabled": False}]}}, "smt_active": True},
-        "pm_qos_latency_us": 2000000000, "pm_qos_holders": [{"pid": 9, "comm": "pulseaudio"}],
-        "irqbalance_running": True, "timer_migration": "1", "transparent_hugepage": "always",
-        "clocksource": "hpet"}
+    base: dict = {
+        "topology": {
+            "cpus": {
+                0: {
+                    "siblings": [0, 2],
+                    "idle_states": [
+                        {"name": "C1", "exit_latency_us": 2, "disabled": False},
+                        {"name": "C6", "exit_latency_us": 133, "disabled": False},
+                    ],
+                }
+            },
+            "smt_active": True,
+        },
+        "pm_qos_latency_us": 2000000000,
+        "pm_qos_holders": [{"pid": 9, "comm": "pulseaudio"}],
+        "irqbalance_running": True,
+        "timer_migration": "1",
+        "transparent_hugepage": "always",
+        "clocksource": "hpet",
+    }
     base.update(over)
     return base
 
@@ -167,9 +210,15 @@ def test_doctor_names_each_spoiler_with_its_fix() -> None:
 def test_doctor_is_quiet_on_a_tuned_machine() -> None:
     from rtgate.measure.conditions import machine_checks
 
-    tuned = _machine(pm_qos_latency_us=0, pm_qos_holders=[], irqbalance_running=False, timer_migration="0",
-                     transparent_hugepage="never", clocksource="tsc",
-                     topology={"cpus": {0: {"siblings": [0], "idle_states": []}}, "smt_active": False})
+    tuned = _machine(
+        pm_qos_latency_us=0,
+        pm_qos_holders=[],
+        irqbalance_running=False,
+        timer_migration="0",
+        transparent_hugepage="never",
+        clocksource="tsc",
+        topology={"cpus": {0: {"siblings": [0], "idle_states": []}}, "smt_active": False},
+    )
     assert [c.status for c in machine_checks(tuned, [0], {})] == ["ok"]
 
 

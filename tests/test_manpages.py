@@ -13,8 +13,9 @@ from conftest import ROOT
 
 
 def test_man_pages_are_current() -> None:
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "manpage.py"), "--check"], capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "manpage.py"), "--check"], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr
 
 
@@ -33,6 +34,7 @@ def test_man_page_renders_without_warnings(page: str) -> None:
     groff = shutil.which("groff")
     if groff is None:
         pytest.skip("groff not installed (apt-get install groff-base)")
-    r = subprocess.run([groff, "-man", "-ww", "-z", "-Tutf8", str(ROOT / "doc" / page)], capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run(
+        [groff, "-man", "-ww", "-z", "-Tutf8", str(ROOT / "doc" / page)], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0 and not r.stderr, r.stderr

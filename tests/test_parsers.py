@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import RT_OPTS, RT_TESTS, run_tool
-from rtgate.errors import ResultsError
 from rtgate.core.model import Histogram, RunResult
+from rtgate.errors import ResultsError
 from rtgate.parsers import load_results
 
 
@@ -21,8 +21,10 @@ def figures(run: RunResult) -> list[tuple[int, float | None, float | None]]:
 
 # ------------------------------------------------------------- recorded fixtures (two versions)
 
-@pytest.mark.parametrize("stem, threads, cycles", [
-    ("ct-24-S-h300", 2, 5000), ("ct-new-S-h300", 2, 5000), ("ct-new-t2-H200", 2, 3000)])
+
+@pytest.mark.parametrize(
+    "stem, threads, cycles", [("ct-24-S-h300", 2, 5000), ("ct-new-S-h300", 2, 5000), ("ct-new-t2-H200", 2, 3000)]
+)
 def test_recorded_json_and_histogram_agree(stem: str, threads: int, cycles: int) -> None:
     js = load_results(RT_TESTS / f"{stem}.json")
     hist = load_results(RT_TESTS / f"{stem}.hist")
@@ -76,8 +78,11 @@ def test_help_text_and_banner_only_are_refused(name: str) -> None:
 
 def test_nan_and_sentinel_min_mean_no_samples(tmp_path: Path) -> None:
     src = (RT_TESTS / "ct-new-nohist.json").read_text()
-    src = src.replace('"cycles": 2000', '"cycles": 0').replace('"min": 12', '"min": 1000000') \
+    src = (
+        src.replace('"cycles": 2000', '"cycles": 0')
+        .replace('"min": 12', '"min": 1000000')
         .replace('"avg": 18.00', '"avg": -nan')
+    )
     path = tmp_path / "empty.json"
     path.write_text(src)
     t = load_results(path).threads[0]
@@ -86,15 +91,23 @@ def test_nan_and_sentinel_min_mean_no_samples(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------- garbage and truncation
 
+
 def _cut(src: Path, dst: Path, fraction: float) -> Path:
     data = src.read_bytes()
     dst.write_bytes(data[: int(len(data) * fraction)])
     return dst
 
 
-@pytest.mark.parametrize("name, fraction", [
-    ("ct-24-S-h300.json", 0.5), ("ct-24-S-h300.hist", 0.5), ("ct-24-S-h300.hist", 0.97),
-    ("ct-24-verbose.stdout", 0.5), ("ct-new-live.stdout", 0.5)])
+@pytest.mark.parametrize(
+    "name, fraction",
+    [
+        ("ct-24-S-h300.json", 0.5),
+        ("ct-24-S-h300.hist", 0.5),
+        ("ct-24-S-h300.hist", 0.97),
+        ("ct-24-verbose.stdout", 0.5),
+        ("ct-new-live.stdout", 0.5),
+    ],
+)
 def test_truncated_files_are_errors_naming_file_and_line(tmp_path: Path, name: str, fraction: float) -> None:
     cut = _cut(RT_TESTS / name, tmp_path / name, fraction)
     with pytest.raises(ResultsError) as e:
@@ -139,6 +152,7 @@ def test_binary_garbage_is_refused(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------- one real run, every format
 
+
 def _binned_like(samples: Histogram, layout: Histogram) -> tuple[list[tuple[int, int | None, int]], int]:
     """Exact 1-unit sample counts re-counted in `layout`'s buckets, plus those at or above its
     range end: what `layout` must hold when it recorded the same samples. (A loaded machine can
@@ -149,8 +163,9 @@ def _binned_like(samples: Histogram, layout: Histogram) -> tuple[list[tuple[int,
         if layout.range_end is not None and value >= layout.range_end:
             overflow += n
             continue
-        key = next(((lo, hi) for lo, hi, _ in layout.buckets if lo <= value and (hi is None or value < hi)),
-                   (value, value + 1))  # a sample `layout` lacks: shows up in the comparison
+        key = next(
+            ((lo, hi) for lo, hi, _ in layout.buckets if lo <= value and (hi is None or value < hi)), (value, value + 1)
+        )  # a sample `layout` lacks: shows up in the comparison
         counts[key] = counts.get(key, 0) + n
     return sorted((lo, hi, n) for (lo, hi), n in counts.items() if n), overflow
 
@@ -182,8 +197,23 @@ def test_cyclictest_run_reads_the_same_in_every_format(cyclictest: str, tmp_path
     line for a thread that stops between its print and the stop check: the recorded live fixture
     covers that format instead.)"""
     js, hist = tmp_path / "r.json", tmp_path / "r.hist"
-    r = run_tool([cyclictest, *RT_OPTS, "-t", "2", "-i", "500", "-l", "2000", "-q", "-h", "20000",
-                  f"--histfile={hist}", f"--json={js}"])
+    r = run_tool(
+        [
+            cyclictest,
+            *RT_OPTS,
+            "-t",
+            "2",
+            "-i",
+            "500",
+            "-l",
+            "2000",
+            "-q",
+            "-h",
+            "20000",
+            f"--histfile={hist}",
+            f"--json={js}",
+        ]
+    )
     assert r.returncode == 0, r.stderr
     runs = {"json": load_results(js), "hist": load_results(hist)}
     _same_numbers(runs, exact_avg=set())
@@ -199,8 +229,23 @@ def test_cyclictest_run_reads_the_same_in_every_format(cyclictest: str, tmp_path
     _same_numbers(q, exact_avg=set())
     # -v from one run with its JSON: the samples rebuild the same histogram.
     js2 = tmp_path / "v.json"
-    r = run_tool([cyclictest, *RT_OPTS, "-t", "1", "-i", "1000", "-l", "1000", "-v", "-h", "20000",
-                  f"--histfile={tmp_path / 'v.hist'}", f"--json={js2}"])
+    r = run_tool(
+        [
+            cyclictest,
+            *RT_OPTS,
+            "-t",
+            "1",
+            "-i",
+            "1000",
+            "-l",
+            "1000",
+            "-v",
+            "-h",
+            "20000",
+            f"--histfile={tmp_path / 'v.hist'}",
+            f"--json={js2}",
+        ]
+    )
     (tmp_path / "v.txt").write_text(r.stdout)
     v, j = load_results(tmp_path / "v.txt"), load_results(js2)
     assert v.format == "verbose-text"
@@ -212,8 +257,9 @@ def test_cyclictest_run_reads_the_same_in_every_format(cyclictest: str, tmp_path
 
 def test_sampler_run_reads_the_same_in_every_format(sampler: str, tmp_path: Path) -> None:
     js, hist = tmp_path / "r.json", tmp_path / "r.hist"
-    r = run_tool([sampler, *RT_OPTS, "-t", "2", "-i", "500", "-l", "2000", "-h", "20000",
-                  f"--histfile={hist}", f"--json={js}"])
+    r = run_tool(
+        [sampler, *RT_OPTS, "-t", "2", "-i", "500", "-l", "2000", "-h", "20000", f"--histfile={hist}", f"--json={js}"]
+    )
     assert r.returncode == 0, r.stderr
     (tmp_path / "live.txt").write_text(r.stdout)
     runs = {"json": load_results(js), "hist": load_results(hist), "live": load_results(tmp_path / "live.txt")}
@@ -235,15 +281,26 @@ def test_verbose_parser_streams_in_constant_memory(tmp_path: Path) -> None:
         f.write("Max CPUs = 2\nOnline CPUs = 2\nThread 0 Interval: 1000\n")
         for c in range(300_000):
             f.write(f"{0:8d}:{c:8d}:{c % 97:8d}\n")
-    code = ("import resource, sys; from rtgate.parsers import load_results; "
-            "r = load_results(sys.argv[1]); assert r.threads[0].cycles == 300000; "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    code = (
+        "import resource, sys; from rtgate.parsers import load_results; "
+        "r = load_results(sys.argv[1]); assert r.threads[0].cycles == 300000; "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
     small = tmp_path / "small.txt"
     small.write_text("".join(big.read_text().splitlines(keepends=True)[:3003]))
-    rss_big = int(subprocess.run(["python3" if False else __import__("sys").executable, "-c", code, str(big)],
-                                 capture_output=True, text=True, check=True).stdout)
+    rss_big = int(
+        subprocess.run(
+            ["python3" if False else __import__("sys").executable, "-c", code, str(big)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     code_small = code.replace("300000", "3000")
-    rss_small = int(subprocess.run([__import__("sys").executable, "-c", code_small, str(small)],
-                                   capture_output=True, text=True, check=True).stdout)
+    rss_small = int(
+        subprocess.run(
+            [__import__("sys").executable, "-c", code_small, str(small)], capture_output=True, text=True, check=True
+        ).stdout
+    )
     # 100x the samples may not cost more than a few MiB more: the samples are never held.
     assert rss_big - rss_small < 8 * 1024, (rss_small, rss_big)

@@ -43,8 +43,12 @@ def test_collects_one_item_per_gate_and_thread(pytester: pytest.Pytester, board:
     r = pytester.runpytest("board.yaml", "--rtgate-results", "results.json", "--collect-only", "-q")
     assert r.ret == 0
     ids = [ln for ln in r.outlines if "::" in ln]
-    assert ids == ["board.yaml::app-thread-a::max[cpu0]", "board.yaml::app-thread-a::max[cpu1]",
-                   "board.yaml::app-thread-a::over-900[cpu0]", "board.yaml::app-thread-a::over-900[cpu1]"]
+    assert ids == [
+        "board.yaml::app-thread-a::max[cpu0]",
+        "board.yaml::app-thread-a::max[cpu1]",
+        "board.yaml::app-thread-a::over-900[cpu0]",
+        "board.yaml::app-thread-a::over-900[cpu1]",
+    ]
 
 
 def test_pass_and_fail_per_gate_with_readable_failure(pytester: pytest.Pytester, board: Path) -> None:
@@ -80,8 +84,7 @@ def test_inconclusive_fails_unless_allowed(pytester: pytest.Pytester, board: Pat
 def test_measurements_land_in_junitxml(pytester: pytest.Pytester, board: Path, family: str) -> None:
     spec(pytester, max_us=500)
     pytester.makeini(f"[pytest]\njunit_family = {family}\n")
-    r = pytester.runpytest("board.yaml", "--rtgate-results", "results.json", "--junitxml=out.xml",
-                           "-W", "error")
+    r = pytester.runpytest("board.yaml", "--rtgate-results", "results.json", "--junitxml=out.xml", "-W", "error")
     r.assert_outcomes(passed=3, failed=1)
     xml = JUnitXml.fromfile(str(pytester.path / "out.xml"))
     suite = next(iter(xml))
@@ -104,7 +107,9 @@ def test_bad_threshold_file_is_a_collection_error_naming_file_and_line(pytester:
     (pytester.path / "bad.yaml").write_text(SPEC.format(max="fast", rate="1%"))
     r = pytester.runpytest("bad.yaml")
     assert r.ret == pytest.ExitCode.INTERRUPTED
-    r.stdout.fnmatch_lines(["*ERROR collecting bad.yaml*", "*bad.yaml:8: measurements.app-thread-a.gates[[]0[]].limit_us:*"])
+    r.stdout.fnmatch_lines(
+        ["*ERROR collecting bad.yaml*", "*bad.yaml:8: measurements.app-thread-a.gates[[]0[]].limit_us:*"]
+    )
     assert "Traceback" not in r.stdout.str()
 
 
@@ -116,11 +121,14 @@ def test_options_and_ini_precedence(pytester: pytest.Pytester, board: Path) -> N
     r.assert_outcomes(passed=3, failed=1)
     assert "894 us > 500 us" in r.stdout.str()
     # the command line wins; other.json was measured at -i 500 -l 3000: accepted, and said so
-    r = pytester.runpytest("--rtgate-results", "other.json", "--rtgate-accept-setup", "interval,duration",
-                           "--rtgate-json", "v.json")
+    r = pytester.runpytest(
+        "--rtgate-results", "other.json", "--rtgate-accept-setup", "interval,duration", "--rtgate-json", "v.json"
+    )
     r.assert_outcomes(passed=3, failed=1)
     assert "1547 us > 500 us" in r.stdout.str()
-    accepted = {v["properties"].get("setup_accepted") for v in json.loads((pytester.path / "v.json").read_text())["verdicts"]}
+    accepted = {
+        v["properties"].get("setup_accepted") for v in json.loads((pytester.path / "v.json").read_text())["verdicts"]
+    }
     assert accepted == {"measured -i 500; thresholds ask -i 200"}  # -l 3000 at 500 us is the longer run
     r = pytester.runpytest("--rtgate-results", "other.json")  # not accepted: every gate is an error
     r.assert_outcomes(failed=4)
@@ -136,13 +144,15 @@ def test_ordinary_yaml_files_are_not_collected(pytester: pytest.Pytester) -> Non
 
 def test_help_lists_the_rtgate_group(pytester: pytest.Pytester) -> None:
     r = pytester.runpytest("--help")
-    r.stdout.fnmatch_lines(["rtgate latency gates:", "*--rtgate-thresholds=FILE*", "*--rtgate-duration=TIME*",
-                            "*rtgate_duration*"])
+    r.stdout.fnmatch_lines(
+        ["rtgate latency gates:", "*--rtgate-thresholds=FILE*", "*--rtgate-duration=TIME*", "*rtgate_duration*"]
+    )
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="needs root for SCHED_FIFO")
 def test_fixture_in_users_own_tests(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_board="""
+    pytester.makepyfile(
+        test_board="""
         def test_latency(rt_latency):
             result = rt_latency(duration="1s", interval_us=1000, priority=80, threads=2)
             # Every 1 ms period of the second, sampled or missed (a shared VM can miss many).
@@ -153,7 +163,8 @@ def test_fixture_in_users_own_tests(pytester: pytest.Pytester) -> None:
         def test_impossible(rt_latency):
             result = rt_latency(duration="1s", threads=1)
             assert result.gate(max_us=0).passed
-    """)
+    """
+    )
     r = pytester.runpytest("--junitxml=out.xml", "-o", "junit_family=xunit1")
     r.assert_outcomes(passed=1, failed=1)
     r.stdout.fnmatch_lines(["*where False = <GateResult FAIL: max * us > 0 us on thread 0 (prio 80)>.passed*"])
@@ -166,9 +177,11 @@ def test_fixture_in_users_own_tests(pytester: pytest.Pytester) -> None:
 def test_real_short_run_of_the_default_platform(pytester: pytest.Pytester) -> None:
     """`pytest thresholds/default.yaml --rtgate-duration 5s` passes or fails honestly here."""
     shutil.copy(ROOT / "thresholds" / "default.yaml", pytester.path / "default.yaml")
-    r = pytester.runpytest("default.yaml", "--rtgate-duration", "5s", "--rtgate-json", "v.json",
-                           "--rtgate-junit", "rtgate.xml")
+    r = pytester.runpytest(
+        "default.yaml", "--rtgate-duration", "5s", "--rtgate-json", "v.json", "--rtgate-junit", "rtgate.xml"
+    )
     import json
+
     doc = json.loads((pytester.path / "v.json").read_text())
     outcomes = r.parseoutcomes()
     statuses = [v["status"] for v in doc["verdicts"]]
@@ -176,5 +189,6 @@ def test_real_short_run_of_the_default_platform(pytester: pytest.Pytester) -> No
     assert outcomes.get("failed", 0) == len(statuses) - statuses.count("PASS")
     assert len(statuses) == 4 * len(__import__("os").sched_getaffinity(0))
     assert r.ret == (0 if all(s == "PASS" for s in statuses) else 1)
-    assert {c.name for s in JUnitXml.fromfile(str(pytester.path / "rtgate.xml")) for c in s} == \
-        {f"{v['gate']}[{v['thread']}]" for v in doc["verdicts"]}
+    assert {c.name for s in JUnitXml.fromfile(str(pytester.path / "rtgate.xml")) for c in s} == {
+        f"{v['gate']}[{v['thread']}]" for v in doc["verdicts"]
+    }

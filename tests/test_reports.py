@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from conftest import RT_OPTS, RT_TESTS
-from rtgate.reports.evt import estimate
-from rtgate.parsers import load_results
-from rtgate.reports.plots import describe, histogram_figure, png, timeline_figure
 from rtgate.core.thresholds import load_thresholds
+from rtgate.parsers import load_results
+from rtgate.reports.evt import estimate
+from rtgate.reports.plots import describe, histogram_figure, png, timeline_figure
 
 SPEC = """\
 platform: vm
@@ -46,8 +46,11 @@ def spec(tmp_path: Path) -> Path:
 @pytest.fixture(scope="module")
 def sampler_json(sampler: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("run") / "r.json"
-    r = subprocess.run([sampler, *RT_OPTS, "-t", "2", "-i", "200", "-l", "5000", "--block=0.05", "-q", f"--json={out}"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sampler, *RT_OPTS, "-t", "2", "-i", "200", "-l", "5000", "--block=0.05", "-q", f"--json={out}"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     return out
 
@@ -55,25 +58,51 @@ def sampler_json(sampler: str, tmp_path_factory: pytest.TempPathFactory) -> Path
 def test_kcidb_export_validates(tmp_path: Path, spec: Path, sampler_json: Path) -> None:
     kcidb_io = pytest.importorskip("kcidb_io")
     out = tmp_path / "k.json"
-    r = rtgate("export", "kcidb", str(spec), str(RT_TESTS / "ct-new-t2-H200.json"), str(sampler_json),
-               "--origin", "rtgate", "--build-id", "rtgate:build-1", "-o", str(out), cwd=tmp_path)
+    r = rtgate(
+        "export",
+        "kcidb",
+        str(spec),
+        str(RT_TESTS / "ct-new-t2-H200.json"),
+        str(sampler_json),
+        "--origin",
+        "rtgate",
+        "--build-id",
+        "rtgate:build-1",
+        "-o",
+        str(out),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
     kcidb_io.schema.V5_3.validate(doc)
     assert len({t["id"] for t in doc["tests"]}) == len(doc["tests"])
-    r = rtgate("export", "kcidb", str(spec), str(RT_TESTS / "ct-new-t2-H200.json"), "--build-id", "rtgate:build-1",
-               "-o", str(out), cwd=tmp_path)
+    r = rtgate(
+        "export",
+        "kcidb",
+        str(spec),
+        str(RT_TESTS / "ct-new-t2-H200.json"),
+        "--build-id",
+        "rtgate:build-1",
+        "-o",
+        str(out),
+        cwd=tmp_path,
+    )
     doc = json.loads(out.read_text())
     kcidb_io.schema.V5_3.validate(doc)
     tests = {t["path"]: t for t in doc["tests"]}
     gate = tests["rt-tests.rtgate.smp.max.t0"]
-    assert gate["status"] == "FAIL" and gate["number"] == {"value": pytest.approx(1547e-6), "unit": "s",
-                                                           "prefix": "metric"}
+    assert gate["status"] == "FAIL" and gate["number"] == {
+        "value": pytest.approx(1547e-6),
+        "unit": "s",
+        "prefix": "metric",
+    }
     assert tests["rt-tests.rtgate.smp.max.t1"]["status"] == "PASS"
     figure = tests["rt-tests.rtgate.smp.t0.max"]
     assert figure["status"] == "DONE" and figure["number"]["value"] == pytest.approx(1547e-6)
     assert tests["rt-tests.rtgate.smp.over-100.t0"]["number"]["unit"] == "%"
-    assert rtgate("export", "kcidb", str(spec), str(sampler_json), "--build-id", "nocolon", cwd=tmp_path).returncode == 2
+    assert (
+        rtgate("export", "kcidb", str(spec), str(sampler_json), "--build-id", "nocolon", cwd=tmp_path).returncode == 2
+    )
 
 
 def _block_maxima(rng: random.Random, blocks: int, m: int) -> list[float]:
@@ -86,8 +115,9 @@ def test_evt_interval_holds_the_true_quantile() -> None:
     truth = -math.log(1 - (1 - per_hour) ** (1 / m))  # one block per hour: P(max > truth) = per_hour
     covered = 0
     for seed in range(10):
-        e = estimate(_block_maxima(random.Random(seed), 300, m), block_seconds=3600.0, per_hour=per_hour,
-                     rounds=300, seed=seed)
+        e = estimate(
+            _block_maxima(random.Random(seed), 300, m), block_seconds=3600.0, per_hour=per_hour, rounds=300, seed=seed
+        )
         covered += e.interval[0] <= truth <= e.interval[1]
         assert e.valid, e.checks
     assert covered >= 8, covered
@@ -118,6 +148,7 @@ def test_histogram_plot_content(spec: Path) -> None:
     limits = sorted(ln.get_xdata()[0] for ln in fig.axes[0].lines if ln.get_color() == "red")
     assert limits == [100, 500]
     import matplotlib.image as mpimg
+
     pixels = mpimg.imread(io.BytesIO(png(fig)), format="png")
     assert pixels.shape[0] > 200 and (pixels[:, :, :3].sum(axis=2) < 2.5).sum() > 2000  # drawn, not blank
 
@@ -138,24 +169,53 @@ def test_html_report_renders_in_chromium(tmp_path: Path, spec: Path, sampler_jso
     chromium = tool("chromium", "chromium")  # type: ignore[operator]
     db = tmp_path / "h.db"
     for release in ("6.1", "6.2"):
-        assert rtgate("history", "add", "--db", str(db), "--thresholds", str(spec), "--kernel-release", release,
-                      str(sampler_json), cwd=tmp_path).returncode == 0
+        assert (
+            rtgate(
+                "history",
+                "add",
+                "--db",
+                str(db),
+                "--thresholds",
+                str(spec),
+                "--kernel-release",
+                release,
+                str(sampler_json),
+                cwd=tmp_path,
+            ).returncode
+            == 0
+        )
     html = tmp_path / "report.html"
     r = rtgate("report", str(spec), str(sampler_json), "--history", str(db), "-o", str(html), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     text = html.read_text()
     assert text.count('src="data:image/png;base64,') == 3 and "http" not in text.split("<body>")[1]
     shot = tmp_path / "shot.png"
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}"]
-    r = subprocess.run([chromium, *flags, "--window-size=1200,4000", f"--screenshot={shot}", html.as_uri()],
-                       capture_output=True, text=True, timeout=120)
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
+    r = subprocess.run(
+        [chromium, *flags, "--window-size=1200,4000", f"--screenshot={shot}", html.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shot.exists(), r.stderr[-2000:]
     import matplotlib.image as mpimg
+
     pixels = mpimg.imread(str(shot))[:, :, :3]
-    blue = ((abs(pixels[:, :, 0] - 0.12) < 0.06) & (abs(pixels[:, :, 1] - 0.47) < 0.06)
-            & (abs(pixels[:, :, 2] - 0.71) < 0.06)).sum()
+    blue = (
+        (abs(pixels[:, :, 0] - 0.12) < 0.06)
+        & (abs(pixels[:, :, 1] - 0.47) < 0.06)
+        & (abs(pixels[:, :, 2] - 0.71) < 0.06)
+    ).sum()
     assert blue > 300, "the plots' lines (matplotlib blue) are not on the rendered page"
     dom = subprocess.run([chromium, *flags, "--dump-dom", html.as_uri()], capture_output=True, text=True, timeout=120)
     assert dom.stdout.count("<img") == 3 and 'id="verdicts"' in dom.stdout and "Trend over releases" in dom.stdout

@@ -16,20 +16,21 @@ from junitparser import Failure, JUnitXml
 
 from conftest import IS_ROOT, ROOT, junit_figures
 
+
 def _sigint_default() -> None:
     """A background job inherits SIGINT ignored; Ctrl-C in a terminal is what this test plays."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-pytestmark = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2,
-                                reason="needs root (SCHED_FIFO, mlockall) and two CPUs")
+pytestmark = pytest.mark.skipif(
+    not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root (SCHED_FIFO, mlockall) and two CPUs"
+)
 
 EXAMPLE = ROOT / "thresholds" / "two-thread-example.yaml"
 
 
 def rtgate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
+    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=cwd, timeout=300)
 
 
 def independent_verdicts(results: Path, a_max: float, b_above: float, lenient: bool) -> dict[str, bool]:
@@ -87,9 +88,14 @@ def test_default_run_without_a_file(tmp_path: Path) -> None:
 
 
 def test_interrupted_run_keeps_its_data(tmp_path: Path) -> None:
-    p = subprocess.Popen([sys.executable, "-m", "rtgate", "run", str(EXAMPLE), "--json", "v.json",
-                          "--output-dir", "res"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, preexec_fn=_sigint_default)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "rtgate", "run", str(EXAMPLE), "--json", "v.json", "--output-dir", "res"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_sigint_default,
+    )
     time.sleep(2.5)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)

@@ -20,8 +20,9 @@ RESULTS = str(RT_TESTS / "ct-new-S-h300.json")
 
 
 def rtgate(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate.cli", *args], capture_output=True, text=True,
-                          timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "rtgate.cli", *args], capture_output=True, text=True, timeout=300, cwd=cwd
+    )
 
 
 def test_write_replaces_atomically_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -94,20 +95,38 @@ def test_check_cli_writes_reports_through_a_planted_symlink_safely(tmp_path: Pat
     assert (tmp_path / "junit.xml").read_text().startswith("<?xml")
 
 
-@pytest.mark.parametrize("option,value", [("--junit", "/dev/full"), ("--json", "{tmp}/missing/v.json"),
-                                          ("--output-dir", "/dev/null/x"), ("--history", "/dev/full")])
-def test_run_refuses_unwritable_outputs_before_measuring(option: str, value: str, tmp_path: Path,
-                                                         sampler: str) -> None:
+@pytest.mark.parametrize(
+    "option,value",
+    [
+        ("--junit", "/dev/full"),
+        ("--json", "{tmp}/missing/v.json"),
+        ("--output-dir", "/dev/null/x"),
+        ("--history", "/dev/full"),
+    ],
+)
+def test_run_refuses_unwritable_outputs_before_measuring(option: str, value: str, tmp_path: Path, sampler: str) -> None:
     """The sampler is never started: the 20 s measurement would print "measuring" first."""
     thresholds = tmp_path / "long.yaml"
     thresholds.write_text("""platform: long
 measurements:
   m:
-    sampler: {interval_us: 1000, duration: 20s, mlockall: false, threads: [{name: a, cpus: [0], policy: other, priority: 0}]}
+    sampler:
+      interval_us: 1000
+      duration: 20s
+      mlockall: false
+      threads: [{name: a, cpus: [0], policy: other, priority: 0}]
     gates: [{name: max, kind: max, limit_us: 100000}]
 """)
-    args = ["run", str(thresholds), "--sampler", sampler, "--output-dir", str(tmp_path / "out"),
-            option, value.format(tmp=tmp_path)]
+    args = [
+        "run",
+        str(thresholds),
+        "--sampler",
+        sampler,
+        "--output-dir",
+        str(tmp_path / "out"),
+        option,
+        value.format(tmp=tmp_path),
+    ]
     r = rtgate(*args)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "measuring" not in r.stdout, r.stdout

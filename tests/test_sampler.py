@@ -34,8 +34,23 @@ def test_quiet_run_prints_one_t_line_per_thread(sampler: str) -> None:
 
 def test_json_cycles_equal_histogram_total_plus_overflow(sampler: str, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    r = run_tool([sampler, *RT_OPTS, "-S", "-i", "200", "-l", "3000", "--loops-per-thread", "-q", "-h", "30",
-                  f"--histfile={tmp_path / 'h.txt'}", f"--json={out}"])
+    r = run_tool(
+        [
+            sampler,
+            *RT_OPTS,
+            "-S",
+            "-i",
+            "200",
+            "-l",
+            "3000",
+            "--loops-per-thread",
+            "-q",
+            "-h",
+            "30",
+            f"--histfile={tmp_path / 'h.txt'}",
+            f"--json={out}",
+        ]
+    )
     assert r.returncode == 0, r.stderr
     doc = load_json(out)
     assert doc["num_threads"] == os.cpu_count()
@@ -68,14 +83,17 @@ def test_block_maxima_cover_the_run(sampler: str, tmp_path: Path) -> None:
     assert max(bm["values"] + [bm["partial_max"]]) == t["max"]
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--bogus-option"], "--bogus-option"),
-    (["-i", "abc"], "'abc'"),
-    (["-D", "1.5h"], "1.5h"),
-    (["-a", "4096"], "-a"),
-    (["-p", "120"], "priority"),
-    (["-t", "2", "stray"], "stray"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--bogus-option"], "--bogus-option"),
+        (["-i", "abc"], "'abc'"),
+        (["-D", "1.5h"], "1.5h"),
+        (["-a", "4096"], "-a"),
+        (["-p", "120"], "priority"),
+        (["-t", "2", "stray"], "stray"),
+    ],
+)
 def test_bad_options_exit_2_with_one_line(sampler: str, argv: list[str], needle: str) -> None:
     r = run_tool([sampler, *argv])
     assert r.returncode == 2
@@ -95,6 +113,7 @@ def public_sampler(sampler: str) -> Any:
     """A copy that nobody can run: the installed one may sit below a directory only root may enter."""
     import shutil
     import tempfile
+
     d = tempfile.mkdtemp(prefix="rtgate-public-")
     os.chmod(d, 0o755)
     path = os.path.join(d, "rtgate-sampler")
@@ -109,8 +128,22 @@ def test_missing_privilege_is_named(sampler: str, public_sampler: str) -> None:
         r = run_tool([sampler, "-p", "80", "-l", "10", "-q"])
     else:
         # Run as nobody, with no real-time allowance.
-        r = run_tool(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                      "--inh-caps=-all", public_sampler, "-p", "80", "-l", "10", "-q"], cwd="/")
+        r = run_tool(
+            [
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+                public_sampler,
+                "-p",
+                "80",
+                "-l",
+                "10",
+                "-q",
+            ],
+            cwd="/",
+        )
     if r.returncode == 0:
         pytest.skip("this account may use SCHED_FIFO 80 (RLIMIT_RTPRIO allows it)")
     assert r.returncode == 1
@@ -121,8 +154,23 @@ def test_missing_privilege_is_named(sampler: str, public_sampler: str) -> None:
 def test_mlock_failure_is_named(public_sampler: str) -> None:
     if not IS_ROOT:
         pytest.skip("needs root to drop to an unprivileged user")
-    r = run_tool(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
-                  "prlimit", "--memlock=65536", public_sampler, "-m", "-l", "10", "-q"], cwd="/")
+    r = run_tool(
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "prlimit",
+            "--memlock=65536",
+            public_sampler,
+            "-m",
+            "-l",
+            "10",
+            "-q",
+        ],
+        cwd="/",
+    )
     assert r.returncode == 1, r.stdout + r.stderr
     assert "CAP_IPC_LOCK" in r.stderr and "RLIMIT_MEMLOCK" in r.stderr
 
@@ -132,12 +180,27 @@ def test_signal_at_a_random_moment_leaves_complete_json(sampler: str, tmp_path: 
     rng = random.Random(sig)
     for attempt in range(6):
         out = tmp_path / f"r{attempt}.json"
-        p = subprocess.Popen([sampler, *RT_OPTS, "-t", "2", "-i", "200", "-q", "-h", "100",
-                              f"--histfile={tmp_path / 'h.txt'}", f"--json={out}"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(
+            [
+                sampler,
+                *RT_OPTS,
+                "-t",
+                "2",
+                "-i",
+                "200",
+                "-q",
+                "-h",
+                "100",
+                f"--histfile={tmp_path / 'h.txt'}",
+                f"--json={out}",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         time.sleep(rng.uniform(0.0, 0.6))
         p.send_signal(sig)
-        stdout, stderr = p.communicate(timeout=30)
+        _stdout, stderr = p.communicate(timeout=30)
         assert p.returncode == 0, stderr
         doc = json.loads(out.read_text())
         assert doc["rtgate"]["complete"] is True
@@ -155,8 +218,11 @@ def test_signal_at_a_random_moment_leaves_complete_json(sampler: str, tmp_path: 
 
 def test_sigkill_leaves_the_last_checkpoint(sampler: str, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    p = subprocess.Popen([sampler, *RT_OPTS, "-t", "1", "-i", "1000", "-q", f"--json={out}", "--checkpoint=1"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p = subprocess.Popen(
+        [sampler, *RT_OPTS, "-t", "1", "-i", "1000", "-q", f"--json={out}", "--checkpoint=1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 20
     cycles = 0
     while time.monotonic() < deadline and cycles == 0:
@@ -201,8 +267,12 @@ def test_posix_timers_and_relative_modes_measure(sampler: str) -> None:
 
 
 def test_sigusr1_prints_status_to_stderr(sampler: str) -> None:
-    p = subprocess.Popen([sampler, *RT_OPTS, "-t", "1", "-i", "1000", "-D", "3s", "-q"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sampler, *RT_OPTS, "-t", "1", "-i", "1000", "-D", "3s", "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(0.5)
     p.send_signal(signal.SIGUSR1)
     time.sleep(0.3)
@@ -246,18 +316,35 @@ def hog_cpu() -> int:
 
 
 @pytest.mark.slow
-def test_stall_before_the_start_is_measured(sampler: str, cyclictest: str, hog_cpu: int,
-                                            tmp_path: Path) -> None:
+def test_stall_before_the_start_is_measured(sampler: str, cyclictest: str, hog_cpu: int, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     gate = "--gate=name=max,kind=max,limit=1000"
-    r, held = _run_under_hog([sampler, "-p", "80", "-m", "-t", "1", "-a", str(hog_cpu), "-i", "1000", "-D", "4s",
-                              "-q", f"--json={out}", gate], hog_cpu)
+    r, held = _run_under_hog(
+        [
+            sampler,
+            "-p",
+            "80",
+            "-m",
+            "-t",
+            "1",
+            "-a",
+            str(hog_cpu),
+            "-i",
+            "1000",
+            "-D",
+            "4s",
+            "-q",
+            f"--json={out}",
+            gate,
+        ],
+        hog_cpu,
+    )
     assert r.returncode == 0, r.stderr
     doc = load_json(out)
     t = doc["rtgate"]["threads"][0]
     stall_us = held * 1e6
     # The thread could not run while the hog held its CPU: that whole time is its first latency.
-    assert t["max"] >= stall_us - 500_000, (t["max"], stall_us)   # less the sampler's own start
+    assert t["max"] >= stall_us - 500_000, (t["max"], stall_us)  # less the sampler's own start
     assert t["max"] <= stall_us + 500_000
     # the periods the stall swallowed are missed (a busy machine may add a few more later)
     assert t["max"] / 1000 - 3 <= t["missed_periods"] <= stall_us / 1000 + 500, (t["missed_periods"], t["max"])
@@ -268,8 +355,25 @@ def test_stall_before_the_start_is_measured(sampler: str, cyclictest: str, hog_c
     # Debian's cyclictest under the same hog: its thread starts its clock when it first runs, so it
     # sees the stall in some runs (issue 21: 2.56 s) and not in others (2.2 ms here): never more than we do.
     ct_json = tmp_path / "ct.json"
-    c, held_ct = _run_under_hog([cyclictest, "-p", "80", "-m", "-t", "1", "-a", str(hog_cpu), "-i", "1000", "-D", "4",
-                                 "-q", f"--json={ct_json}"], hog_cpu)
+    c, held_ct = _run_under_hog(
+        [
+            cyclictest,
+            "-p",
+            "80",
+            "-m",
+            "-t",
+            "1",
+            "-a",
+            str(hog_cpu),
+            "-i",
+            "1000",
+            "-D",
+            "4",
+            "-q",
+            f"--json={ct_json}",
+        ],
+        hog_cpu,
+    )
     assert c.returncode == 0, c.stderr
     # The two runs held their hogs for different times on a busy machine: compare the share of each stall seen.
     ct_share = load_json(ct_json)["thread"]["0"]["max"] / (held_ct * 1e6)
@@ -291,8 +395,7 @@ def test_loops_end_the_run_when_the_first_thread_is_through(sampler: str, tmp_pa
 
 def test_loops_per_thread_runs_every_thread_through(sampler: str, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    r = run_tool([sampler, *RT_OPTS, "-t", "2", "-i", "500", "-l", "200", "--loops-per-thread", "-q",
-                  f"--json={out}"])
+    r = run_tool([sampler, *RT_OPTS, "-t", "2", "-i", "500", "-l", "200", "--loops-per-thread", "-q", f"--json={out}"])
     assert r.returncode == 0, r.stderr
     for t in load_json(out)["rtgate"]["threads"]:
         assert t["cycles"] + t["missed_periods"] == 200 and t["stop_reason"] == "loops"
@@ -315,8 +418,9 @@ def test_quiet_run_ends_right_after_its_last_period(sampler: str, tmp_path: Path
 def test_threads_start_with_independent_phases(sampler: str, tmp_path: Path) -> None:
     """Without -A, threads of one interval do not all wake at the same instant (cyclictest's own start)."""
     out = tmp_path / "r.json"
-    r = run_tool([sampler, *RT_OPTS, "-t", "4", "-d", "0", "-i", "1000", "-l", "20", "--loops-per-thread", "-q",
-                  f"--json={out}"])
+    r = run_tool(
+        [sampler, *RT_OPTS, "-t", "4", "-d", "0", "-i", "1000", "-l", "20", "--loops-per-thread", "-q", f"--json={out}"]
+    )
     assert r.returncode == 0, r.stderr
     firsts = [t["first_wake_ns"] for t in load_json(out)["rtgate"]["threads"]]
     assert len({f // 200_000 for f in firsts}) >= 3, firsts  # a quarter period apart, give or take
@@ -327,18 +431,22 @@ def test_threads_start_with_independent_phases(sampler: str, tmp_path: Path) -> 
 
 # --- Bounds and safe outputs (issue 11) ------------------------------------------------------------
 
-@pytest.mark.parametrize("argv, needle", [
-    (["-D", "106752d"], "-D"),
-    (["-D", "3651d"], "-D"),
-    (["-l", "9223372036854775807"], "-l"),
-    (["-l", "4611686018427387904", "-i", "1000"], "longest run"),
-    (["-i", "3600000001"], "-i"),
-    (["-d", "3600000001"], "-d"),
-    (["-i", "3600000000", "-d", "1", "-t", "2"], "one hour"),
-    (["-A", "1000000"], "-A"),
-    (["--secaligned=1000000"], "--secaligned"),
-    (["--gate=name=g,kind=missed,max_count=4611686018427387905"], "max_count"),
-])
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["-D", "106752d"], "-D"),
+        (["-D", "3651d"], "-D"),
+        (["-l", "9223372036854775807"], "-l"),
+        (["-l", "4611686018427387904", "-i", "1000"], "longest run"),
+        (["-i", "3600000001"], "-i"),
+        (["-d", "3600000001"], "-d"),
+        (["-i", "3600000000", "-d", "1", "-t", "2"], "one hour"),
+        (["-A", "1000000"], "-A"),
+        (["--secaligned=1000000"], "--secaligned"),
+        (["--gate=name=g,kind=missed,max_count=4611686018427387905"], "max_count"),
+    ],
+)
 def test_values_whose_nanoseconds_overflow_are_refused(sampler: str, argv: list[str], needle: str) -> None:
     r = run_tool([sampler, *argv, "-q"])
     assert r.returncode == 2, r.stdout + r.stderr

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from conftest import ROOT
-from rtgate.measure.native_gates import GATE_LINE_FIELDS
 from rtgate.core.thresholds import load_thresholds
+from rtgate.measure.native_gates import GATE_LINE_FIELDS
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +40,12 @@ class Loader:
         self.tmp = tmp
         self.n = 0
 
-    def accepts(self, sampler: dict[str, Any] | None = None, gate: dict[str, Any] | None = None,
-                group: dict[str, Any] | None = None) -> bool:
+    def accepts(
+        self,
+        sampler: dict[str, Any] | None = None,
+        gate: dict[str, Any] | None = None,
+        group: dict[str, Any] | None = None,
+    ) -> bool:
         s: dict[str, Any] = {"interval_us": 1000, "duration": "10s", **(sampler or {})}
         if group is not None:
             s["threads"] = [{"name": "a", **group}]
@@ -52,21 +56,38 @@ class Loader:
         path.write_text(json.dumps(doc))  # JSON is YAML
         try:
             load_thresholds(path)
-        except Exception:  # noqa: BLE001 - the loader's one error type or any other refusal
+        except Exception:
             return False
         return True
 
 
 # sampler option -> threshold-file key under sampler:
-SAMPLER_KEYS = {"interval": "interval_us", "distance": "distance_us", "loops": "loops",
-                "latency": "latency_us", "histogram": "histogram_us", "breaktrace": "breaktrace_us",
-                "checkpoint": "checkpoint_seconds", "priority": "priority"}
-GATE_KEYS = {"limit": ("max", "limit_us"), "above": ("miss_rate", "above_us"), "rate": ("miss_rate", "rate"),
-             "percentile": ("percentile", "percentile"), "max_count": ("missed", "max_count"),
-             "max_rate": ("missed", "max_rate"), "confidence": ("miss_rate", "confidence"),
-             "min_samples": ("max", "min_samples")}
-GATE_BASE = {"max": {"limit_us": 100}, "miss_rate": {"above_us": 100, "rate": 0.001},
-             "percentile": {"percentile": 99, "limit_us": 100}, "missed": {}}
+SAMPLER_KEYS = {
+    "interval": "interval_us",
+    "distance": "distance_us",
+    "loops": "loops",
+    "latency": "latency_us",
+    "histogram": "histogram_us",
+    "breaktrace": "breaktrace_us",
+    "checkpoint": "checkpoint_seconds",
+    "priority": "priority",
+}
+GATE_KEYS = {
+    "limit": ("max", "limit_us"),
+    "above": ("miss_rate", "above_us"),
+    "rate": ("miss_rate", "rate"),
+    "percentile": ("percentile", "percentile"),
+    "max_count": ("missed", "max_count"),
+    "max_rate": ("missed", "max_rate"),
+    "confidence": ("miss_rate", "confidence"),
+    "min_samples": ("max", "min_samples"),
+}
+GATE_BASE = {
+    "max": {"limit_us": 100},
+    "miss_rate": {"above_us": 100, "rate": 0.001},
+    "percentile": {"percentile": 99, "limit_us": 100},
+    "missed": {},
+}
 
 
 @pytest.mark.parametrize("option", sorted(SAMPLER_KEYS))
@@ -124,8 +145,9 @@ def test_gate_key_ranges_agree(contract: dict[str, Any], key: str, tmp_path: Pat
         assert not accepts(lo - 1) if lo > 0 else True
         return
     eps = max(abs(hi), 1.0) * 1e-6
-    assert accepts(hi) != k["max_open"], f"{key}: the maximum {hi} is {'excluded' if k['max_open'] else 'included'} "\
-                                          "by the sampler, not by the loader"
+    assert accepts(hi) != k["max_open"], (
+        f"{key}: the maximum {hi} is {'excluded' if k['max_open'] else 'included'} by the sampler, not by the loader"
+    )
     assert not accepts(hi + eps), f"{key}: the loader accepts {hi + eps}, beyond the sampler's max"
     assert accepts(lo) != k["min_open"], f"{key}: the minimum {lo} differs"
     if lo > 0:

@@ -71,14 +71,18 @@ class Run:
         spec.write_text(SPEC.format(seconds=seconds, load=load))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "rtgate", "run", str(spec), "--json", "v.json", "--junit", "j.xml"],
-            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_signals,
-            env={**os.environ, "RTGATE_TEST_TAG": self.tag, "TMPDIR": str(tmp_path / "tmp"),
-                 "PYTHONUNBUFFERED": "1"})
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_default_signals,
+            env={**os.environ, "RTGATE_TEST_TAG": self.tag, "TMPDIR": str(tmp_path / "tmp"), "PYTHONUNBUFFERED": "1"},
+        )
 
     def children(self) -> dict[int, str]:
         return {p: c for p, c in tagged(self.tag).items() if p != self.proc.pid}
 
-    def wait_for(self, ready: "callable[[dict[int, str]], bool]", timeout: float = 60.0) -> None:  # type: ignore[valid-type]
+    def wait_for(self, ready: callable[[dict[int, str]], bool], timeout: float = 60.0) -> None:  # type: ignore[valid-type]
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if ready(self.children()):  # type: ignore[misc]
@@ -103,9 +107,22 @@ class Run:
         return json.loads((self.dir / "rtgate-results" / "m.json").read_text())
 
     def check(self) -> tuple[int, list[dict]]:
-        r = subprocess.run([sys.executable, "-m", "rtgate", "check", str(self.dir / "t.yaml"),
-                            str(self.dir / "rtgate-results" / "m.json"), "--json", "c.json"],
-                           cwd=self.dir, capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "rtgate",
+                "check",
+                str(self.dir / "t.yaml"),
+                str(self.dir / "rtgate-results" / "m.json"),
+                "--json",
+                "c.json",
+            ],
+            cwd=self.dir,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         return r.returncode, json.loads((self.dir / "c.json").read_text())["verdicts"]
 
 
@@ -144,8 +161,9 @@ def _reach(run: Run, phase: str) -> None:
 
 @pytest.mark.parametrize("phase", PHASES)
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
-def test_a_stop_signal_at_any_moment_stops_everything_and_reports(tmp_path: Path, tool: object, sig: signal.Signals,
-                                                                   phase: str) -> None:
+def test_a_stop_signal_at_any_moment_stops_everything_and_reports(
+    tmp_path: Path, tool: object, sig: signal.Signals, phase: str
+) -> None:
     tool("stress-ng", "stress-ng")  # type: ignore[operator]
     seconds = 2 if phase in ("load-stop", "reporting") else 30
     run = Run(tmp_path, "{kind: cpu, cpus: others, warmup_seconds: 3, min_cpu_percent: 0}", seconds)
@@ -192,7 +210,9 @@ def test_a_stop_signal_at_any_moment_stops_everything_and_reports(tmp_path: Path
 @pytest.mark.parametrize("phase", ["warm-up", "measurement", "reporting"])
 def test_sigkill_of_rtgate_leaves_nothing_running(tmp_path: Path, tool: object, phase: str) -> None:
     tool("stress-ng", "stress-ng")  # type: ignore[operator]
-    run = Run(tmp_path, "{kind: cpu, cpus: others, warmup_seconds: 3, min_cpu_percent: 0}", 2 if phase == "reporting" else 30)
+    run = Run(
+        tmp_path, "{kind: cpu, cpus: others, warmup_seconds: 3, min_cpu_percent: 0}", 2 if phase == "reporting" else 30
+    )
     try:
         _reach(run, phase)
         run.proc.send_signal(signal.SIGKILL)
@@ -240,6 +260,7 @@ def test_a_load_carries_its_own_bound(tmp_path: Path) -> None:
     from rtgate.core.thresholds import load_thresholds
     from rtgate.measure.load import load_argv
     from rtgate.measure.runner import load_bound
+
     spec = tmp_path / "t.yaml"
     spec.write_text(SPEC.format(seconds=60, load="{kind: cpu, cpus: others, warmup_seconds: 2}"))
     m = load_thresholds(spec).measurements["m"]
@@ -253,6 +274,7 @@ def test_a_load_carries_its_own_bound(tmp_path: Path) -> None:
             assert argv[argv.index("--timeout") + 1] == f"{bound}s"
     # and for real: a bounded load ends by itself
     from rtgate.measure.load import Load
+
     m.load.kind, m.load.command, m.load.warmup_seconds = "custom", ["sleep", "1000"], 0
     load = Load(m.load, [1], tmp_path / "log", bound_s=1)
     load.start()

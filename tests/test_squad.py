@@ -72,7 +72,7 @@ class Squad:
             items += page["results"]
             if not page.get("next"):
                 return items
-            page = self.get(page["next"][len(self.url):])
+            page = self.get(page["next"][len(self.url) :])
 
 
 @pytest.fixture(scope="module")
@@ -84,25 +84,49 @@ def squad(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Squad]:
         pytest.skip("SQUAD not installed (sh scripts/bootstrap --test installs it into .venv-squad)")
     _mark_frontend_assets_present(python)
     work = tmp_path_factory.mktemp("squad")
-    env = {**os.environ, "ENV": "production", "SECRET_KEY": "rtgate-tests",
-           "DATABASE": f"ENGINE=django.db.backends.sqlite3:NAME={work}/db.sqlite3",
-           "SQUAD_STATIC_DIR": str(work / "static")}
+    env = {
+        **os.environ,
+        "ENV": "production",
+        "SECRET_KEY": "rtgate-tests",
+        "DATABASE": f"ENGINE=django.db.backends.sqlite3:NAME={work}/db.sqlite3",
+        "SQUAD_STATIC_DIR": str(work / "static"),
+    }
     admin = [str(SQUAD_VENV / "bin" / "squad-admin")]
     subprocess.run([*admin, "migrate", "-v", "0"], env=env, check=True, capture_output=True, timeout=600)
-    setup = ("from django.contrib.auth.models import User\n"
-             "from rest_framework.authtoken.models import Token\n"
-             "from squad.core.models import Group\n"
-             "user = User.objects.create_superuser('ci', 'ci@localhost', 'unused')\n"
-             "group = Group.objects.create(slug='lab')\n"
-             "group.projects.create(slug='rt')\n"
-             "print(Token.objects.create(user=user).key)\n")
-    token = subprocess.run([*admin, "shell", "-c", setup], env=env, check=True, capture_output=True, text=True,
-                           timeout=300).stdout.strip().splitlines()[-1]
+    setup = (
+        "from django.contrib.auth.models import User\n"
+        "from rest_framework.authtoken.models import Token\n"
+        "from squad.core.models import Group\n"
+        "user = User.objects.create_superuser('ci', 'ci@localhost', 'unused')\n"
+        "group = Group.objects.create(slug='lab')\n"
+        "group.projects.create(slug='rt')\n"
+        "print(Token.objects.create(user=user).key)\n"
+    )
+    token = (
+        subprocess.run([*admin, "shell", "-c", setup], env=env, check=True, capture_output=True, text=True, timeout=300)
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     port = _free_port()
     log = (work / "gunicorn.log").open("w")
-    server = subprocess.Popen([str(python), "-m", "gunicorn.app.wsgiapp", "squad.wsgi", "--bind",
-                               f"127.0.0.1:{port}", "--workers", "1", "--timeout", "120"],
-                              env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work)
+    server = subprocess.Popen(
+        [
+            str(python),
+            "-m",
+            "gunicorn.app.wsgiapp",
+            "squad.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "1",
+            "--timeout",
+            "120",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=work,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
@@ -141,10 +165,35 @@ def test_squad_takes_the_export(squad: Squad, tmp_path: Path) -> None:
     spec = tmp_path / "t.yaml"
     spec.write_text(THRESHOLDS)
     results = RT_TESTS / "ct-new-t2-H200.json"  # t0: max 1547 us; t1: max 145 us; no missed-period counts
-    r = subprocess.run([sys.executable, "-m", "rtgate", "export", "squad", str(spec), str(results), "-o",
-                        str(tmp_path / "out"), "--metadata", "board=qemu-x86", "--submit", squad.url,
-                        "--group", "lab", "--project", "rt", "--build", "6.1.0-rt", "--environment", "qemu"],
-                       capture_output=True, text=True, timeout=120, env={**os.environ, "SQUAD_TOKEN": squad.token})
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rtgate",
+            "export",
+            "squad",
+            str(spec),
+            str(results),
+            "-o",
+            str(tmp_path / "out"),
+            "--metadata",
+            "board=qemu-x86",
+            "--submit",
+            squad.url,
+            "--group",
+            "lab",
+            "--project",
+            "rt",
+            "--build",
+            "6.1.0-rt",
+            "--environment",
+            "qemu",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "SQUAD_TOKEN": squad.token},
+    )
     assert r.returncode == 0, r.stderr
     written = json.loads((tmp_path / "out" / "tests.json").read_text())
     testrun = r.stdout.split("test run ")[1].split(":")[0]
@@ -168,10 +217,31 @@ def test_squad_takes_the_export(squad: Squad, tmp_path: Path) -> None:
 def test_squad_refusal_is_a_clean_error(squad: Squad, tmp_path: Path) -> None:
     spec = tmp_path / "t.yaml"
     spec.write_text(THRESHOLDS)
-    r = subprocess.run([sys.executable, "-m", "rtgate", "export", "squad", str(spec),
-                        str(RT_TESTS / "ct-new-t2-H200.json"), "--submit", squad.url, "--group", "lab",
-                        "--project", "no-such-project", "--build", "b", "--environment", "e"],
-                       capture_output=True, text=True, timeout=120, env={**os.environ, "SQUAD_TOKEN": squad.token})
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rtgate",
+            "export",
+            "squad",
+            str(spec),
+            str(RT_TESTS / "ct-new-t2-H200.json"),
+            "--submit",
+            squad.url,
+            "--group",
+            "lab",
+            "--project",
+            "no-such-project",
+            "--build",
+            "b",
+            "--environment",
+            "e",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "SQUAD_TOKEN": squad.token},
+    )
     assert r.returncode == 2
     assert r.stderr.startswith("rtgate: error:") and "SQUAD" in r.stderr and "Traceback" not in r.stderr
 
@@ -184,12 +254,20 @@ def test_nothing_unmeasured_reads_as_a_pass() -> None:
     def verdict(gate: str, status: Status) -> Verdict:
         return Verdict("m", gate, "max", "cpu0", status, f"{gate} reason", value=None)
 
-    verdicts = [verdict("ok", Status.PASS), verdict("bad", Status.FAIL), verdict("unknown", Status.ERROR),
-                verdict("short", Status.INCONCLUSIVE)]
+    verdicts = [
+        verdict("ok", Status.PASS),
+        verdict("bad", Status.FAIL),
+        verdict("unknown", Status.ERROR),
+        verdict("short", Status.INCONCLUSIVE),
+    ]
     run = RunResult(source="x", format="rtgate-json", unit="us", threads=[])
     tests, metrics = squad_documents("p", [("m", run, verdicts)])
     assert {k.split("/")[-1]: v["result"] for k, v in tests.items()} == {
-        "ok-cpu0": "pass", "bad-cpu0": "fail", "unknown-cpu0": "fail", "short-cpu0": "fail"}
+        "ok-cpu0": "pass",
+        "bad-cpu0": "fail",
+        "unknown-cpu0": "fail",
+        "short-cpu0": "fail",
+    }
     assert tests["rtgate/p/m/short-cpu0"]["log"].startswith("INCONCLUSIVE:")
     allowed, _ = squad_documents("p", [("m", run, verdicts)], allow_inconclusive=True)
     assert allowed["rtgate/p/m/short-cpu0"]["result"] == "skip" and metrics == {}

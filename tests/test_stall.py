@@ -46,8 +46,13 @@ def stop_hog(hog: subprocess.Popen[bytes]) -> None:
 
 
 def rtgate(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], list[dict]]:
-    r = subprocess.run([sys.executable, "-m", "rtgate", *args, "--json", "v.json"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=180)
+    r = subprocess.run(
+        [sys.executable, "-m", "rtgate", *args, "--json", "v.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     v = tmp_path / "v.json"
     return r, (json.loads(v.read_text())["verdicts"] if v.exists() else [])
 
@@ -59,8 +64,13 @@ def test_a_stall_present_at_start_is_never_a_pass(tmp_path: Path) -> None:
     hog, run = start_hog(), None
     try:
         time.sleep(0.3)
-        run = subprocess.Popen([sys.executable, "-m", "rtgate", "run", str(spec), "--json", "v.json"],
-                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        run = subprocess.Popen(
+            [sys.executable, "-m", "rtgate", "run", str(spec), "--json", "v.json"],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 60
         while not (tmp_path / "rtgate-results" / "m.json").exists():  # the sampler has started
             assert time.monotonic() < deadline and run.poll() is None
@@ -102,8 +112,13 @@ def test_a_stall_present_at_start_is_never_a_pass(tmp_path: Path) -> None:
 def test_a_hog_that_comes_and_goes_mid_run_is_named(tmp_path: Path) -> None:
     spec = tmp_path / "t.yaml"
     spec.write_text(SPEC.format(seconds=5, require=""))
-    run = subprocess.Popen([sys.executable, "-m", "rtgate", "run", str(spec), "--json", "v.json"],
-                           cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "rtgate", "run", str(spec), "--json", "v.json"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     hog = None
     try:
         deadline = time.monotonic() + 60
@@ -114,7 +129,7 @@ def test_a_hog_that_comes_and_goes_mid_run_is_named(tmp_path: Path) -> None:
         hog = start_hog()
         time.sleep(1.5)
         stop_hog(hog)
-        out, err = run.communicate(timeout=120)
+        _out, err = run.communicate(timeout=120)
     finally:
         if hog:
             stop_hog(hog)
@@ -133,8 +148,9 @@ def test_doctor_and_require_see_a_competing_rt_task(tmp_path: Path) -> None:
     hog = start_hog(busy=False)  # sleeps: it could preempt the sampler, but costs nobody anything
     try:
         time.sleep(0.3)
-        doc = subprocess.run([sys.executable, "-m", "rtgate", "doctor", str(spec)], capture_output=True,
-                             text=True, timeout=60)
+        doc = subprocess.run(
+            [sys.executable, "-m", "rtgate", "doctor", str(spec)], capture_output=True, text=True, timeout=60
+        )
         r, verdicts = rtgate(tmp_path, "run", str(spec))
     finally:
         stop_hog(hog)

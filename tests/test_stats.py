@@ -18,7 +18,7 @@ from rtgate.core.stats import (
 
 
 def binom_cdf(k: int, n: int, p: float) -> float:
-    return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+    return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
 
 
 def test_zero_events_closed_form() -> None:
@@ -37,6 +37,7 @@ def test_bound_leaves_alpha_below(k: int, n: int, conf: float) -> None:
 
 def test_large_counts_stay_exact() -> None:
     from rtgate.core.stats import binom_cdf as exact_cdf
+
     k, n = 216_000, 86_400_000
     p = clopper_pearson_upper(k, n, 0.95)
     assert exact_cdf(k, n, p) <= 0.05 < exact_cdf(k, n, p * (1 - 1e-6))
@@ -57,8 +58,9 @@ def test_a_tenth_of_a_percent_needs_about_3000_clean_samples() -> None:
     assert clopper_pearson_upper(0, 2995, 0.95) <= 0.001
 
 
-@pytest.mark.parametrize("k, n, conf", [(1, 10, 0.95), (5, 1000, 0.95), (3, 3000, 0.99), (40, 500, 0.9),
-                                        (10, 10, 0.95), (999, 1000, 0.95)])
+@pytest.mark.parametrize(
+    "k, n, conf", [(1, 10, 0.95), (5, 1000, 0.95), (3, 3000, 0.99), (40, 500, 0.9), (10, 10, 0.95), (999, 1000, 0.95)]
+)
 def test_lower_bound_leaves_alpha_above(k: int, n: int, conf: float) -> None:
     p = clopper_pearson_lower(k, n, conf)
     alpha = 1 - conf

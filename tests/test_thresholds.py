@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from rtgate.core.thresholds import load_thresholds
 from rtgate.errors import ThresholdsError
 from rtgate.measure.sampler_args import sampler_args
-from rtgate.core.thresholds import load_thresholds
 
 SHIPPED = sorted((ROOT / "thresholds").rglob("*.yaml"))
 
@@ -81,8 +81,13 @@ def test_good_file_loads(tmp_path: Path) -> None:
 
 
 def test_unknown_key(tmp_path: Path) -> None:
-    expect(tmp_path, GOOD.replace("limit_us: 80", "limit_us: 80\n        limt: 3"), 10,
-           "measurements.m.gates[0].limt", "unknown key")
+    expect(
+        tmp_path,
+        GOOD.replace("limit_us: 80", "limit_us: 80\n        limt: 3"),
+        10,
+        "measurements.m.gates[0].limt",
+        "unknown key",
+    )
 
 
 def test_bad_number(tmp_path: Path) -> None:
@@ -106,8 +111,12 @@ def test_yaml_syntax_error(tmp_path: Path) -> None:
 
 
 def test_bad_rate(tmp_path: Path) -> None:
-    expect(tmp_path, GOOD.replace("kind: max\n        limit_us: 80",
-                                  "kind: miss_rate\n        above_us: 100\n        rate: 5"), 10, "rate")
+    expect(
+        tmp_path,
+        GOOD.replace("kind: max\n        limit_us: 80", "kind: miss_rate\n        above_us: 100\n        rate: 5"),
+        10,
+        "rate",
+    )
 
 
 def test_gate_kind_needs_its_keys(tmp_path: Path) -> None:
@@ -148,8 +157,9 @@ def test_error_in_parent_names_the_parent(tmp_path: Path) -> None:
 
 def test_error_in_override_names_the_board(tmp_path: Path) -> None:
     (tmp_path / "family.yaml").write_text(GOOD)
-    (tmp_path / "board.yaml").write_text("extends: family.yaml\nmeasurements:\n  m:\n    gates:\n"
-                                         "      - {name: g, limit_us: fast}\n")
+    (tmp_path / "board.yaml").write_text(
+        "extends: family.yaml\nmeasurements:\n  m:\n    gates:\n      - {name: g, limit_us: fast}\n"
+    )
     with pytest.raises(ThresholdsError) as e:
         load_thresholds(tmp_path / "board.yaml")
     assert str(e.value).startswith(f"{tmp_path / 'board.yaml'}:5: measurements.m.gates[0].limit_us")
@@ -161,5 +171,6 @@ def test_empty_and_non_mapping(tmp_path: Path) -> None:
 
 
 def test_unsafe_yaml_tags_are_refused(tmp_path: Path) -> None:
-    expect(tmp_path, "platform: !!python/object/apply:os.system ['true']\n" + GOOD.split("\n", 1)[1],
-           None, "invalid YAML")
+    expect(
+        tmp_path, "platform: !!python/object/apply:os.system ['true']\n" + GOOD.split("\n", 1)[1], None, "invalid YAML"
+    )

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from rtgate.errors import ResultsError, RtgateError, ThresholdsError
 from rtgate.core.gates import Status, evaluate
-from rtgate.parsers import load_results
-from rtgate.measure.sampler_args import sampler_args
 from rtgate.core.thresholds import load_thresholds
+from rtgate.errors import ResultsError, RtgateError, ThresholdsError
+from rtgate.measure.sampler_args import sampler_args
 from rtgate.measure.timerlat import rtla_args
+from rtgate.parsers import load_results
 
 RTLA = FIXTURES / "rtla"
 RTGATE = [sys.executable, "-m", "rtgate"]
@@ -26,8 +26,10 @@ RTGATE = [sys.executable, "-m", "rtgate"]
 
 def spec(tmp_path: Path, gates: str, timerlat: str = "{duration: 5s, cpus: [0, 1]}", name: str = "t.yaml") -> Path:
     p = tmp_path / name
-    p.write_text(f"platform: qemu-rt\nmeasurements:\n  kernel:\n    backend: timerlat\n"
-                 f"    timerlat: {timerlat}\n    gates:\n" + "".join(f"      - {g}\n" for g in gates.split(";")))
+    p.write_text(
+        f"platform: qemu-rt\nmeasurements:\n  kernel:\n    backend: timerlat\n"
+        f"    timerlat: {timerlat}\n    gates:\n" + "".join(f"      - {g}\n" for g in gates.split(";"))
+    )
     return p
 
 
@@ -37,8 +39,11 @@ def verdicts(tmp_path: Path, gates: str, fixture: str, timerlat: str = "{duratio
 
 
 def summary_rows(path: Path) -> dict[str, list[int]]:
-    return {ln.split(":")[0]: [int(x) for x in ln.split()[1:]] for ln in path.read_text().splitlines()
-            if ln.split(":")[0] in ("over", "count", "min", "avg", "max")}
+    return {
+        ln.split(":")[0]: [int(x) for x in ln.split()[1:]]
+        for ln in path.read_text().splitlines()
+        if ln.split(":")[0] in ("over", "count", "min", "avg", "max")
+    }
 
 
 @pytest.mark.parametrize("fixture", ["basic.txt", "wide.txt", "nano.txt", "bucket10.txt"])
@@ -102,8 +107,11 @@ def test_groups_select_irq_or_thread_latency(tmp_path: Path) -> None:
 def test_a_stopped_run_fails_its_gate_keeps_the_analysis_and_passes_nothing(tmp_path: Path) -> None:
     run = load_results(RTLA / "stop.txt")
     assert run.stop_reason == "threshold" and "hit stop tracing" in run.environment["analysis"]
-    v = verdicts(tmp_path, "{name: t, kind: max, threads: [thread], limit_us: 1};"
-                 "{name: i, kind: max, threads: [irq], limit_us: 100000}", "stop.txt")
+    v = verdicts(
+        tmp_path,
+        "{name: t, kind: max, threads: [thread], limit_us: 1};{name: i, kind: max, threads: [irq], limit_us: 100000}",
+        "stop.txt",
+    )
     assert v["thread-cpu0"].status == Status.FAIL and "hit stop tracing" in v["thread-cpu0"].properties["analysis"]
     # rtla printed no column for CPU 1 (no sample): its threads are there, without samples: ERROR.
     assert v["thread-cpu1"].status == Status.ERROR and "no samples" in v["thread-cpu1"].reason
@@ -120,12 +128,20 @@ def test_text_report_quotes_the_analysis(tmp_path: Path) -> None:
 def test_one_context_with_zero_rows(tmp_path: Path) -> None:
     run = load_results(RTLA / "one-cpu-no-irq-zeros.txt")
     assert [(t.label, t.cpu, t.cycles, t.histogram.overflow) for t in run.threads] == [("thread", 1, 1986, 1986)]
-    tf = load_thresholds(spec(tmp_path, "{name: t, kind: max, threads: [thread], limit_us: 3000};"
-                              "{name: all, kind: max, limit_us: 3000}", "{duration: 2s, cpus: [1]}"))
+    tf = load_thresholds(
+        spec(
+            tmp_path,
+            "{name: t, kind: max, threads: [thread], limit_us: 3000};{name: all, kind: max, limit_us: 3000}",
+            "{duration: 2s, cpus: [1]}",
+        )
+    )
     v = [(x.gate, x.thread, x.status) for x in evaluate(tf.measurements["kernel"], run)]
     # The file has no IRQ latency (--no-irq), which the threshold file measures: that gate is ERROR.
-    assert v == [("t", "thread-cpu1", Status.PASS), ("all", "irq-cpu1", Status.ERROR),
-                 ("all", "thread-cpu1", Status.PASS)]
+    assert v == [
+        ("t", "thread-cpu1", Status.PASS),
+        ("all", "irq-cpu1", Status.ERROR),
+        ("all", "thread-cpu1", Status.PASS),
+    ]
 
 
 def _broken(tmp_path: Path, fixture: str, old: str, new: str) -> Path:
@@ -145,7 +161,7 @@ def test_counts_that_do_not_add_up_are_an_error_naming_the_line(tmp_path: Path) 
 def test_a_cut_off_or_foreign_file_is_an_error(tmp_path: Path) -> None:
     text = (RTLA / "basic.txt").read_text()
     cut = tmp_path / "cut.txt"
-    cut.write_text(text[:text.index("avg:")])
+    cut.write_text(text[: text.index("avg:")])
     with pytest.raises(ResultsError, match="no 'avg:' row"):
         load_results(cut)
     twice = tmp_path / "twice.txt"
@@ -177,18 +193,22 @@ def test_results_of_the_other_backend_are_an_error(tmp_path: Path) -> None:
     assert {x.status for x in v} == {Status.ERROR} and "backend" in v[0].reason
 
 
-@pytest.mark.parametrize("body, message", [
-    ("    backend: rtla\n    timerlat: {duration: 5s}\n", "unknown backend 'rtla'"),
-    ("    backend: timerlat\n    sampler: {duration: 5s}\n", "takes timerlat:, not sampler:"),
-    ("    timerlat: {duration: 5s}\n", "timerlat: needs backend: timerlat"),
-    ("    backend: timerlat\n    timerlat: {interval_us: 100}\n", "missing required key 'duration'"),
-    ("    backend: timerlat\n    timerlat: {duration: 5s, priority: 0}\n", "from 1 to 99"),
-    ("    backend: timerlat\n    timerlat: {duration: 5s, loops: 10}\n", "unknown key"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("    backend: rtla\n    timerlat: {duration: 5s}\n", "unknown backend 'rtla'"),
+        ("    backend: timerlat\n    sampler: {duration: 5s}\n", "takes timerlat:, not sampler:"),
+        ("    timerlat: {duration: 5s}\n", "timerlat: needs backend: timerlat"),
+        ("    backend: timerlat\n    timerlat: {interval_us: 100}\n", "missing required key 'duration'"),
+        ("    backend: timerlat\n    timerlat: {duration: 5s, priority: 0}\n", "from 1 to 99"),
+        ("    backend: timerlat\n    timerlat: {duration: 5s, loops: 10}\n", "unknown key"),
+    ],
+)
 def test_threshold_file_mistakes_are_named(tmp_path: Path, body: str, message: str) -> None:
     p = tmp_path / "bad.yaml"
-    p.write_text("platform: p\nmeasurements:\n  kernel:\n" + body +
-                 "    gates:\n      - {name: m, kind: max, limit_us: 10}\n")
+    p.write_text(
+        "platform: p\nmeasurements:\n  kernel:\n" + body + "    gates:\n      - {name: m, kind: max, limit_us: 10}\n"
+    )
     with pytest.raises(ThresholdsError, match=message) as e:
         load_thresholds(p)
     assert str(e.value).startswith(f"{p}:")
@@ -197,18 +217,24 @@ def test_threshold_file_mistakes_are_named(tmp_path: Path, body: str, message: s
 def test_gates_name_rtlas_contexts(tmp_path: Path) -> None:
     with pytest.raises(ThresholdsError, match=r"no thread group 'user' .*groups: irq, thread"):
         load_thresholds(spec(tmp_path, "{name: m, kind: max, threads: [user], limit_us: 10}"))
-    tf = load_thresholds(spec(tmp_path, "{name: m, kind: max, threads: [user], limit_us: 10}",
-                              "{duration: 5s, user_threads: true}"))
+    tf = load_thresholds(
+        spec(tmp_path, "{name: m, kind: max, threads: [user], limit_us: 10}", "{duration: 5s, user_threads: true}")
+    )
     assert [g.name for g in tf.measurements["kernel"].sampler.threads] == ["irq", "thread", "user"]
     with pytest.raises(ThresholdsError, match="rtla does not count missed periods"):
         load_thresholds(spec(tmp_path, "{name: m, kind: missed, max_count: 0}"))
 
 
 def test_rtla_command_line(tmp_path: Path) -> None:
-    tf = load_thresholds(spec(tmp_path, "{name: i, kind: max, threads: [irq], limit_us: 30.5};"
-                              "{name: t, kind: max, limit_us: 80};{name: c, kind: max, cpus: [1], limit_us: 5};"
-                              "{name: r, kind: miss_rate, above_us: 2000, rate: 1%}",
-                              "{interval_us: 200, duration: 1m, priority: 90, cpus: '0-1', latency_us: 0}"))
+    tf = load_thresholds(
+        spec(
+            tmp_path,
+            "{name: i, kind: max, threads: [irq], limit_us: 30.5};"
+            "{name: t, kind: max, limit_us: 80};{name: c, kind: max, cpus: [1], limit_us: 5};"
+            "{name: r, kind: miss_rate, above_us: 2000, rate: 1%}",
+            "{interval_us: 200, duration: 1m, priority: 90, cpus: '0-1', latency_us: 0}",
+        )
+    )
     m = tf.measurements["kernel"]
     args = rtla_args(m, None, "/out/kernel.trace.txt")
     assert args[:2] == ["timerlat", "hist"]
@@ -237,8 +263,12 @@ def test_run_on_a_kernel_without_timerlat_reports_error_verdicts(tmp_path: Path)
     if tracers.is_file() and "timerlat" in tracers.read_text().split():
         pytest.skip("this kernel has the timerlat tracer: tests/test_timerlat_qemu.py runs it")
     p = spec(tmp_path, "{name: m, kind: max, limit_us: 80}", "{duration: 1s}")
-    r = subprocess.run([*RTGATE, "run", str(p), "--output-dir", str(tmp_path / "out"), "--json",
-                        str(tmp_path / "v.json")], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [*RTGATE, "run", str(p), "--output-dir", str(tmp_path / "out"), "--json", str(tmp_path / "v.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 1, r.stdout + r.stderr
     v = json.loads((tmp_path / "v.json").read_text())["verdicts"]
     assert [x["status"] for x in v] == ["ERROR"] and "not measured" in v[0]["reason"]
@@ -248,29 +278,53 @@ def test_run_on_a_kernel_without_timerlat_reports_error_verdicts(tmp_path: Path)
 def test_newer_rtla_totals_and_dashes_are_read(tmp_path: Path) -> None:
     # rtla after 6.1 prints '-' for figures of an empty column and an ALL: block of totals after the
     # per-CPU summary (timerlat_print_stats_all); the per-CPU columns are what is gated.
-    text = (RTLA / "stop.txt").read_text().replace("rtla timerlat hit stop tracing", "ALL:        IRQ       Thr\n"
-                                                   "count:        1         1\nmin:       5240      9341\n"
-                                                   "avg:       5240      9341\nmax:       5240      9341\n"
-                                                   "rtla timerlat hit stop tracing")
+    text = (
+        (RTLA / "stop.txt")
+        .read_text()
+        .replace(
+            "rtla timerlat hit stop tracing",
+            "ALL:        IRQ       Thr\n"
+            "count:        1         1\nmin:       5240      9341\n"
+            "avg:       5240      9341\nmax:       5240      9341\n"
+            "rtla timerlat hit stop tracing",
+        )
+    )
     p = tmp_path / "newer.txt"
     p.write_text(text)
     run = load_results(p)
     assert [(t.label, t.cycles, t.max) for t in run.threads] == [("irq", 1, 5240), ("thread", 1, 9341)]
     assert run.stop_reason == "threshold"
     q = tmp_path / "dash.txt"
-    q.write_text(text.replace("count:        1         1 \n", "count:        0         1 \n", 1)
-                 .replace("over:         1         1 ", "over:         0         1 ", 1)
-                 .replace("min:       5240      9341 ", "min:          -      9341 ", 1))
+    q.write_text(
+        text.replace("count:        1         1 \n", "count:        0         1 \n", 1)
+        .replace("over:         1         1 ", "over:         0         1 ", 1)
+        .replace("min:       5240      9341 ", "min:          -      9341 ", 1)
+    )
     irq = load_results(q).threads[0]
     assert (irq.cycles, irq.min) == (0, None)
 
 
 def test_history_keeps_irq_and_thread_latency_of_one_cpu_apart(tmp_path: Path) -> None:
     db = tmp_path / "h.db"
-    r = subprocess.run([*RTGATE, "history", "add", "--db", str(db), "--platform", "qemu-rt", "--kernel-release",
-                        "6.1.0-56-rt-amd64", str(RTLA / "basic.txt")], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            *RTGATE,
+            "history",
+            "add",
+            "--db",
+            str(db),
+            "--platform",
+            "qemu-rt",
+            "--kernel-release",
+            "6.1.0-56-rt-amd64",
+            str(RTLA / "basic.txt"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     import sqlite3
+
     rows = sqlite3.connect(db).execute("SELECT idx, thread, cycles FROM threads ORDER BY idx").fetchall()
     # history names threads that share a CPU by their index: irq-cpu0 is t0-cpu0, thread-cpu0 t2-cpu0
     assert rows == [(0, "t0-cpu0", 4954), (1, "t1-cpu1", 4952), (2, "t2-cpu0", 4954), (3, "t3-cpu1", 4952)]
@@ -282,8 +336,9 @@ def test_a_stop_before_any_sample_is_an_error_with_the_analysis(tmp_path: Path) 
     assert run.threads == [] and run.stop_reason == "threshold"
     for timerlat in ("{duration: 20s, cpus: [0, 1]}", "{duration: 20s}"):  # CPUs known, or not
         v = verdicts(tmp_path, "{name: t, kind: max, threads: [thread], limit_us: 1}", "stop-no-sample.txt", timerlat)
-        assert v and all(x.status == Status.ERROR and "hit stop tracing" in x.properties["analysis"]
-                         for x in v.values())
+        assert v and all(
+            x.status == Status.ERROR and "hit stop tracing" in x.properties["analysis"] for x in v.values()
+        )
     with pytest.raises(ResultsError, match="no CPU had a sample"):
         cut = tmp_path / "cut.txt"
         cut.write_text((RTLA / "stop-no-sample.txt").read_text().split("rtla timerlat hit")[0])

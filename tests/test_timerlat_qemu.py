@@ -19,7 +19,7 @@ import pytest
 from conftest import IS_ROOT
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "rtkernel"))
-from guest import boot, rt_kernel  # noqa: E402
+from guest import boot, rt_kernel
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not IS_ROOT, reason="QEMU shares / with the guest: needs root")]
 
@@ -87,8 +87,12 @@ def _needs(ok: bool, what: str) -> None:
 def guest_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     kernel = rt_kernel()
     _needs(kernel is not None, "Debian's linux-image-rt-amd64 (a PREEMPT_RT kernel in /boot)")
-    for tool, package in (("qemu-system-x86_64", "qemu-system-x86"), ("rtla", "rtla"), ("cpio", "cpio"),
-                          ("busybox", "busybox-static")):
+    for tool, package in (
+        ("qemu-system-x86_64", "qemu-system-x86"),
+        ("rtla", "rtla"),
+        ("cpio", "cpio"),
+        ("busybox", "busybox-static"),
+    ):
         _needs(shutil.which(tool) is not None, f"{tool} ({package})")
     work = tmp_path_factory.mktemp("rtkernel") / "work"
     work.mkdir()
@@ -169,12 +173,29 @@ def test_check_reads_the_saved_rtla_output_the_same(guest_run: dict[str, Any], t
     work = guest_run["work"]
     saved = work / "out" / "kernel.rtla.txt"
     assert saved.read_text().startswith("# RTLA timerlat histogram")
-    r = subprocess.run([sys.executable, "-m", "rtgate", "check", str(work / "spec.yaml"), f"kernel={saved}",
-                        "--json", str(tmp_path / "check.json")], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rtgate",
+            "check",
+            str(work / "spec.yaml"),
+            f"kernel={saved}",
+            "--json",
+            str(tmp_path / "check.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     doc = json.loads((tmp_path / "check.json").read_text())
     live = json.loads(_text(work, "verdicts.json"))
-    pick = lambda d: sorted((v["gate"], v["thread"], v["status"], v["value"]) for v in d["verdicts"]  # noqa: E731
-                            if v["measurement"] == "kernel")
+
+    def pick(d: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return sorted(
+            (v["gate"], v["thread"], v["status"], v["value"]) for v in d["verdicts"] if v["measurement"] == "kernel"
+        )
+
     assert pick(doc) == pick(live), r.stdout
 
 

@@ -33,8 +33,7 @@ measurements:
 
 
 def rtgate(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=180)
+    return subprocess.run([sys.executable, "-m", "rtgate", *args], cwd=cwd, capture_output=True, text=True, timeout=180)
 
 
 def check(cwd: Path, results: Path) -> tuple[int, dict]:
@@ -80,27 +79,43 @@ def _variant(good_run: Path, tmp_path: Path, name: str, edit: object, with_envir
 
 
 @needs_root
-@pytest.mark.parametrize("case, edit, reason", [
-    ("missing", lambda d: d.pop("rtgate_run"), "validity record (rtgate_run) is missing: the run did not finish"),
-    ("says-valid", lambda d: d["rtgate_run"].update(invalid=["the cpu load stopped"]),
-     "the cpu load stopped; its validity record contradicts itself (valid: true with 1 reasons)"),
-    ("says-invalid", lambda d: d["rtgate_run"].update(valid=False), "contradicts itself (valid: false with 0 reasons)"),
-    ("other-figures", lambda d: d["rtgate"]["threads"][0].update(missed_periods=0, cycles=d["rtgate"]["threads"][0]
-                                                                  ["cycles"]) or d["rtgate_run"]["results"].update(
-                                                                  cycles=[1]),
-     "written for other figures"),
-    ("unreadable", lambda d: d.update(rtgate_run="valid"), "not one this rtgate reads"),
-])
-def test_a_record_missing_or_contradicting_its_data_is_an_error(good_run: Path, tmp_path: Path, case: str,
-                                                                  edit: object, reason: str) -> None:
+@pytest.mark.parametrize(
+    "case, edit, reason",
+    [
+        ("missing", lambda d: d.pop("rtgate_run"), "validity record (rtgate_run) is missing: the run did not finish"),
+        (
+            "says-valid",
+            lambda d: d["rtgate_run"].update(invalid=["the cpu load stopped"]),
+            "the cpu load stopped; its validity record contradicts itself (valid: true with 1 reasons)",
+        ),
+        (
+            "says-invalid",
+            lambda d: d["rtgate_run"].update(valid=False),
+            "contradicts itself (valid: false with 0 reasons)",
+        ),
+        (
+            "other-figures",
+            lambda d: (
+                d["rtgate"]["threads"][0].update(missed_periods=0, cycles=d["rtgate"]["threads"][0]["cycles"])
+                or d["rtgate_run"]["results"].update(cycles=[1])
+            ),
+            "written for other figures",
+        ),
+        ("unreadable", lambda d: d.update(rtgate_run="valid"), "not one this rtgate reads"),
+    ],
+)
+def test_a_record_missing_or_contradicting_its_data_is_an_error(
+    good_run: Path, tmp_path: Path, case: str, edit: object, reason: str
+) -> None:
     path = _variant(good_run, tmp_path, case, edit)
     rc, v = check(tmp_path, path)
     assert rc == 1 and v["status"] == "ERROR" and reason in v["reason"], v["reason"]
 
 
 @needs_root
-def test_results_without_a_record_or_rtgate_run_beside_them_are_judged_on_their_figures(good_run: Path,
-                                                                                        tmp_path: Path) -> None:
+def test_results_without_a_record_or_rtgate_run_beside_them_are_judged_on_their_figures(
+    good_run: Path, tmp_path: Path
+) -> None:
     """A sampler run by hand (or on a board) has no record: its figures alone decide."""
     path = _variant(good_run, tmp_path, "bare", lambda d: d.pop("rtgate_run"), with_environment=False)
     assert check(tmp_path, path)[1]["status"] == "PASS"
@@ -109,18 +124,22 @@ def test_results_without_a_record_or_rtgate_run_beside_them_are_judged_on_their_
 @needs_root
 def test_an_overrun_is_seen_from_the_samplers_own_figures(good_run: Path, tmp_path: Path) -> None:
     """A run that took 3 s longer than its periods account for hid a stall: ERROR, with or without a record."""
+
     def late(d: dict) -> None:
         d.pop("rtgate_run")
         d["rtgate"]["elapsed_s"] += 3.0
+
     path = _variant(good_run, tmp_path, "late", late, with_environment=False)
     rc, v = check(tmp_path, path)
     assert rc == 1 and v["status"] == "ERROR" and "overrun" in v["reason"]
     assert "s went unmeasured" in v["reason"]
+
     # just inside the allowance (0.5 s or 10 periods): still judged on its figures
     def slightly_late(d: dict) -> None:
         d.pop("rtgate_run")
         t = d["rtgate"]["threads"][0]
         d["rtgate"]["elapsed_s"] = (t["cycles"] + t["missed_periods"]) / 1000 + 0.4
+
     path = _variant(good_run, tmp_path, "slightly", slightly_late, with_environment=False)
     assert check(tmp_path, path)[1]["status"] == "PASS"
 
@@ -129,8 +148,9 @@ def test_an_overrun_is_seen_from_the_samplers_own_figures(good_run: Path, tmp_pa
 @pytest.mark.slow
 def test_an_invalid_run_stays_invalid_on_every_path(tmp_path: Path) -> None:
     """The load dies mid-run: run says ERROR, and so do check, report, history add, export and pytest."""
-    (tmp_path / "t.yaml").write_text(SPEC.format(seconds=4, load="{kind: custom, command: [sleep, '2'], "
-                                                                "cpus: others, warmup_seconds: 0.5}"))
+    (tmp_path / "t.yaml").write_text(
+        SPEC.format(seconds=4, load="{kind: custom, command: [sleep, '2'], cpus: others, warmup_seconds: 0.5}")
+    )
     r = rtgate(tmp_path, "run", "t.yaml", "--json", "v.json")
     assert r.returncode == 1, r.stdout + r.stderr
     ran = json.loads((tmp_path / "v.json").read_text())["verdicts"][0]
@@ -156,6 +176,11 @@ def test_an_invalid_run_stays_invalid_on_every_path(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     tests = json.loads((alone / "k.json").read_text())["tests"]
     assert {t["status"] for t in tests if t["status"] != "DONE"} == {"ERROR"}  # DONE: the figures alone
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "t.yaml",
-                        "--rtgate-results", "results.json"], cwd=alone, capture_output=True, text=True, timeout=180)
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "t.yaml", "--rtgate-results", "results.json"],
+        cwd=alone,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert r.returncode == 1 and "1 failed" in r.stdout and "the custom load stopped" in r.stdout, r.stdout

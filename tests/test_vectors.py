@@ -30,8 +30,15 @@ def load_vectors() -> list[dict[str, Any]]:
             continue
         word = line.split()[0]
         if word == "vector":
-            v = {"name": line.split()[1], "unit": "us", "complete": True, "reason": "loops", "labels": None,
-                 "threads": [], "expect": []}
+            v = {
+                "name": line.split()[1],
+                "unit": "us",
+                "complete": True,
+                "reason": "loops",
+                "labels": None,
+                "threads": [],
+                "expect": [],
+            }
         elif word == "unit":
             v["unit"] = line.split()[1]
         elif word == "run":
@@ -59,13 +66,28 @@ def as_run(v: dict[str, Any]) -> tuple[RunResult, Measurement]:
             lo, hi, c = b.split(":")
             buckets.append((int(lo), None if hi == "-" else int(hi), int(c)))
         cycles = int(f["cycles"])
-        threads.append(ThreadResult(
-            index=int(f["index"]), cycles=cycles, cpu=int(f["cpu"]), priority=int(f["prio"]),
-            min=int(f["min"]) if cycles else None, max=int(f["max"]) if cycles else None,
-            avg=int(f["sum"]) / cycles if cycles else None, missed=int(f["missed"]),
-            histogram=Histogram(v["unit"], buckets)))
-    run = RunResult(source=v["name"], format="rtgate-json", unit=v["unit"], threads=threads,
-                    complete=v["complete"], stop_reason=v["reason"], signal="SIGINT")
+        threads.append(
+            ThreadResult(
+                index=int(f["index"]),
+                cycles=cycles,
+                cpu=int(f["cpu"]),
+                priority=int(f["prio"]),
+                min=int(f["min"]) if cycles else None,
+                max=int(f["max"]) if cycles else None,
+                avg=int(f["sum"]) / cycles if cycles else None,
+                missed=int(f["missed"]),
+                histogram=Histogram(v["unit"], buckets),
+            )
+        )
+    run = RunResult(
+        source=v["name"],
+        format="rtgate-json",
+        unit=v["unit"],
+        threads=threads,
+        complete=v["complete"],
+        stop_reason=v["reason"],
+        signal="SIGINT",
+    )
     labels = v["labels"] or ["all"] * len(threads)
     groups = []
     for label in labels:
@@ -74,8 +96,9 @@ def as_run(v: dict[str, Any]) -> tuple[RunResult, Measurement]:
         else:
             groups.append(ThreadGroup(name=label, count=1, cpus=None, priority=80, policy="fifo"))
     gate = parse_gate_arg(v["gate"], list(labels))
-    m = Measurement(name="m", description="", sampler=SamplerSettings(loops=1, threads=groups), gates=[gate],
-                    where=("vectors", 0))
+    m = Measurement(
+        name="m", description="", sampler=SamplerSettings(loops=1, threads=groups), gates=[gate], where=("vectors", 0)
+    )
     return run, m
 
 
@@ -131,19 +154,26 @@ def test_generated_vectors_are_up_to_date() -> None:
     """The rate vectors are what the independent generator (direct binomial sums) writes today."""
     import subprocess
     import sys
-    r = subprocess.run([sys.executable, str(VECTORS.parent / "make_rate_vectors.py"), "--check"],
-                       capture_output=True, text=True, timeout=600)
+
+    r = subprocess.run(
+        [sys.executable, str(VECTORS.parent / "make_rate_vectors.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, "tests/vectors/gates.txt differs from make_rate_vectors.py's output " + r.stderr
 
 
 def test_c_gates_give_the_vector_verdicts(tool: Any, tmp_path: Path) -> None:
     """The same file through sampler/gate.c (also run by `meson test`)."""
     import subprocess
+
     tool("meson", "meson")
     build = tmp_path / "build"
     for args in (["setup", str(build), str(ROOT), "-Dharness=disabled"], ["compile", "-C", str(build)]):
         r = subprocess.run(["meson", *args], capture_output=True, text=True)
         assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    r = subprocess.run([str(build / "sampler" / "tests" / "test_gate_vectors"), str(VECTORS)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [str(build / "sampler" / "tests" / "test_gate_vectors"), str(VECTORS)], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr

@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -49,6 +48,7 @@ def test_lock_waits_and_says_for_whom(tmp_path: Path, monkeypatch: pytest.Monkey
         with measurement_lock("first"):
             held.set()
             release.wait(10)
+
     t = threading.Thread(target=holder)
     t.start()
     held.wait(10)
@@ -60,6 +60,7 @@ def test_lock_waits_and_says_for_whom(tmp_path: Path, monkeypatch: pytest.Monkey
 
         def flush(self) -> None:
             pass
+
     with measurement_lock("second", out=Out()):
         assert release.is_set()  # it got the lock only after saying it waits and the first let go
     t.join(10)
@@ -77,8 +78,19 @@ def test_lock_waits_and_says_for_whom(tmp_path: Path, monkeypatch: pytest.Monkey
 @pytest.mark.slow
 def test_xdist_workers_never_measure_at_once(pytester: pytest.Pytester) -> None:
     (pytester.path / "pair.yaml").write_text(TWO.format(body=ONE.format(name="first") + ONE.format(name="second")))
-    r = pytester.runpytest_subprocess("pair.yaml", "-n", "2", "-p", "xdist", "--junitxml=out.xml",
-                                      "--rtgate-json", "v.json", "-W", "error", timeout=300)
+    r = pytester.runpytest_subprocess(
+        "pair.yaml",
+        "-n",
+        "2",
+        "-p",
+        "xdist",
+        "--junitxml=out.xml",
+        "--rtgate-json",
+        "v.json",
+        "-W",
+        "error",
+        timeout=300,
+    )
     out = r.stdout.str()
     r.assert_outcomes(passed=4)
     results = sorted((pytester.path / "rtgate-results").glob("gw*/pair/*.json"))
@@ -87,7 +99,7 @@ def test_xdist_workers_never_measure_at_once(pytester: pytest.Pytester) -> None:
     for p in results:
         spans[p.stem] = _span(p)
     assert set(spans) == {"first", "second"}, results  # each ran once, in its worker's folder
-    (a0, a1), (b0, b1) = sorted(spans.values())
+    (_a0, a1), (b0, _b1) = sorted(spans.values())
     assert a1 <= b0, spans  # one after the other, never at once
     # the controller's summary holds every gate; the JSON and JUnit figures too
     assert "rtgate" in out and out.count("PASS         pair.yaml::") == 4, out
@@ -105,9 +117,22 @@ def test_xdist_summary_from_results(pytester: pytest.Pytester) -> None:
     (pytester.path / "board.yaml").write_text(
         "platform: board\nmeasurements:\n  m:\n    sampler: {interval_us: 200, loops: 5000, priority: 80,"
         " threads: [{name: all, count: 2}]}\n    gates:\n      - {name: max, kind: max, limit_us: 500}\n"
-        "      - {name: avg, kind: avg, limit_us: 500}\n")
-    r = pytester.runpytest_subprocess("board.yaml", "-n", "2", "-p", "xdist", "--rtgate-results", "results.json",
-                                      "--junitxml=out.xml", "--rtgate-junit", "rt.xml", "-W", "error")
+        "      - {name: avg, kind: avg, limit_us: 500}\n"
+    )
+    r = pytester.runpytest_subprocess(
+        "board.yaml",
+        "-n",
+        "2",
+        "-p",
+        "xdist",
+        "--rtgate-results",
+        "results.json",
+        "--junitxml=out.xml",
+        "--rtgate-junit",
+        "rt.xml",
+        "-W",
+        "error",
+    )
     r.assert_outcomes(passed=3, failed=1)
     out = r.stdout.str()
     assert "FAIL         board.yaml::m::max[cpu0]  894 us (limit 500 us)" in out, out
@@ -127,13 +152,21 @@ def test_two_rtgate_runs_wait_for_each_other(tmp_path: Path) -> None:
     for d in ("a", "b"):
         (tmp_path / d).mkdir()
         (tmp_path / d / "t.yaml").write_text(TWO.format(body=ONE.format(name=d).replace("3s", "8s")))
-    procs = [subprocess.Popen([sys.executable, "-m", "rtgate", "run", "t.yaml"], cwd=tmp_path / d,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for d in ("a", "b")]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "rtgate", "run", "t.yaml"],
+            cwd=tmp_path / d,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for d in ("a", "b")
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     spans = []
     for d in ("a", "b"):
         spans.append(_span(tmp_path / d / "rtgate-results" / f"{d}.json"))
-    (a0, a1), (b0, b1) = sorted(spans)
+    (_a0, a1), (b0, _b1) = sorted(spans)
     assert a1 <= b0, spans
     assert any("waiting for the machine's measurement lock" in err for _, err in outs), outs

@@ -7,8 +7,7 @@ from __future__ import annotations
 class RtgateError(Exception):
     """An input or usage problem: the CLI prints it as one line and exits 2."""
 
-    def __init__(self, message: str, path: str | None = None, line: int | None = None,
-                 key: str | None = None) -> None:
+    def __init__(self, message: str, path: str | None = None, line: int | None = None, key: str | None = None) -> None:
         self.message = message
         self.path = path
         self.line = line

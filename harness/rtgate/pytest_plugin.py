@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
-from rtgate.errors import RtgateError, ThresholdsError
 from rtgate.core.gates import Status, Verdict
-from rtgate.reports.text import limit_text
-from rtgate.measure.session import GateSession, LatencyResult, Settings, predicted_thread_ids
 from rtgate.core.thresholds import Measurement, ThresholdFile, load_thresholds
+from rtgate.errors import RtgateError, ThresholdsError
+from rtgate.measure.session import GateSession, LatencyResult, Settings, predicted_thread_ids
+from rtgate.reports.text import limit_text
 
 _SESSION = pytest.StashKey[GateSession]()
 _SAVED_HANDLERS = pytest.StashKey[dict]()
@@ -28,33 +29,59 @@ _CONFIG: dict[str, pytest.Config] = {}  # for hooks that get no config (pytest_r
 
 # ------------------------------------------------------------------ options
 
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("rtgate", "rtgate latency gates")
-    group.addoption("--rtgate-thresholds", action="append", default=[], metavar="FILE",
-                    help="collect the gates of this threshold file (repeatable; ini: rtgate_thresholds)")
-    group.addoption("--rtgate-results", action="extend", nargs="+", default=[], metavar="[MEASUREMENT=]PATH",
-                    help="evaluate these results instead of running the sampler (ini: rtgate_results)")
-    group.addoption("--rtgate-accept-setup", metavar="LIST",
-                    help="accept these set-up differences of --rtgate-results: interval, priority, policy, "
-                         "cpus, duration or all (ini: rtgate_accept_setup)")
-    group.addoption("--rtgate-duration", metavar="TIME",
-                    help="override every measurement's duration, e.g. 5s (ini: rtgate_duration)")
+    group.addoption(
+        "--rtgate-thresholds",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="collect the gates of this threshold file (repeatable; ini: rtgate_thresholds)",
+    )
+    group.addoption(
+        "--rtgate-results",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="[MEASUREMENT=]PATH",
+        help="evaluate these results instead of running the sampler (ini: rtgate_results)",
+    )
+    group.addoption(
+        "--rtgate-accept-setup",
+        metavar="LIST",
+        help="accept these set-up differences of --rtgate-results: interval, priority, policy, "
+        "cpus, duration or all (ini: rtgate_accept_setup)",
+    )
+    group.addoption(
+        "--rtgate-duration",
+        metavar="TIME",
+        help="override every measurement's duration, e.g. 5s (ini: rtgate_duration)",
+    )
     group.addoption("--rtgate-sampler", metavar="PATH", help="rtgate-sampler to run (ini: rtgate_sampler)")
-    group.addoption("--rtgate-allow-inconclusive", action="store_true", default=None,
-                    help="report INCONCLUSIVE gates as skipped, not failed (ini: rtgate_allow_inconclusive)")
-    group.addoption("--rtgate-output-dir", metavar="DIR",
-                    help="where measurement results go (default rtgate-results; ini: rtgate_output_dir)")
-    group.addoption("--rtgate-junit", metavar="FILE",
-                    help="also write rtgate's own JUnit report for the session (ini: rtgate_junit)")
-    group.addoption("--rtgate-json", metavar="FILE",
-                    help="write the session's verdicts as JSON (ini: rtgate_json)")
+    group.addoption(
+        "--rtgate-allow-inconclusive",
+        action="store_true",
+        default=None,
+        help="report INCONCLUSIVE gates as skipped, not failed (ini: rtgate_allow_inconclusive)",
+    )
+    group.addoption(
+        "--rtgate-output-dir",
+        metavar="DIR",
+        help="where measurement results go (default rtgate-results; ini: rtgate_output_dir)",
+    )
+    group.addoption(
+        "--rtgate-junit",
+        metavar="FILE",
+        help="also write rtgate's own JUnit report for the session (ini: rtgate_junit)",
+    )
+    group.addoption("--rtgate-json", metavar="FILE", help="write the session's verdicts as JSON (ini: rtgate_json)")
     parser.addini("rtgate_thresholds", "threshold files whose gates are collected", type="args", default=[])
     parser.addini("rtgate_results", "results to evaluate instead of running the sampler", type="args", default=[])
     parser.addini("rtgate_accept_setup", "set-up differences of results to accept", default="")
     parser.addini("rtgate_duration", "duration override for every measurement", default="")
     parser.addini("rtgate_sampler", "rtgate-sampler to run", default="")
-    parser.addini("rtgate_allow_inconclusive", "INCONCLUSIVE gates are skipped, not failed", type="bool",
-                  default=False)
+    parser.addini("rtgate_allow_inconclusive", "INCONCLUSIVE gates are skipped, not failed", type="bool", default=False)
     parser.addini("rtgate_output_dir", "where measurement results go", default="rtgate-results")
     parser.addini("rtgate_junit", "rtgate's own JUnit report for the session", default="")
     parser.addini("rtgate_json", "the session's verdicts as JSON", default="")
@@ -62,9 +89,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _settings(config: pytest.Config) -> Settings:
     """Command line first, then the ini file."""
+
     def pick(option: str, ini: str) -> Any:
         value = config.getoption(option)
         return value if value not in (None, [], "") else config.getini(ini)
+
     output_dir = Path(str(pick("rtgate_output_dir", "rtgate_output_dir") or "rtgate-results"))
     worker = getattr(config, "workerinput", None)
     if worker is not None:  # a pytest-xdist worker: its results in a folder of its own
@@ -121,6 +150,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 # ------------------------------------------------------------------ collection
+
 
 def _named(config: pytest.Config, path: Path) -> bool:
     """Only threshold files the user names are collected: never every YAML file in a tree."""
@@ -180,7 +210,7 @@ class MeasurementNode(pytest.Collector):
         gate_session = self.config.stash[_SESSION]
         ids = predicted_thread_ids(self.measurement, gate_session.results_for(self.tf, self.measurement.name))
         for gate in self.measurement.gates:
-            for thread in (["worst"] if gate.scope == "worst" else ids.get(gate.name, [])):
+            for thread in ["worst"] if gate.scope == "worst" else ids.get(gate.name, []):
                 item = GateItem.from_parent(self, name=f"{gate.name}[{thread}]", gate=gate.name, thread=thread)
                 item.add_marker("rtgate")
                 if gate.critical:
@@ -230,8 +260,12 @@ class GateItem(pytest.Item):
 
 def failure_text(v: Verdict) -> str:
     """The gate's one-line reason and a short table: no traceback."""
-    rows = [("value", v.value_text or "-"), ("limit", limit_text(v) or "-"),
-            ("bound", "-" if v.bound is None else f"{v.bound * 100:.4g} %"), ("samples", str(v.samples))]
+    rows = [
+        ("value", v.value_text or "-"),
+        ("limit", limit_text(v) or "-"),
+        ("bound", "-" if v.bound is None else f"{v.bound * 100:.4g} %"),
+        ("samples", str(v.samples)),
+    ]
     for key in ("cycles", "min_us", "avg_us", "max_us", "p99.9_us", "missed_periods", "source"):
         if key in v.properties and v.properties[key] is not None:
             rows.append((key, str(v.properties[key])))
@@ -247,8 +281,13 @@ def record_figures(config: pytest.Config, node: pytest.Item, verdict: Verdict) -
     into the testsuite's <properties> instead, named "<test id>::<figure>" (what
     record_testsuite_property does), which Jenkins keeps with keepProperties.
     """
-    figures: dict[str, Any] = {"status": verdict.status.value, "value": verdict.value_text,
-                               "limit": verdict.limit, "bound": verdict.bound, "samples": verdict.samples}
+    figures: dict[str, Any] = {
+        "status": verdict.status.value,
+        "value": verdict.value_text,
+        "limit": verdict.limit,
+        "bound": verdict.bound,
+        "samples": verdict.samples,
+    }
     figures.update({k: v for k, v in verdict.properties.items() if not isinstance(v, (list, dict))})
     figures = {k: v for k, v in figures.items() if v is not None}
     if hasattr(config, "workerinput") and config.getini("junit_family") not in ("xunit1", "legacy"):
@@ -260,6 +299,7 @@ def record_figures(config: pytest.Config, node: pytest.Item, verdict: Verdict) -
         node.user_properties.extend((f"rtgate.{k}", v) for k, v in figures.items())
         return
     from _pytest.junitxml import xml_key  # the LogXML of --junitxml, as record_testsuite_property uses
+
     xml = config.stash.get(xml_key, None)
     if xml is not None:
         for k, v in figures.items():
@@ -267,6 +307,7 @@ def record_figures(config: pytest.Config, node: pytest.Item, verdict: Verdict) -
 
 
 # ------------------------------------------------------------------ reporting
+
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     gate_session = config.stash.get(_SESSION, None)
@@ -310,21 +351,23 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         return
     report.user_properties = [p for p in report.user_properties if p not in mine]
     from _pytest.junitxml import xml_key
+
     xml = config.stash.get(xml_key, None)
     if xml is not None and report.when == "call":
         for k, v in mine:
-            xml.add_global_property(k[len(_SUITE_FIGURE):], v)
+            xml.add_global_property(k[len(_SUITE_FIGURE) :], v)
 
 
 # ------------------------------------------------------------------ fixture for users' own tests
+
 
 @pytest.fixture
 def rt_latency(request: pytest.FixtureRequest) -> Callable[..., LatencyResult]:
     """Run a measurement from a test and get its results with gate helpers.
 
-        def test_my_board(rt_latency):
-            result = rt_latency(duration="10s", interval_us=500, priority=90, threads=2)
-            assert result.gate(max_us=80).passed
+    def test_my_board(rt_latency):
+        result = rt_latency(duration="10s", interval_us=500, priority=90, threads=2)
+        assert result.gate(max_us=80).passed
     """
     gate_session: GateSession = request.config.stash[_SESSION]
 
@@ -333,5 +376,5 @@ def rt_latency(request: pytest.FixtureRequest) -> Callable[..., LatencyResult]:
         result = gate_session.measure_for_test(name, **settings)
         result.on_gate = lambda v: record_figures(request.config, request.node, v)
         return result
-    return measure
 
+    return measure

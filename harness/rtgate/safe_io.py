@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 from rtgate.errors import RtgateError
 
@@ -41,8 +42,7 @@ def _check_target(path: Path) -> None:
         raise RtgateError(f"cannot write: {e.strerror}", path=str(path)) from None
     if not stat.S_ISREG(st.st_mode):
         kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a device, FIFO or socket"
-        raise RtgateError(f"cannot write: it is {kind}, not a regular file, and is not replaced",
-                          path=str(path))
+        raise RtgateError(f"cannot write: it is {kind}, not a regular file, and is not replaced", path=str(path))
 
 
 def check_output_file(path: str | Path) -> None:
@@ -88,7 +88,7 @@ def atomic_open(path: str | Path, binary: bool = False) -> Iterator[IO]:  # type
         raise RtgateError(f"cannot write: {e.strerror}", path=str(target)) from None
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # what open() would have made, not mkstemp's 0600
-        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as f:
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             yield f
             f.flush()
             os.fsync(f.fileno())

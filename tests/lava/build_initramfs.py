@@ -55,6 +55,7 @@ def module_closure(kernel: str) -> list[str]:
             visit(d)
         if mod not in order:
             order.append(mod)
+
     for name in MODULES:
         visit(by_name[name])
     return order
@@ -80,8 +81,9 @@ def build(out: Path, sampler: Path, kernel: str) -> Path:
     (root / "lib" / "modules" / "load-order").write_text("".join(Path(m).name + "\n" for m in order))
     (root / "init").write_text(INIT)
     (root / "init").chmod(0o755)
-    cpio = subprocess.run(["sh", "-c", "find . | sort | cpio -o -H newc --quiet"], cwd=root,
-                          capture_output=True, check=True).stdout
+    cpio = subprocess.run(
+        ["sh", "-c", "find . | sort | cpio -o -H newc --quiet"], cwd=root, capture_output=True, check=True
+    ).stdout
     with gzip.open(out, "wb") as f:
         f.write(cpio)
     return out

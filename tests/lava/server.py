@@ -81,7 +81,7 @@ class LocalLava:
     _secret: str = ""
 
     # -- set up ------------------------------------------------------------------------------
-    def start(self) -> "LocalLava":
+    def start(self) -> LocalLava:
         self.base.mkdir(parents=True, exist_ok=True)
         tag = f"{os.getpid()}_{secrets.token_hex(3)}"
         self.db = f"rtgate_lava_{tag}"
@@ -94,8 +94,10 @@ class LocalLava:
         self.manage("migrate", "--noinput", timeout=900)
         # Job ids of our own: lava-run keeps downloads under /var/lib/lava/dispatcher/tmp/<job id>,
         # and every fresh database would start at 1.
-        self.psql(f"ALTER SEQUENCE lava_scheduler_app_testjob_id_seq RESTART WITH {secrets.randbelow(10**8) + 10**6}",
-                  db=self.db)
+        self.psql(
+            f"ALTER SEQUENCE lava_scheduler_app_testjob_id_seq RESTART WITH {secrets.randbelow(10**8) + 10**6}",
+            db=self.db,
+        )
         self.manage("users", "add", self.user, "--superuser", "--staff", "--passwd", secrets.token_hex(8))
         self.token = self.manage("tokens", "add", "--user", self.user).strip().splitlines()[-1]
         out = self.manage("workers", "add", self.worker)
@@ -106,38 +108,88 @@ class LocalLava:
             self.manage("devices", "add", name, "--device-type", "qemu", "--worker", self.worker, "--tags", name)
         env_dir = ENV_DIR / self.worker
         env_dir.mkdir(parents=True, exist_ok=True)
-        overrides = {"LC_ALL": "C.UTF-8", "LANG": "C", "PATH": "/usr/local/bin:/usr/local/sbin:/bin:/usr/bin:/usr/sbin:/sbin",
-                     **self.worker_env}
+        overrides = {
+            "LC_ALL": "C.UTF-8",
+            "LANG": "C",
+            "PATH": "/usr/local/bin:/usr/local/sbin:/bin:/usr/bin:/usr/sbin:/sbin",
+            **self.worker_env,
+        }
         (env_dir / "env.yaml").write_text(json.dumps({"purge": True, "overrides": overrides}))
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         gunicorn = shutil.which("gunicorn3") or shutil.which("gunicorn") or "gunicorn3"
-        self.spawn("gunicorn", [gunicorn, "lava_server.wsgi", "--bind", f"127.0.0.1:{self.port}",
-                                "--worker-class", "sync", "--workers", "3", "--timeout", "120",
-                                "--log-level", "info"])
+        self.spawn(
+            "gunicorn",
+            [
+                gunicorn,
+                "lava_server.wsgi",
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--worker-class",
+                "sync",
+                "--workers",
+                "3",
+                "--timeout",
+                "120",
+                "--log-level",
+                "info",
+            ],
+        )
         self.wait_for(lambda: self._get_ok("api/v0.2/system/version/"), 120, "lava-server answering HTTP")
         # As root, like gunicorn here (it drops to lavaserver by default, who cannot read our files).
-        self.spawn("lava-scheduler", ["lava-server", "manage", "lava-scheduler", "--user", "root", "--group", "root",
-                                      "--level", "DEBUG",
-                                      "--log-file", str(self.base / "logs" / "lava-scheduler.log")])
-        self.spawn("lava-worker", ["lava-worker", "--name", self.worker, "--token", worker_token, "--url", self.url,
-                                   "--worker-dir", str(self.base / "worker"), "--http-timeout", "180",
-                                   "--log-file", str(self.base / "logs" / "lava-worker.log"), "--level", "DEBUG"],
-                   env=self.worker_process_env())
+        self.spawn(
+            "lava-scheduler",
+            [
+                "lava-server",
+                "manage",
+                "lava-scheduler",
+                "--user",
+                "root",
+                "--group",
+                "root",
+                "--level",
+                "DEBUG",
+                "--log-file",
+                str(self.base / "logs" / "lava-scheduler.log"),
+            ],
+        )
+        self.spawn(
+            "lava-worker",
+            [
+                "lava-worker",
+                "--name",
+                self.worker,
+                "--token",
+                worker_token,
+                "--url",
+                self.url,
+                "--worker-dir",
+                str(self.base / "worker"),
+                "--http-timeout",
+                "180",
+                "--log-file",
+                str(self.base / "logs" / "lava-worker.log"),
+                "--level",
+                "DEBUG",
+            ],
+            env=self.worker_process_env(),
+        )
         self.wait_for(lambda: self.api(f"workers/{self.worker}/").get("state") == "Online", 180, "the worker online")
         return self
 
     def server_env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LAVA_", "DJANGO_", "DATABASE_"))}
-        env.update({
-            "DATABASE_URL": f"postgres://{self.db}:{self._db_password}@127.0.0.1:{_cluster_port()[0]}/{self.db}",
-            "SECRET_KEY": self._secret,
-            "LAVA_SETTINGS_MEDIA_ROOT": str(self.base / "media"),
-            "LAVA_SETTINGS_DEVICES_PATH": str(self.base / "devices"),
-            "LAVA_SETTINGS_HEALTH_CHECKS_PATH": str(self.base / "health-checks"),
-            "LAVA_SETTINGS_DJANGO_LOGFILE": str(self.base / "logs" / "django.log"),
-        })
+        env.update(
+            {
+                "DATABASE_URL": f"postgres://{self.db}:{self._db_password}@127.0.0.1:{_cluster_port()[0]}/{self.db}",
+                "SECRET_KEY": self._secret,
+                "LAVA_SETTINGS_MEDIA_ROOT": str(self.base / "media"),
+                "LAVA_SETTINGS_DEVICES_PATH": str(self.base / "devices"),
+                "LAVA_SETTINGS_HEALTH_CHECKS_PATH": str(self.base / "health-checks"),
+                "LAVA_SETTINGS_DJANGO_LOGFILE": str(self.base / "logs" / "django.log"),
+            }
+        )
         return env
 
     def worker_process_env(self) -> dict[str, str]:
@@ -146,8 +198,9 @@ class LocalLava:
     def _postgres(self) -> None:
         _, online = _cluster_port()
         if not online:
-            r = subprocess.run(["pg_ctlcluster", PG_VERSION, PG_CLUSTER, "start"], capture_output=True, text=True,
-                               timeout=120)
+            r = subprocess.run(
+                ["pg_ctlcluster", PG_VERSION, PG_CLUSTER, "start"], capture_output=True, text=True, timeout=120
+            )
             if r.returncode != 0:
                 raise LavaSetupError(f"pg_ctlcluster {PG_VERSION} {PG_CLUSTER} start: {r.stderr.strip()}")
             self.started_cluster = True
@@ -158,8 +211,10 @@ class LocalLava:
     def _drop_stale(self) -> None:
         """What a test session killed before its teardown left: databases, roles and env.yaml files
         named after a process that is gone."""
+
         def gone(pid: str) -> bool:
             return pid.isdigit() and int(pid) != os.getpid() and not Path(f"/proc/{pid}").exists()
+
         for kind, table, column in (("DATABASE", "pg_database", "datname"), ("ROLE", "pg_roles", "rolname")):
             names = self.psql(f"SELECT {column} FROM {table} WHERE {column} LIKE 'rtgate_lava_%'", tuples=True)
             for name in names.split():
@@ -170,17 +225,43 @@ class LocalLava:
                 shutil.rmtree(d, ignore_errors=True)
 
     def psql(self, sql: str, db: str = "postgres", tuples: bool = False) -> str:
-        r = subprocess.run(["runuser", "-u", "postgres", "--", "psql", "-X", "-q", *(["-A", "-t"] if tuples else []),
-                            "-v", "ON_ERROR_STOP=1",
-                            "-p", str(_cluster_port()[0]), "-d", db, "-c", sql],
-                           capture_output=True, text=True, timeout=120, cwd="/")
+        r = subprocess.run(
+            [
+                "runuser",
+                "-u",
+                "postgres",
+                "--",
+                "psql",
+                "-X",
+                "-q",
+                *(["-A", "-t"] if tuples else []),
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-p",
+                str(_cluster_port()[0]),
+                "-d",
+                db,
+                "-c",
+                sql,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd="/",
+        )
         if r.returncode != 0:
             raise LavaSetupError(f"psql {sql.split()[0:3]}: {r.stderr.strip()}")
         return r.stdout
 
     def manage(self, *args: str, timeout: float = 300) -> str:
-        r = subprocess.run(["lava-server", "manage", *args], capture_output=True, text=True, timeout=timeout,
-                           env=self.server_env(), cwd=str(self.base))
+        r = subprocess.run(
+            ["lava-server", "manage", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=self.server_env(),
+            cwd=str(self.base),
+        )
         if r.returncode != 0:
             raise LavaSetupError(f"lava-server manage {' '.join(args[:2])}: {(r.stderr or r.stdout)[-2000:]}")
         return r.stdout
@@ -188,8 +269,14 @@ class LocalLava:
     def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
         log = self.base / "logs" / f"{name}.out"
         with log.open("ab") as out:
-            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=str(self.base),
-                                    env=env or self.server_env(), start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=str(self.base),
+                env=env or self.server_env(),
+                start_new_session=True,
+            )
         self.daemons.append(Daemon(name, proc, log))
 
     def check_alive(self, what: str) -> None:
@@ -215,22 +302,26 @@ class LocalLava:
             return bool(r.status == 200)
 
     def api(self, path: str, data: Any = None, raw: bool = False) -> Any:
-        req = urllib.request.Request(self.url + "api/v0.2/" + path, method="POST" if data is not None else "GET",
-                                     headers={"Authorization": f"Token {self.token}",
-                                              "Content-Type": "application/json"},
-                                     data=json.dumps(data).encode() if data is not None else None)
+        req = urllib.request.Request(
+            self.url + "api/v0.2/" + path,
+            method="POST" if data is not None else "GET",
+            headers={"Authorization": f"Token {self.token}", "Content-Type": "application/json"},
+            data=json.dumps(data).encode() if data is not None else None,
+        )
         with urllib.request.urlopen(req, timeout=60) as r:
             body = r.read().decode()
         return body if raw else json.loads(body)
 
     def wait_idle(self, seconds: float = 300) -> None:
         """Every device Idle and Good: the previous jobs are finished and their boards released."""
+
         def idle() -> bool:
             for name in self.devices:
                 d = self.api(f"devices/{name}/")
                 if d.get("state") != "Idle":
                     return False
             return True
+
         self.wait_for(idle, seconds, "every device idle")
 
     # -- diagnostics and tear down ----------------------------------------------------------
@@ -253,8 +344,9 @@ class LocalLava:
                 except (LavaSetupError, subprocess.TimeoutExpired, OSError):
                     pass
         if self.started_cluster:
-            subprocess.run(["pg_ctlcluster", PG_VERSION, PG_CLUSTER, "stop", "-m", "fast"], capture_output=True,
-                           timeout=120)
+            subprocess.run(
+                ["pg_ctlcluster", PG_VERSION, PG_CLUSTER, "stop", "-m", "fast"], capture_output=True, timeout=120
+            )
         left = _processes_in(self.base)
         if left:
             raise LavaSetupError(f"processes of the LAVA instance survived the teardown: {left}")

@@ -84,6 +84,7 @@ def module_closure(release: str, names: tuple[str, ...] = MODULES) -> list[str]:
             visit(d)
         if mod not in order:
             order.append(mod)
+
     for name in names:
         if name in by_name:  # absent: built into this kernel
             visit(by_name[name])
@@ -124,16 +125,18 @@ def build_initramfs(out: Path, release: str) -> Path:
     (root / "lib" / "modules" / "load-order").write_text("".join(n + "\n" for n in names))
     (root / "init").write_text(INIT)
     (root / "init").chmod(0o755)
-    cpio = subprocess.run(["sh", "-c", "find . | sort | cpio -o -H newc --quiet"], cwd=root,
-                          capture_output=True, check=True).stdout
+    cpio = subprocess.run(
+        ["sh", "-c", "find . | sort | cpio -o -H newc --quiet"], cwd=root, capture_output=True, check=True
+    ).stdout
     shutil.rmtree(root, ignore_errors=True)
     with gzip.open(out, "wb", compresslevel=1) as f:
         f.write(cpio)
     return out
 
 
-def boot(work: Path, timeout: float = 600, cpus: int = 2, memory_mb: int = 1536,
-         kernel: tuple[Path, str] | None = None) -> tuple[int | None, str, float]:
+def boot(
+    work: Path, timeout: float = 600, cpus: int = 2, memory_mb: int = 1536, kernel: tuple[Path, str] | None = None
+) -> tuple[int | None, str, float]:
     """Boot the RT kernel, run work/run.sh in the guest; returns (script status or None, console, seconds).
 
     TCG, not KVM: nested KVM hangs this kernel's early boot on our CI VMs. `-cpu max`: the host's
@@ -146,17 +149,38 @@ def boot(work: Path, timeout: float = 600, cpus: int = 2, memory_mb: int = 1536,
     for stale in ("guest.rc", "guest.log"):
         (work / stale).unlink(missing_ok=True)
     initrd = build_initramfs(work.parent / f"{work.name}-initrd.cpio.gz", release)
-    argv = ["qemu-system-x86_64", "-accel", "tcg,thread=multi", "-cpu", "max", "-smp", str(cpus),
-            "-m", str(memory_mb),
-            "-nographic", "-no-reboot", "-monitor", "none", "-nic", "none",
-            "-kernel", str(image), "-initrd", str(initrd),
-            "-append", "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=4",
-            "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
-            "-virtfs", f"local,path={work},mount_tag=work,security_model=none"]
+    argv = [
+        "qemu-system-x86_64",
+        "-accel",
+        "tcg,thread=multi",
+        "-cpu",
+        "max",
+        "-smp",
+        str(cpus),
+        "-m",
+        str(memory_mb),
+        "-nographic",
+        "-no-reboot",
+        "-monitor",
+        "none",
+        "-nic",
+        "none",
+        "-kernel",
+        str(image),
+        "-initrd",
+        str(initrd),
+        "-append",
+        "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=4",
+        "-virtfs",
+        "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
+        "-virtfs",
+        f"local,path={work},mount_tag=work,security_model=none",
+    ]
     start = time.monotonic()
     try:
-        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              errors="replace", timeout=timeout)
+        proc = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=timeout
+        )
         console = proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")

@@ -34,7 +34,7 @@ def cdf(k: int, n: int, p: Decimal) -> Decimal:
     if p == 1:
         return Decimal(0)
     q = 1 - p
-    term = q ** n
+    term = q**n
     total = term
     ratio = p / q
     for i in range(k):
@@ -71,7 +71,7 @@ def lower(k: int, n: int, conf: Decimal) -> Decimal:
 
 def verdict(k_min: int, k_max: int, n: int, allowed: Decimal, conf: Decimal) -> str:
     alpha = 1 - conf
-    at_pass = cdf(k_max, n, allowed)          # the upper bound is <= allowed iff this is <= alpha
+    at_pass = cdf(k_max, n, allowed)  # the upper bound is <= allowed iff this is <= alpha
     at_fail = 1 - cdf(k_min - 1, n, allowed)  # the lower bound is > allowed iff this is < alpha
     for x in (at_pass, at_fail):
         assert abs(x - alpha) > alpha * Decimal("1e-9"), "too close to call: pick another case"
@@ -107,13 +107,14 @@ def thread_line(buckets: list[tuple[int, int | None, int]], missed: int, max_: i
     buckets = [b for b in buckets if b[2]]
     cycles = sum(c for _, _, c in buckets)
     top = max_ if max_ is not None else max(lo for lo, _, _ in buckets)
-    return (f"thread index=0 cpu=0 prio=80 cycles={cycles} missed={missed} min={buckets[0][0]} max={top} "
-            f"sum={sum(lo * c for lo, _, c in buckets)} buckets="
-            + ",".join(f"{lo}:{'-' if hi is None else hi}:{c}" for lo, hi, c in buckets))
+    return (
+        f"thread index=0 cpu=0 prio=80 cycles={cycles} missed={missed} min={buckets[0][0]} max={top} "
+        f"sum={sum(lo * c for lo, _, c in buckets)} buckets="
+        + ",".join(f"{lo}:{'-' if hi is None else hi}:{c}" for lo, hi, c in buckets)
+    )
 
 
-def percentile_top(buckets: list[tuple[int, int | None, int]], missed: int, q: Decimal,
-                   max_: int) -> int | None:
+def percentile_top(buckets: list[tuple[int, int | None, int]], missed: int, q: Decimal, max_: int) -> int | None:
     """The highest value the sample at rank ceil(q n / 100) can have; None: a missed period."""
     n = sum(c for _, _, c in buckets) + missed
     rank = max(1, math.ceil(q * n / 100))
@@ -125,20 +126,39 @@ def percentile_top(buckets: list[tuple[int, int | None, int]], missed: int, q: D
     return None
 
 
-def rate_vector(name: str, gate: str, buckets: list[tuple[int, int | None, int]], missed: int,
-                k_min: int, k_max: int, allowed: Decimal, conf: Decimal, max_: int | None = None) -> str:
+def rate_vector(
+    name: str,
+    gate: str,
+    buckets: list[tuple[int, int | None, int]],
+    missed: int,
+    k_min: int,
+    k_max: int,
+    allowed: Decimal,
+    conf: Decimal,
+    max_: int | None = None,
+) -> str:
     n = sum(c for _, _, c in buckets) + missed
     status = verdict(k_min, k_max, n, allowed, conf)
     up, low = upper(k_max, n, conf), lower(k_min, n, conf)
     for b in (up, low):
         assert abs(b - allowed) > allowed * Decimal("1e-5"), f"{name}: a bound within rounding of the limit"
-    return (f"vector {name}\n{thread_line(buckets, missed, max_)}\ngate {gate}\n"
-            f"expect cpu0 {status} value={fmt(Decimal(k_max) / n)} bound={fmt(up)} lower={fmt(low)} samples={n}\n"
-            "end\n")
+    return (
+        f"vector {name}\n{thread_line(buckets, missed, max_)}\ngate {gate}\n"
+        f"expect cpu0 {status} value={fmt(Decimal(k_max) / n)} bound={fmt(up)} lower={fmt(low)} samples={n}\n"
+        "end\n"
+    )
 
 
-def percentile_vector(name: str, gate: str, q: Decimal, limit: int, buckets: list[tuple[int, int | None, int]],
-                      missed: int, conf: Decimal, max_: int | None = None) -> str:
+def percentile_vector(
+    name: str,
+    gate: str,
+    q: Decimal,
+    limit: int,
+    buckets: list[tuple[int, int | None, int]],
+    missed: int,
+    conf: Decimal,
+    max_: int | None = None,
+) -> str:
     n = sum(c for _, _, c in buckets) + missed
     top = max_ if max_ is not None else max(lo for lo, _, c in buckets if c)
     k_max = missed + sum(c for lo, hi, c in buckets if hi is None or hi - 1 > limit)
@@ -147,9 +167,11 @@ def percentile_vector(name: str, gate: str, q: Decimal, limit: int, buckets: lis
         k_min = max(k_min, 1)
     status = verdict(k_min, k_max, n, (100 - q) / 100, conf)
     value = percentile_top(buckets, missed, q, top)
-    return (f"vector {name}\n{thread_line(buckets, missed, max_)}\ngate {gate}\n"
-            f"expect cpu0 {status} value={'-' if value is None else value} bound=- lower=- samples={n}\n"
-            "end\n")
+    return (
+        f"vector {name}\n{thread_line(buckets, missed, max_)}\ngate {gate}\n"
+        f"expect cpu0 {status} value={'-' if value is None else value} bound=- lower=- samples={n}\n"
+        "end\n"
+    )
 
 
 def generate() -> str:
@@ -157,39 +179,87 @@ def generate() -> str:
     c95, c99 = Decimal("0.95"), Decimal("0.99")
 
     # miss_rate: k samples at 150 us above a 100 us limit, the rest at 30 us; both edges of each bound.
-    for n, rate, conf, extra in ((1_000_000, "0.001", c95, ""), (1000, "0.01", c95, ""),
-                                 (100_000, "0.001", c99, ",confidence=0.99"), (20, "0.05", c95, "")):
+    for n, rate, conf, extra in (
+        (1_000_000, "0.001", c95, ""),
+        (1000, "0.01", c95, ""),
+        (100_000, "0.001", c99, ",confidence=0.99"),
+        (20, "0.05", c95, ""),
+    ):
         allowed = Decimal(rate)
         k_pass, k_fail = edges(n, allowed, conf)
-        for tag, k in (("pass-edge", k_pass), ("just-over-pass-edge", k_pass + 1),
-                       ("just-under-fail-edge", k_fail - 1), ("fail-edge", k_fail)):
+        for tag, k in (
+            ("pass-edge", k_pass),
+            ("just-over-pass-edge", k_pass + 1),
+            ("just-under-fail-edge", k_fail - 1),
+            ("fail-edge", k_fail),
+        ):
             if k < 0:
                 continue
-            out.append(rate_vector(f"miss-rate-{rate}-n{n}-{tag}-k{k}",
-                                   f"name=b,kind=miss_rate,above=100,rate={rate}{extra}",
-                                   [(30, 31, n - k), (150, 151, k)], 0, k, k, allowed, conf))
+            out.append(
+                rate_vector(
+                    f"miss-rate-{rate}-n{n}-{tag}-k{k}",
+                    f"name=b,kind=miss_rate,above=100,rate={rate}{extra}",
+                    [(30, 31, n - k), (150, 151, k)],
+                    0,
+                    k,
+                    k,
+                    allowed,
+                    conf,
+                )
+            )
 
     # Clean samples only: the fewest that pass a 0.1 % gate (2995) and one fewer.
     for n in (999, 2994, 2995):
-        out.append(rate_vector(f"miss-rate-clean-n{n}", "name=b,kind=miss_rate,above=100,rate=0.001",
-                               [(30, 31, n)], 0, 0, 0, Decimal("0.001"), c95))
+        out.append(
+            rate_vector(
+                f"miss-rate-clean-n{n}",
+                "name=b,kind=miss_rate,above=100,rate=0.001",
+                [(30, 31, n)],
+                0,
+                0,
+                0,
+                Decimal("0.001"),
+                c95,
+            )
+        )
 
     # Missed periods count as samples above the limit: half of k are missed, half late.
     n, allowed = 10_000, Decimal("0.001")
     k_pass, k_fail = edges(n, allowed, c95)
-    for tag, k in (("pass-edge", k_pass), ("just-over-pass-edge", k_pass + 1),
-                   ("just-under-fail-edge", k_fail - 1), ("fail-edge", k_fail)):
+    for tag, k in (
+        ("pass-edge", k_pass),
+        ("just-over-pass-edge", k_pass + 1),
+        ("just-under-fail-edge", k_fail - 1),
+        ("fail-edge", k_fail),
+    ):
         missed = k // 2
-        out.append(rate_vector(f"miss-rate-with-missed-{tag}-k{k}", "name=b,kind=miss_rate,above=100,rate=0.001",
-                               [(30, 31, n - k), (150, 151, k - missed)], missed, k, k, allowed, c95))
+        out.append(
+            rate_vector(
+                f"miss-rate-with-missed-{tag}-k{k}",
+                "name=b,kind=miss_rate,above=100,rate=0.001",
+                [(30, 31, n - k), (150, 151, k - missed)],
+                missed,
+                k,
+                k,
+                allowed,
+                c95,
+            )
+        )
 
     # The missed gate's rate form.
     n, allowed = 60_060, Decimal("0.01")
     k_pass, k_fail = edges(n, allowed, c95)
-    for tag, k in (("pass-edge", k_pass), ("just-over-pass-edge", k_pass + 1),
-                   ("just-under-fail-edge", k_fail - 1), ("fail-edge", k_fail)):
-        out.append(rate_vector(f"missed-rate-{tag}-k{k}", "name=m,kind=missed,max_rate=0.01",
-                               [(3, 4, n - k)], k, k, k, allowed, c95))
+    for tag, k in (
+        ("pass-edge", k_pass),
+        ("just-over-pass-edge", k_pass + 1),
+        ("just-under-fail-edge", k_fail - 1),
+        ("fail-edge", k_fail),
+    ):
+        out.append(
+            rate_vector(
+                f"missed-rate-{tag}-k{k}", "name=m,kind=missed,max_rate=0.01", [(3, 4, n - k)], k, k, k, allowed, c95
+            )
+        )
 
     # A log bucket of the sampler (19968..20095 us) straddling a 20000 us limit: between one (the
     # max) and all of its samples are above; a bucket wholly above counts for sure.
@@ -198,33 +268,87 @@ def generate() -> str:
         buckets = [(30, 31, n - straddling - wholly), (19968, 20096, straddling), (20096, 20224, wholly)]
         top = 20150 if wholly else 20050
         k_min, k_max = max(1, wholly), straddling + wholly
-        out.append(rate_vector(f"log-bucket-straddling-{straddling}-wholly-above-{wholly}",
-                               "name=b,kind=miss_rate,above=20000,rate=0.01", buckets, 0, k_min, k_max,
-                               allowed, c95, max_=top))
+        out.append(
+            rate_vector(
+                f"log-bucket-straddling-{straddling}-wholly-above-{wholly}",
+                "name=b,kind=miss_rate,above=20000,rate=0.01",
+                buckets,
+                0,
+                k_min,
+                k_max,
+                allowed,
+                c95,
+                max_=top,
+            )
+        )
 
     # The open top bucket: above every limit, bounded by the exact max.
-    out.append(rate_vector("open-top-bucket-is-above-every-limit", "name=b,kind=miss_rate,above=1000000,rate=0.0001",
-                           [(20, 21, 9999), (16777216, None, 1)], 0, 1, 1, Decimal("0.0001"), c95, max_=20_000_000))
+    out.append(
+        rate_vector(
+            "open-top-bucket-is-above-every-limit",
+            "name=b,kind=miss_rate,above=1000000,rate=0.0001",
+            [(20, 21, 9999), (16777216, None, 1)],
+            0,
+            1,
+            1,
+            Decimal("0.0001"),
+            c95,
+            max_=20_000_000,
+        )
+    )
 
     # Percentiles: "p99.9 <= 50 us" is "at most 0.1 % of samples above 50 us".
-    for q, n, conf, extra in ((Decimal("99.9"), 10_000, c95, ""), (Decimal("99"), 1000, c95, ""),
-                              (Decimal("99"), 5000, c99, ",confidence=0.99")):
+    for q, n, conf, extra in (
+        (Decimal("99.9"), 10_000, c95, ""),
+        (Decimal("99"), 1000, c95, ""),
+        (Decimal("99"), 5000, c99, ",confidence=0.99"),
+    ):
         allowed = (100 - q) / 100
         k_pass, k_fail = edges(n, allowed, conf)
-        for tag, k in (("pass-edge", k_pass), ("just-over-pass-edge", k_pass + 1),
-                       ("just-under-fail-edge", k_fail - 1), ("fail-edge", k_fail)):
-            out.append(percentile_vector(f"p{q}-n{n}-{tag}-k{k}",
-                                         f"name=p,kind=percentile,percentile={q},limit=50{extra}", q, 50,
-                                         [(10, 11, n - k - 1), (50, 51, 1), (70, 71, k)], 0, conf))
+        for tag, k in (
+            ("pass-edge", k_pass),
+            ("just-over-pass-edge", k_pass + 1),
+            ("just-under-fail-edge", k_fail - 1),
+            ("fail-edge", k_fail),
+        ):
+            out.append(
+                percentile_vector(
+                    f"p{q}-n{n}-{tag}-k{k}",
+                    f"name=p,kind=percentile,percentile={q},limit=50{extra}",
+                    q,
+                    50,
+                    [(10, 11, n - k - 1), (50, 51, 1), (70, 71, k)],
+                    0,
+                    conf,
+                )
+            )
     # Missed periods on top of the distribution, with the percentile's rank among them or not.
     for late, missed in ((0, 20), (10, 5), (0, 9)):
         n = 1000
-        out.append(percentile_vector(f"p99-with-{missed}-missed-and-{late}-late",
-                                     "name=p,kind=percentile,percentile=99,limit=100", Decimal(99), 100,
-                                     [(30, 31, n - missed - late), (150, 151, late)], missed, c95))
+        out.append(
+            percentile_vector(
+                f"p99-with-{missed}-missed-and-{late}-late",
+                "name=p,kind=percentile,percentile=99,limit=100",
+                Decimal(99),
+                100,
+                [(30, 31, n - missed - late), (150, 151, late)],
+                missed,
+                c95,
+            )
+        )
     # A percentile in a wide bucket: its top is the value, its samples may or may not be above.
-    out.append(percentile_vector("p50-in-a-wide-bucket", "name=p,kind=percentile,percentile=50,limit=20000",
-                                 Decimal(50), 20000, [(10, 11, 4), (19968, 20096, 6)], 0, c95, max_=20100))
+    out.append(
+        percentile_vector(
+            "p50-in-a-wide-bucket",
+            "name=p,kind=percentile,percentile=50,limit=20000",
+            Decimal(50),
+            20000,
+            [(10, 11, 4), (19968, 20096, 6)],
+            0,
+            c95,
+            max_=20100,
+        )
+    )
     return "".join(o + "\n" for o in out)
 
 

@@ -16,14 +16,26 @@ from rtgate.parsers import FORMATS
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("check", help="evaluate results files against a threshold file")
     p.add_argument("thresholds", metavar="THRESHOLDS")
-    p.add_argument("results", nargs="+", metavar="[MEASUREMENT=]RESULTS",
-                   help="results file; prefix the measurement name when the file has several")
+    p.add_argument(
+        "results",
+        nargs="+",
+        metavar="[MEASUREMENT=]RESULTS",
+        help="results file; prefix the measurement name when the file has several",
+    )
     p.add_argument("--format", choices=FORMATS, default="auto", help="results format (default: detect)")
-    p.add_argument("--unit", choices=("us", "ns"), default=None,
-                   help="unit of text formats (default us); refused when the results state another")
-    p.add_argument("--accept-setup", metavar="LIST", default="",
-                   help="accept these differences between how the results were measured and how the "
-                        f"thresholds ask ({', '.join(ASPECTS)}, or all); every report shows them")
+    p.add_argument(
+        "--unit",
+        choices=("us", "ns"),
+        default=None,
+        help="unit of text formats (default us); refused when the results state another",
+    )
+    p.add_argument(
+        "--accept-setup",
+        metavar="LIST",
+        default="",
+        help="accept these differences between how the results were measured and how the "
+        f"thresholds ask ({', '.join(ASPECTS)}, or all); every report shows them",
+    )
     add_report_options(p)
     p.set_defaults(handler=handle)
 

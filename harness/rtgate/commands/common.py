@@ -6,18 +6,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rtgate.errors import RtgateError
 from rtgate.core.gates import Verdict, exit_code
-from rtgate.reports.verdicts_json import verdicts_document, write_json
-from rtgate.reports.text import summary_table
 from rtgate.core.thresholds import ThresholdFile, parse_duration
+from rtgate.errors import RtgateError
+from rtgate.reports.text import summary_table
+from rtgate.reports.verdicts_json import verdicts_document, write_json
 
 
 def add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML (one testcase per gate and thread)")
     p.add_argument("--json", metavar="FILE", help="write the verdicts as JSON")
-    p.add_argument("--allow-inconclusive", action="store_true",
-                   help="do not fail on INCONCLUSIVE gates (too few samples, stopped early)")
+    p.add_argument(
+        "--allow-inconclusive",
+        action="store_true",
+        help="do not fail on INCONCLUSIVE gates (too few samples, stopped early)",
+    )
 
 
 def parse_seconds(text: str) -> int:
@@ -27,14 +30,20 @@ def parse_seconds(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def report(tf: ThresholdFile, verdicts: list[Verdict], args: argparse.Namespace,
-           durations: dict[str, float] | None = None, extra: dict[str, object] | None = None) -> int:
+def report(
+    tf: ThresholdFile,
+    verdicts: list[Verdict],
+    args: argparse.Namespace,
+    durations: dict[str, float] | None = None,
+    extra: dict[str, object] | None = None,
+) -> int:
     allow = bool(args.allow_inconclusive or tf.allow_inconclusive)
     summary = summary_table(tf.platform, verdicts, allow)
     sys.stdout.write(summary)
     try:
         if args.junit:
             from rtgate.reports.junit import build_junit, write_junit  # junitparser only when asked for
+
             write_junit(args.junit, build_junit(tf.platform, verdicts, summary, allow, durations))
         if args.json:
             write_json(args.json, verdicts_document(tf.platform, tf.files, verdicts, allow, extra))
@@ -54,8 +63,9 @@ def add_compiled_args_command(actions: argparse._SubParsersAction) -> None:  # t
 
 def handle_compiled_args(args: argparse.Namespace) -> int:
     """`rtgate lava args` and `rtgate fuego args`: a measurement's sampler arguments with its gates."""
-    from rtgate.lava.job import compiled_args
     from rtgate.core.thresholds import find_thresholds, load_thresholds
+    from rtgate.lava.job import compiled_args
+
     tf = load_thresholds(find_thresholds(args.thresholds))
     name = args.measurement or (next(iter(tf.measurements)) if len(tf.measurements) == 1 else None)
     if name is None or name not in tf.measurements:

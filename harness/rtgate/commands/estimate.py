@@ -6,15 +6,16 @@ from __future__ import annotations
 import argparse
 
 from rtgate.errors import RtgateError
-from rtgate.reports.evt import estimate
 from rtgate.parsers import load_results
+from rtgate.reports.evt import estimate
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("estimate", help="extreme-value estimate of the latency per hour (not a gate)")
     p.add_argument("results", metavar="RESULTS", help="rtgate-sampler JSON (it holds block maxima)")
-    p.add_argument("--per-hour", type=float, default=1e-3, metavar="P",
-                   help="probability per hour of operation (default 0.001)")
+    p.add_argument(
+        "--per-hour", type=float, default=1e-3, metavar="P", help="probability per hour of operation (default 0.001)"
+    )
     p.set_defaults(handler=handle)
 
 
@@ -30,8 +31,10 @@ def handle(args: argparse.Namespace) -> int:
         found = True
         e = estimate([v / run.units_per_us() for v in bm.values], bm.block_seconds, args.per_hour)
         if e.valid:
-            print(f"{t.describe()}: exceeded with probability {args.per_hour:g} per hour: {e.level:.1f} us "
-                  f"(95 % interval {e.interval[0]:.1f} to {e.interval[1]:.1f} us); checks hold: {'; '.join(e.checks)}")
+            print(
+                f"{t.describe()}: exceeded with probability {args.per_hour:g} per hour: {e.level:.1f} us "
+                f"(95 % interval {e.interval[0]:.1f} to {e.interval[1]:.1f} us); checks hold: {'; '.join(e.checks)}"
+            )
         else:
             # A figure whose own checks failed is no estimate: print why, not a number that reads as one.
             print(f"{t.describe()}: no reliable estimate: its checks failed: {'; '.join(e.checks)}")

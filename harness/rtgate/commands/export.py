@@ -10,11 +10,11 @@ import re
 import sys
 from pathlib import Path
 
-from rtgate.errors import RtgateError
-from rtgate.core.setup import evaluate_measured
-from rtgate.reports.kcidb import kcidb_document
-from rtgate.core.thresholds import load_thresholds
 from rtgate.commands.results_args import map_results
+from rtgate.core.setup import evaluate_measured
+from rtgate.core.thresholds import load_thresholds
+from rtgate.errors import RtgateError
+from rtgate.reports.kcidb import kcidb_document
 from rtgate.safe_io import write_text
 
 
@@ -32,13 +32,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     q = e.add_parser("squad", help="SQUAD tests, metrics and metadata; optionally submitted to a server")
     q.add_argument("thresholds", metavar="THRESHOLDS")
     q.add_argument("results", nargs="+", metavar="[MEASUREMENT=]RESULTS")
-    q.add_argument("-o", "--output-dir", metavar="DIR",
-                   help="write tests.json, metrics.json and metadata.json here (squad-client's submit takes them)")
-    q.add_argument("--metadata", action="append", default=[], metavar="KEY=VALUE",
-                   help="add to the metadata (repeatable), e.g. board=imx8mp-evk, build_url=...")
+    q.add_argument(
+        "-o",
+        "--output-dir",
+        metavar="DIR",
+        help="write tests.json, metrics.json and metadata.json here (squad-client's submit takes them)",
+    )
+    q.add_argument(
+        "--metadata",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="add to the metadata (repeatable), e.g. board=imx8mp-evk, build_url=...",
+    )
     q.add_argument("--allow-inconclusive", action="store_true", help="INCONCLUSIVE is 'skip' instead of 'fail'")
-    q.add_argument("--submit", metavar="URL", default=os.environ.get("SQUAD_HOST"),
-                   help="SQUAD server to submit to (default $SQUAD_HOST); the token comes from $SQUAD_TOKEN")
+    q.add_argument(
+        "--submit",
+        metavar="URL",
+        default=os.environ.get("SQUAD_HOST"),
+        help="SQUAD server to submit to (default $SQUAD_HOST); the token comes from $SQUAD_TOKEN",
+    )
     for name in ("group", "project", "build", "environment"):
         q.add_argument(f"--{name}", metavar=name.upper(), help=f"SQUAD {name} (with --submit)")
     q.set_defaults(handler=handle_squad)
@@ -52,8 +65,9 @@ def handle(args: argparse.Namespace) -> int:
     tf = load_thresholds(args.thresholds)
     doc: dict[str, object] = {"version": {"major": 5, "minor": 3}, "tests": []}
     for number, (name, run) in enumerate(map_results(tf, args.results)):
-        part = kcidb_document(args.origin, args.build_id, tf.platform, name, run,
-                              evaluate_measured(tf.measurements[name], run), number)
+        part = kcidb_document(
+            args.origin, args.build_id, tf.platform, name, run, evaluate_measured(tf.measurements[name], run), number
+        )
         doc["tests"] += part["tests"]  # type: ignore[operator]
     text = json.dumps(doc, indent=2) + "\n"
     if args.output:

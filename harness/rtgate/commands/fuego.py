@@ -57,6 +57,7 @@ def handle_criteria(args: argparse.Namespace) -> int:
 
 def handle_package(args: argparse.Namespace) -> int:
     from rtgate.fuego.package import build_wheel, find_source, write_tarball
+
     source = Path(args.source) if args.source else find_source(Path.cwd())
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)

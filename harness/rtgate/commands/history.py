@@ -33,8 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     a.add_argument("--kernel-config", metavar="C", help="e.g. PREEMPT_RT (default: from the results)")
     a.add_argument("--tag", action="append", default=[], metavar="TAG")
     a.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE")
-    a.add_argument("--pair-id", metavar="ID", help="interleaved A/B design: the pair this run belongs to "
-                   "(one baseline and one candidate run share it)")
+    a.add_argument(
+        "--pair-id",
+        metavar="ID",
+        help="interleaved A/B design: the pair this run belongs to (one baseline and one candidate run share it)",
+    )
     a.set_defaults(handler=handle_add)
 
     c = h.add_parser("compare", help="compare two releases (exit 1 on a regression, 3 on too few runs)")
@@ -42,18 +45,40 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument("--measurement", required=False, metavar="M")
     c.add_argument("--base", required=True, metavar="RELEASE")
     c.add_argument("--new", required=True, metavar="RELEASE")
-    c.add_argument("--metric", action="append", metavar="M",
-                   help="tail (default), max, p99, p99.9, avg, min, above_<us> (repeatable)")
-    c.add_argument("--alpha", type=float, metavar="A", help="false-alarm rate of the whole comparison "
-                   "(default: the threshold file's history: alpha, else 0.05)")
-    c.add_argument("--paired", action="store_true",
-                   help="compare within pairs of runs sharing a --pair-id (interleaved A/B runs)")
-    c.add_argument("--accept-drift", action="store_true",
-                   help="compare even when the environments of the two releases differ beyond tolerance")
-    c.add_argument("--load-tolerance", type=float, default=Tolerance.load_per_cpu, metavar="L",
-                   help="largest difference of the median 1-minute load per CPU (default %(default)s)")
-    c.add_argument("--steal-tolerance", type=float, default=Tolerance.steal_pct, metavar="PCT",
-                   help="largest difference of the median CPU steal in percent (default %(default)s)")
+    c.add_argument(
+        "--metric",
+        action="append",
+        metavar="M",
+        help="tail (default), max, p99, p99.9, avg, min, above_<us> (repeatable)",
+    )
+    c.add_argument(
+        "--alpha",
+        type=float,
+        metavar="A",
+        help="false-alarm rate of the whole comparison (default: the threshold file's history: alpha, else 0.05)",
+    )
+    c.add_argument(
+        "--paired", action="store_true", help="compare within pairs of runs sharing a --pair-id (interleaved A/B runs)"
+    )
+    c.add_argument(
+        "--accept-drift",
+        action="store_true",
+        help="compare even when the environments of the two releases differ beyond tolerance",
+    )
+    c.add_argument(
+        "--load-tolerance",
+        type=float,
+        default=Tolerance.load_per_cpu,
+        metavar="L",
+        help="largest difference of the median 1-minute load per CPU (default %(default)s)",
+    )
+    c.add_argument(
+        "--steal-tolerance",
+        type=float,
+        default=Tolerance.steal_pct,
+        metavar="PCT",
+        help="largest difference of the median CPU steal in percent (default %(default)s)",
+    )
     c.add_argument("--json", metavar="FILE")
     c.set_defaults(handler=handle_compare)
 
@@ -66,8 +91,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", default=DEFAULT_DB, metavar="FILE|URL",
-                   help=f"SQLite file (default {DEFAULT_DB}) or postgresql://user@host:port/dbname")
+    p.add_argument(
+        "--db",
+        default=DEFAULT_DB,
+        metavar="FILE|URL",
+        help=f"SQLite file (default {DEFAULT_DB}) or postgresql://user@host:port/dbname",
+    )
     p.add_argument("--platform", metavar="P", help="default: the threshold file's platform")
     p.add_argument("--thresholds", metavar="FILE", help="gates to store verdicts for, and history settings")
 
@@ -87,17 +116,31 @@ def kernel_facts(run: RunResult) -> tuple[str | None, str | None]:
     return release, config
 
 
-def add_run(db: HistoryDB, run: RunResult, platform: str, measurement: str, tf: ThresholdFile | None,
-            release: str | None = None, config: str | None = None, tags: list[str] | None = None,
-            meta: dict[str, Any] | None = None, duration_s: int | None = None, pair_id: str | None = None) -> int:
+def add_run(
+    db: HistoryDB,
+    run: RunResult,
+    platform: str,
+    measurement: str,
+    tf: ThresholdFile | None,
+    release: str | None = None,
+    config: str | None = None,
+    tags: list[str] | None = None,
+    meta: dict[str, Any] | None = None,
+    duration_s: int | None = None,
+    pair_id: str | None = None,
+) -> int:
     found_release, found_config = kernel_facts(run)
     release = release or found_release
     if not release:
         raise RtgateError(f"{run.source}: the results do not say the kernel release: give --kernel-release")
-    verdicts = (evaluate_measured(tf.measurements[measurement], run, duration_s=duration_s)
-                if tf and measurement in tf.measurements else [])
-    return db.add_run(run, platform, measurement, release, config or found_config, tags or [], meta or {}, verdicts,
-                      pair_id=pair_id)
+    verdicts = (
+        evaluate_measured(tf.measurements[measurement], run, duration_s=duration_s)
+        if tf and measurement in tf.measurements
+        else []
+    )
+    return db.add_run(
+        run, platform, measurement, release, config or found_config, tags or [], meta or {}, verdicts, pair_id=pair_id
+    )
 
 
 def handle_add(args: argparse.Namespace) -> int:
@@ -115,8 +158,18 @@ def handle_add(args: argparse.Namespace) -> int:
             if not sep or Path(item).exists():
                 name, path = (next(iter(tf.measurements)) if tf and len(tf.measurements) == 1 else "default"), item
             run = load_results(path)
-            run_id = add_run(db, run, platform, name, tf, args.kernel_release, args.kernel_config, args.tag, meta,
-                             pair_id=args.pair_id)
+            run_id = add_run(
+                db,
+                run,
+                platform,
+                name,
+                tf,
+                args.kernel_release,
+                args.kernel_config,
+                args.tag,
+                meta,
+                pair_id=args.pair_id,
+            )
             print(f"added run {run_id}: {platform} {name} {args.kernel_release or kernel_facts(run)[0]} ({path})")
     return 0
 
@@ -159,15 +212,22 @@ def handle_compare(args: argparse.Namespace) -> int:
         settings = _settings(tf, args.metric, m)
         if settings_alpha is not None:
             settings.alpha = settings_alpha
-        outcome = compare(db, platform, m, args.base, args.new, settings, args.paired,
-                          Tolerance(args.load_tolerance, args.steal_tolerance))
+        outcome = compare(
+            db,
+            platform,
+            m,
+            args.base,
+            args.new,
+            settings,
+            args.paired,
+            Tolerance(args.load_tolerance, args.steal_tolerance),
+        )
     refused = bool(outcome.drift) and not args.accept_drift
     if refused:  # host drift looks exactly like a kernel change: no verdict from it
         for c in outcome.comparisons:
             if c.decision in ("regression", "improvement"):
                 c.decision = "not comparable"
-    print(f"rtgate history: {platform} {m}: {args.new} against {args.base}"
-          f"{' (paired runs)' if outcome.paired else ''}")
+    print(f"rtgate history: {platform} {m}: {args.new} against {args.base}{' (paired runs)' if outcome.paired else ''}")
     for line in outcome.drift:
         print(f"{'DRIFT (accepted)' if args.accept_drift else 'DRIFT':16} {line}")
     for note in outcome.notes:
@@ -175,12 +235,25 @@ def handle_compare(args: argparse.Namespace) -> int:
     for c in outcome.comparisons:
         print(f"{c.decision.upper():16} {c.metric:>12} {c.thread:>8}  {c.evidence}")
     if refused:
-        print("rtgate history: the environments differ: no verdict (measure both releases on the same host "
-              "state, interleaved with --pair-id and compared --paired, or give --accept-drift)")
+        print(
+            "rtgate history: the environments differ: no verdict (measure both releases on the same host "
+            "state, interleaved with --pair-id and compared --paired, or give --accept-drift)"
+        )
     if args.json:
-        write_text(args.json, json.dumps({"comparisons": [c.as_dict() for c in outcome.comparisons],
-                                               "drift": outcome.drift, "notes": outcome.notes,
-                                               "paired": outcome.paired, "refused": refused}, indent=2) + "\n")
+        write_text(
+            args.json,
+            json.dumps(
+                {
+                    "comparisons": [c.as_dict() for c in outcome.comparisons],
+                    "drift": outcome.drift,
+                    "notes": outcome.notes,
+                    "paired": outcome.paired,
+                    "refused": refused,
+                },
+                indent=2,
+            )
+            + "\n",
+        )
     decisions = {c.decision for c in outcome.comparisons}
     if refused:
         return EXIT_DRIFT
@@ -196,14 +269,20 @@ def handle_trend(args: argparse.Namespace) -> int:
         if args.plot:
             from rtgate.history.compare import _values
             from rtgate.reports.plots import png, trend_figure
-            per_release = {r: _values(db.threads(platform, m, r), args.metric).get("worst", [])
-                           for r in db.releases(platform, m)}
-            limits = [g.limit_us for g in tf.measurements[m].gates if g.kind == "max"] \
-                if tf and m in tf.measurements else []
+
+            per_release = {
+                r: _values(db.threads(platform, m, r), args.metric).get("worst", []) for r in db.releases(platform, m)
+            }
+            limits = (
+                [g.limit_us for g in tf.measurements[m].gates if g.kind == "max"] if tf and m in tf.measurements else []
+            )
             write_bytes(args.plot, png(trend_figure(per_release, args.metric, min(limits) if limits else None)))
     print(f"rtgate history: {platform} {m}: {args.metric} of the worst thread per run")
     print(f"{'RELEASE':24} {'RUNS':>4} {'MEDIAN':>10} {'MIN':>10} {'MAX':>10}")
+
+    def fmt(v: float | None) -> str:
+        return "-" if v is None else f"{v:.4g}"
+
     for r in rows:
-        fmt = lambda v: "-" if v is None else f"{v:.4g}"  # noqa: E731
         print(f"{r['release']:24} {r['runs']:>4} {fmt(r['median']):>10} {fmt(r['min']):>10} {fmt(r['max']):>10}")
     return 0

@@ -16,14 +16,24 @@ from rtgate.lava.lab import load_lab, record_history, run_lab
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("lab", help="submit one LAVA job per board of a lab file, follow them, gate the results")
     p.add_argument("lab", metavar="LAB", help="the lab file (YAML: boards with device type, thresholds, images)")
-    p.add_argument("--identity", metavar="NAME",
-                   help="the LAVA server and token of this lavacli identity (lavacli.yaml); "
-                        "default: RTGATE_LAVA_URL and RTGATE_LAVA_TOKEN")
-    p.add_argument("--kernel-release", metavar="RELEASE",
-                   help="the kernel under test, for the history (default: the lab file's, else each board's boot log)")
+    p.add_argument(
+        "--identity",
+        metavar="NAME",
+        help="the LAVA server and token of this lavacli identity (lavacli.yaml); "
+        "default: RTGATE_LAVA_URL and RTGATE_LAVA_TOKEN",
+    )
+    p.add_argument(
+        "--kernel-release",
+        metavar="RELEASE",
+        help="the kernel under test, for the history (default: the lab file's, else each board's boot log)",
+    )
     p.add_argument("--history", metavar="DB", help="add one history run per board and measurement to this database")
-    p.add_argument("--timeout", type=parse_seconds, metavar="TIME",
-                   help="give up on jobs still running after this long (they are cancelled; gates they did not record are ERROR)")
+    p.add_argument(
+        "--timeout",
+        type=parse_seconds,
+        metavar="TIME",
+        help="give up on jobs still running after this long (they are cancelled; gates they did not record are ERROR)",
+    )
     p.add_argument("--poll", type=parse_seconds, default=5, metavar="TIME", help="how often to ask LAVA (default 5s)")
     p.add_argument("--dry-run", action="store_true", help="check the lab file and render every job; submit nothing")
     add_report_options(p)
@@ -34,10 +44,13 @@ def handle_lab(args: argparse.Namespace) -> int:
     lab = load_lab(args.lab)
     if args.dry_run:
         from rtgate.lava.job import render_job
+
         for board in lab.boards:
             render_job(board.thresholds, board.options)
-            print(f"rtgate lab: {board.name}: {board.options.device_type}, {board.thresholds.path}, "
-                  f"measurements {', '.join(board.measurements)}: job renders")
+            print(
+                f"rtgate lab: {board.name}: {board.options.device_type}, {board.thresholds.path}, "
+                f"measurements {', '.join(board.measurements)}: job renders"
+            )
         return 0
     server = LavaServer.from_identity(args.identity) if args.identity else LavaServer.from_environment()
 
@@ -57,7 +70,12 @@ def handle_lab(args: argparse.Namespace) -> int:
         else:
             progress(f"rtgate lab: {added} history runs added to {args.history}")
     files = [lab.path, *dict.fromkeys(b.thresholds.path for b in lab.boards)]
-    shown = ThresholdFile(path=lab.path, platform=lab.name, description=f"LAVA lab {lab.name}",
-                          measurements={}, files=files,
-                          allow_inconclusive=False)
+    shown = ThresholdFile(
+        path=lab.path,
+        platform=lab.name,
+        description=f"LAVA lab {lab.name}",
+        measurements={},
+        files=files,
+        allow_inconclusive=False,
+    )
     return report(shown, verdicts, args)

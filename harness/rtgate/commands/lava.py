@@ -39,20 +39,33 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     j.add_argument("--rt-priority", type=int, metavar="PRIO", help="override a single-group priority")
     j.add_argument("--allow-inconclusive", action="store_true")
     j.add_argument("--no-kvm", action="store_true", help="qemu: emulate (TCG) instead of KVM")
-    j.add_argument("--cpus", type=int, metavar="N",
-                   help="qemu: vCPUs (default: as many as the measurements pin or count)")
-    j.add_argument("--tag", action="append", default=[], metavar="TAG",
-                   help="LAVA device tag the board must have (repeatable; a device's own tag pins it)")
+    j.add_argument(
+        "--cpus", type=int, metavar="N", help="qemu: vCPUs (default: as many as the measurements pin or count)"
+    )
+    j.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="LAVA device tag the board must have (repeatable; a device's own tag pins it)",
+    )
     j.add_argument("--job-name")
     j.add_argument("-o", "--output", metavar="FILE", help="write the job here instead of stdout")
     j.set_defaults(handler=handle_job)
 
     r = lava.add_parser("results", help="turn LAVA's results (export or lava-run log) into verdicts and JUnit")
     r.add_argument("results", metavar="RESULTS")
-    r.add_argument("--thresholds", metavar="FILE",
-                   help="the job's threshold file: exact gate names, and every gate LAVA did not record is ERROR")
-    r.add_argument("--measurement", action="append", metavar="NAME",
-                   help="with --thresholds: the job ran only this measurement (repeatable)")
+    r.add_argument(
+        "--thresholds",
+        metavar="FILE",
+        help="the job's threshold file: exact gate names, and every gate LAVA did not record is ERROR",
+    )
+    r.add_argument(
+        "--measurement",
+        action="append",
+        metavar="NAME",
+        help="with --thresholds: the job ran only this measurement (repeatable)",
+    )
     r.add_argument("--log", metavar="FILE", help="the job's log (YAML): tells INCONCLUSIVE and ERROR from FAIL")
     add_report_options(r)
     r.set_defaults(handler=handle_results)
@@ -61,12 +74,29 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def handle_job(args: argparse.Namespace) -> int:
     tf = load_thresholds(args.thresholds)
     images = {k: getattr(args, k) for k in ("kernel", "ramdisk", "dtb", "rootfs") if getattr(args, k)}
-    text = render_job(tf, JobOptions(
-        device_type=args.device_type, template=args.template, measurements=args.measurement,
-        duration_s=args.duration, images=images, kernel_args=args.kernel_args, prompt=args.prompt,
-        testdef_repository=args.testdef_repo, testdef_revision=args.testdef_revision, testdef_inline=args.inline,
-        sampler=args.sampler, sampler_url=args.sampler_url, allow_inconclusive=args.allow_inconclusive,
-        rt_priority=args.rt_priority, no_kvm=args.no_kvm, cpus=args.cpus, tags=args.tag, job_name=args.job_name))
+    text = render_job(
+        tf,
+        JobOptions(
+            device_type=args.device_type,
+            template=args.template,
+            measurements=args.measurement,
+            duration_s=args.duration,
+            images=images,
+            kernel_args=args.kernel_args,
+            prompt=args.prompt,
+            testdef_repository=args.testdef_repo,
+            testdef_revision=args.testdef_revision,
+            testdef_inline=args.inline,
+            sampler=args.sampler,
+            sampler_url=args.sampler_url,
+            allow_inconclusive=args.allow_inconclusive,
+            rt_priority=args.rt_priority,
+            no_kvm=args.no_kvm,
+            cpus=args.cpus,
+            tags=args.tag,
+            job_name=args.job_name,
+        ),
+    )
     if args.output:
         write_text(args.output, text)
     else:
@@ -83,5 +113,6 @@ def handle_results(args: argparse.Namespace) -> int:
             raise RtgateError(f"no measurement {name!r} in {tf.path} (measurements: {', '.join(tf.measurements)})")
     verdicts = lava_verdicts(args.results, tf, args.measurement, args.log)
     from rtgate.core.thresholds import ThresholdFile
+
     shown = tf or ThresholdFile(path=args.results, platform="lava", description="", measurements={}, files=[])
     return report(shown, verdicts, args)

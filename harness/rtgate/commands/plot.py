@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rtgate.commands.results_args import map_results
 from rtgate.core.thresholds import load_thresholds
 from rtgate.safe_io import check_output_dir, write_bytes
-from rtgate.commands.results_args import map_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -21,6 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def handle(args: argparse.Namespace) -> int:
     from rtgate.reports.plots import histogram_figure, png, timeline_figure
+
     tf = load_thresholds(args.thresholds)
     out = Path(args.output_dir)
     check_output_dir(out)

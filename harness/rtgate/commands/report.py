@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 
+from rtgate.commands.results_args import map_results
 from rtgate.core.setup import evaluate_measured
 from rtgate.core.thresholds import load_thresholds
-from rtgate.commands.results_args import map_results
 from rtgate.safe_io import write_text
 
 
@@ -24,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def handle(args: argparse.Namespace) -> int:
     from rtgate.reports.html import render_report
+
     tf = load_thresholds(args.thresholds)
     mapped = map_results(tf, args.results)
     verdicts = [v for name, run in mapped for v in evaluate_measured(tf.measurements[name], run)]
@@ -32,13 +33,15 @@ def handle(args: argparse.Namespace) -> int:
     if args.history:
         from rtgate.history.compare import Settings, _values, compare_releases
         from rtgate.history.store import HistoryDB
+
         name = mapped[0][0]
         with HistoryDB(args.history) as db:
-            trend_values = {r: _values(db.threads(tf.platform, name, r), "max").get("worst", [])
-                            for r in db.releases(tf.platform, name)}
+            trend_values = {
+                r: _values(db.threads(tf.platform, name, r), "max").get("worst", [])
+                for r in db.releases(tf.platform, name)
+            }
             if args.base and args.new:
-                comparisons = compare_releases(db, tf.platform, name, args.base, args.new,
-                                               Settings(**tf.history))
+                comparisons = compare_releases(db, tf.platform, name, args.base, args.new, Settings(**tf.history))
     html = render_report(tf, dict(mapped), verdicts, trend_values, comparisons)
     write_text(args.output, html)
     print(f"wrote {args.output}")

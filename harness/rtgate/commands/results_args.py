@@ -5,21 +5,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rtgate.errors import RtgateError
 from rtgate.core.model import RunResult
-from rtgate.parsers import check_plausible_unit, load_results
 from rtgate.core.thresholds import ThresholdFile
+from rtgate.errors import RtgateError
+from rtgate.parsers import check_plausible_unit, load_results
 
 
-def map_results(tf: ThresholdFile, items: list[str], fmt: str = "auto",
-                unit: str | None = None) -> list[tuple[str, RunResult]]:
+def map_results(
+    tf: ThresholdFile, items: list[str], fmt: str = "auto", unit: str | None = None
+) -> list[tuple[str, RunResult]]:
     out = []
     for item in items:
         name, sep, path = item.partition("=")
         if not sep or Path(item).exists():
             if len(tf.measurements) != 1:
-                raise RtgateError(f"{tf.path} has several measurements ({', '.join(tf.measurements)}): "
-                                  f"write MEASUREMENT={item}")
+                raise RtgateError(
+                    f"{tf.path} has several measurements ({', '.join(tf.measurements)}): write MEASUREMENT={item}"
+                )
             name, path = next(iter(tf.measurements)), item
         elif name not in tf.measurements:
             raise RtgateError(f"no measurement {name!r} in {tf.path} (measurements: {', '.join(tf.measurements)})")

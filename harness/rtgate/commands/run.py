@@ -8,28 +8,33 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from rtgate.errors import RtgateError
+from rtgate.commands.common import add_report_options, parse_seconds, report
 from rtgate.core.gates import Status, Verdict, error_verdicts
 from rtgate.core.setup import evaluate_measured
-from rtgate.core.thresholds import Measurement
-from rtgate.measure.runner import RequirementsNotMet, StoppedBeforeMeasuring, find_sampler, run_measurement
+from rtgate.core.thresholds import Measurement, default_thresholds_path, load_thresholds
+from rtgate.errors import RtgateError
 from rtgate.measure import busy
+from rtgate.measure.runner import RequirementsNotMet, StoppedBeforeMeasuring, find_sampler, run_measurement
 from rtgate.measure.stop import STOP
-from rtgate.core.thresholds import default_thresholds_path, load_thresholds
-from rtgate.commands.common import add_report_options, parse_seconds, report
-from rtgate.safe_io import check_output_dir, check_output_file, write_text
+from rtgate.safe_io import check_output_dir, check_output_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("run", help="run the measurements of a threshold file and evaluate its gates")
-    p.add_argument("thresholds", nargs="?", metavar="THRESHOLDS",
-                   help="threshold file (default: the built-in default platform)")
+    p.add_argument(
+        "thresholds", nargs="?", metavar="THRESHOLDS", help="threshold file (default: the built-in default platform)"
+    )
     p.add_argument("--measurement", action="append", metavar="NAME", help="run only this measurement (repeatable)")
-    p.add_argument("--duration", type=parse_seconds, metavar="TIME",
-                   help="override every measurement's duration (e.g. 10s, 5m)")
+    p.add_argument(
+        "--duration", type=parse_seconds, metavar="TIME", help="override every measurement's duration (e.g. 10s, 5m)"
+    )
     p.add_argument("--sampler", metavar="PATH", help="rtgate-sampler to use")
-    p.add_argument("--output-dir", default="rtgate-results", metavar="DIR",
-                   help="where results, histograms and logs go (default: rtgate-results)")
+    p.add_argument(
+        "--output-dir",
+        default="rtgate-results",
+        metavar="DIR",
+        help="where results, histograms and logs go (default: rtgate-results)",
+    )
     p.add_argument("--history", metavar="DB", help="also add each run to this history database")
     p.add_argument("--tag", action="append", default=[], metavar="TAG", help="with --history: tag the runs")
     p.add_argument("--pair-id", metavar="ID", help="with --history: the interleaved A/B pair of these runs")
@@ -52,9 +57,12 @@ def _handle(args: argparse.Namespace) -> int:
     path = args.thresholds
     if path is None:
         path = str(default_thresholds_path())
-        print(f"rtgate: no threshold file given: using the built-in default platform ({path}).\n"
-              "rtgate: its limits are what a healthy general-purpose Linux meets, derived from "
-              "measurements; a board file holds a real budget.", flush=True)
+        print(
+            f"rtgate: no threshold file given: using the built-in default platform ({path}).\n"
+            "rtgate: its limits are what a healthy general-purpose Linux meets, derived from "
+            "measurements; a board file holds a real budget.",
+            flush=True,
+        )
     tf = load_thresholds(path)
     names = args.measurement or list(tf.measurements)
     for name in names:
@@ -91,9 +99,9 @@ def _handle(args: argparse.Namespace) -> int:
         if args.history:
             from rtgate.commands.history import add_run
             from rtgate.history.store import HistoryDB
+
             with HistoryDB(args.history) as db:
-                add_run(db, run, tf.platform, name, tf, tags=args.tag, duration_s=args.duration,
-                        pair_id=args.pair_id)
+                add_run(db, run, tf.platform, name, tf, tags=args.tag, duration_s=args.duration, pair_id=args.pair_id)
     if STOP.requested:
         print(f"rtgate: stopped by {STOP.signal}: evaluating what was measured", file=sys.stderr, flush=True)
     code = report(tf, verdicts, args, durations, {"results_dir": str(outdir)})
@@ -109,7 +117,9 @@ def _busy_notes(name: str, record: dict | None, verdicts: list[Verdict]) -> list
     lines = [f"rtgate: {name}: {busy.describe(record)}"]
     bad = sorted({v.status.value for v in verdicts if v.status in (Status.FAIL, Status.INCONCLUSIVE)})
     if bad and record.get("busy"):
-        lines.append(f"rtgate: note: {name}: {' and '.join(bad)} measured on a busy machine "
-                     f"({'; '.join(record['busy'])}): other work competed with the sampler; "
-                     "measure again on a quiet machine before trusting this verdict")
+        lines.append(
+            f"rtgate: note: {name}: {' and '.join(bad)} measured on a busy machine "
+            f"({'; '.join(record['busy'])}): other work competed with the sampler; "
+            "measure again on a quiet machine before trusting this verdict"
+        )
     return lines

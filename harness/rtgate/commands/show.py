@@ -14,8 +14,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("show", help="print the figures of results files")
     p.add_argument("results", nargs="+", metavar="RESULTS")
     p.add_argument("--format", choices=FORMATS, default="auto", help="results format (default: detect)")
-    p.add_argument("--unit", choices=("us", "ns"), default=None,
-                   help="unit of text formats (default us); refused when the results state another")
+    p.add_argument(
+        "--unit",
+        choices=("us", "ns"),
+        default=None,
+        help="unit of text formats (default us); refused when the results state another",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -23,7 +27,7 @@ def _avg(run: RunResult, avg: float | None) -> str:
     if avg is None:
         return "-"
     if run.format in ("histogram-text", "summary-text"):
-        return f"{avg:g}..{avg + 1:g}"   # printed truncated: the true average lies in [avg, avg + 1)
+        return f"{avg:g}..{avg + 1:g}"  # printed truncated: the true average lies in [avg, avg + 1)
     return f"{avg:.2f}"
 
 
@@ -46,12 +50,14 @@ def describe(run: RunResult) -> str:
     for t in run.threads:
         # A range (lo..hi) where a wide bucket or the histogram overflow hides the exact value.
         p999 = (percentile_text(t.histogram, 99.9, t.max, 1) if t.histogram is not None else None) or "-"
-        lines.append(f"  {t.index:6d}  {'-' if t.cpu is None or t.cpu < 0 else t.cpu:>3}  "
-                     f"{'-' if t.priority is None else t.priority:>4}  {t.cycles:6d}  "
-                     f"{'-' if t.min is None else f'{t.min:g}':>7}  {_avg(run, t.avg):>7}  "
-                     f"{'-' if t.max is None else f'{t.max:g}':>7}  {p999:>11}  "
-                     f"{_missed(t):>6}  "
-                     f"{'-' if t.histogram is None else t.histogram.overflow:>8}")
+        lines.append(
+            f"  {t.index:6d}  {'-' if t.cpu is None or t.cpu < 0 else t.cpu:>3}  "
+            f"{'-' if t.priority is None else t.priority:>4}  {t.cycles:6d}  "
+            f"{'-' if t.min is None else f'{t.min:g}':>7}  {_avg(run, t.avg):>7}  "
+            f"{'-' if t.max is None else f'{t.max:g}':>7}  {p999:>11}  "
+            f"{_missed(t):>6}  "
+            f"{'-' if t.histogram is None else t.histogram.overflow:>8}"
+        )
     return "\n".join(lines)
 
 

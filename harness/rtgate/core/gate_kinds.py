@@ -38,6 +38,7 @@ class Judge(Protocol):
 
 # ---------------------------------------------------------------- figures as text
 
+
 def fmt(v: float | None) -> str:
     if v is None:
         return "n/a"
@@ -70,8 +71,8 @@ def percentile_text(hist: Histogram, q: float, known_max: float | None, scale: i
     return f"{hi:g}" if lo == hi else f"{lo:g}..{hi:g}"
 
 
-
 # ---------------------------------------------------------------- evaluation of each kind
+
 
 def _judge_max(ev: Judge) -> Judged:
     t, limit = ev.t, float(ev.gate.limit_us or 0.0)
@@ -83,6 +84,7 @@ def _judge_max(ev: Judge) -> Judged:
         return ev.verdict(Status.FAIL, f"max {fmt(v)} us > {fmt(limit)} us", **kw)
     return ev.verdict(Status.PASS, f"max {fmt(v)} us <= {fmt(limit)} us", **kw)
 
+
 def _judge_avg(ev: Judge) -> Judged:
     t, limit = ev.t, float(ev.gate.limit_us or 0.0)
     if t.avg is None:
@@ -90,8 +92,9 @@ def _judge_avg(ev: Judge) -> Judged:
     v = t.avg / ev.scale
     # How far the true average may lie above the printed one: text formats truncate it to whole
     # units, rt-tests JSON rounds it to two decimals; rtgate's JSON and -v samples are exact.
-    slack = {"histogram-text": 1.0, "summary-text": 1.0, "rt-tests-json": 0.005,
-             "rtla-timerlat-hist": 1.0}.get(ev.run.format, 0.0)
+    slack = {"histogram-text": 1.0, "summary-text": 1.0, "rt-tests-json": 0.005, "rtla-timerlat-hist": 1.0}.get(
+        ev.run.format, 0.0
+    )
     upper = (t.avg + slack) / ev.scale
     kw = {"value": v, "value_text": f"{fmt(v)} us", "limit": limit, "samples": t.cycles}
     if upper > limit:
@@ -99,8 +102,9 @@ def _judge_avg(ev: Judge) -> Judged:
         return ev.verdict(Status.FAIL, f"avg {fmt(v)} us > {fmt(limit)} us{why}", **kw)
     return ev.verdict(Status.PASS, f"avg {fmt(v)} us <= {fmt(limit)} us", **kw)
 
+
 def _judge_percentile(ev: Judge) -> Judged:
-    """"pQ <= L" is "at most (100 - Q) % of samples above L": judged by the bounds of that rate."""
+    """ "pQ <= L" is "at most (100 - Q) % of samples above L": judged by the bounds of that rate."""
     t, g = ev.t, ev.gate
     q, limit = float(g.percentile or 0.0), float(g.limit_us or 0.0)
     name = f"p{q:g}"
@@ -108,9 +112,12 @@ def _judge_percentile(ev: Judge) -> Judged:
     n = t.cycles + missed
     if t.histogram is None:
         if t.max is None or t.max / ev.scale > limit:
-            return ev.verdict(Status.ERROR, f"results have no histogram, so {name} is unknown "
-                                "(run cyclictest with -h, or use rtgate-sampler JSON)",
-                                limit=limit, samples=n)
+            return ev.verdict(
+                Status.ERROR,
+                f"results have no histogram, so {name} is unknown (run cyclictest with -h, or use rtgate-sampler JSON)",
+                limit=limit,
+                samples=n,
+            )
         v = t.max / ev.scale
         figure, value_text, value = f"{name} <= max {fmt(v)} us", f"<= {fmt(v)} us", v
         k_min = k_max = missed
@@ -136,27 +143,39 @@ def _judge_percentile(ev: Judge) -> Judged:
     kw.update(value=value, value_text=value_text, limit=limit, bound=None, lower=None)
     return status, f"{figure}: {text}", kw
 
+
 def _judge_miss_rate(ev: Judge) -> Judged:
     t, g = ev.t, ev.gate
     above = float(g.above_us or 0.0)
     known_max = t.max
     if t.histogram is None:
         if known_max is None or known_max / ev.scale > above:
-            return ev.verdict(Status.ERROR, f"results have no histogram, so samples above "
-                                f"{fmt(above)} us cannot be counted (run cyclictest with -h, "
-                                "or use rtgate-sampler JSON)")
+            return ev.verdict(
+                Status.ERROR,
+                f"results have no histogram, so samples above "
+                f"{fmt(above)} us cannot be counted (run cyclictest with -h, "
+                "or use rtgate-sampler JSON)",
+            )
         k_min = k_max = 0
     else:
         k_min, k_max = t.histogram.count_range(above * ev.scale, known_max)
     missed = t.missed or 0
-    return ev.decide(k_min + missed, k_max + missed, t.cycles + missed, float(g.rate or 0.0),
-                        f"samples above {fmt(above)} us" + (f" or missed ({missed} missed)" if missed else ""))
+    return ev.decide(
+        k_min + missed,
+        k_max + missed,
+        t.cycles + missed,
+        float(g.rate or 0.0),
+        f"samples above {fmt(above)} us" + (f" or missed ({missed} missed)" if missed else ""),
+    )
+
 
 def _judge_missed(ev: Judge) -> Judged:
     t, g = ev.t, ev.gate
     if t.missed is None:
-        return ev.verdict(Status.ERROR, f"{ev.run.format} results do not count missed periods "
-                            "(cyclictest skips them silently): use rtgate-sampler")
+        return ev.verdict(
+            Status.ERROR,
+            f"{ev.run.format} results do not count missed periods (cyclictest skips them silently): use rtgate-sampler",
+        )
     n = t.cycles + t.missed
     if g.max_count is not None:
         kw = {"value": float(t.missed), "value_text": str(t.missed), "limit": float(g.max_count), "samples": n}
@@ -173,35 +192,81 @@ def _one_percentile_rank(gate: GateSpec) -> int:
 
 # ---------------------------------------------------------------- the registry
 
+
 @dataclass(frozen=True)
 class GateKind:
     name: str
-    needs: frozenset[str]                      # threshold-file keys it requires
-    takes: frozenset[str]                      # every kind-specific key it accepts
-    one_of: tuple[str, ...]                    # keys of which exactly one is required (none: ())
-    judge: Callable[[Judge], Judged]           # its evaluation
+    needs: frozenset[str]  # threshold-file keys it requires
+    takes: frozenset[str]  # every kind-specific key it accepts
+    one_of: tuple[str, ...]  # keys of which exactly one is required (none: ())
+    judge: Callable[[Judge], Judged]  # its evaluation
     native: tuple[tuple[str, str, type], ...]  # --gate keys: (key, GateSpec attribute, type), in order
-    figure: str                                # what the verdict's value is, for reports
-    unit: str                                  # the value's unit in reports: us, %, periods
-    min_samples: Callable[[GateSpec], int]     # default sample count it needs
+    figure: str  # what the verdict's value is, for reports
+    unit: str  # the value's unit in reports: us, %, periods
+    min_samples: Callable[[GateSpec], int]  # default sample count it needs
 
 
 def _one(_: GateSpec) -> int:
     return 1
 
 
-KINDS: dict[str, GateKind] = {k.name: k for k in (
-    GateKind("max", frozenset({"limit_us"}), frozenset({"limit_us"}), (), _judge_max,
-             (("limit", "limit_us", float),), "max latency", "us", _one),
-    GateKind("miss_rate", frozenset({"above_us", "rate"}), frozenset({"above_us", "rate", "confidence"}), (),
-             _judge_miss_rate, (("above", "above_us", float), ("rate", "rate", float)),
-             "share of samples above the limit or missed", "%", _one),
-    GateKind("percentile", frozenset({"percentile", "limit_us"}), frozenset({"percentile", "limit_us", "confidence"}),
-             (), _judge_percentile, (("percentile", "percentile", float), ("limit", "limit_us", float)),
-             "latency percentile", "us", _one_percentile_rank),
-    GateKind("avg", frozenset({"limit_us"}), frozenset({"limit_us"}), (), _judge_avg,
-             (("limit", "limit_us", float),), "average latency", "us", _one),
-    GateKind("missed", frozenset(), frozenset({"max_count", "max_rate", "confidence"}), ("max_count", "max_rate"),
-             _judge_missed, (("max_count", "max_count", int), ("max_rate", "max_rate", float)),
-             "missed periods (count, or share of periods)", "periods", _one),
-)}
+KINDS: dict[str, GateKind] = {
+    k.name: k
+    for k in (
+        GateKind(
+            "max",
+            frozenset({"limit_us"}),
+            frozenset({"limit_us"}),
+            (),
+            _judge_max,
+            (("limit", "limit_us", float),),
+            "max latency",
+            "us",
+            _one,
+        ),
+        GateKind(
+            "miss_rate",
+            frozenset({"above_us", "rate"}),
+            frozenset({"above_us", "rate", "confidence"}),
+            (),
+            _judge_miss_rate,
+            (("above", "above_us", float), ("rate", "rate", float)),
+            "share of samples above the limit or missed",
+            "%",
+            _one,
+        ),
+        GateKind(
+            "percentile",
+            frozenset({"percentile", "limit_us"}),
+            frozenset({"percentile", "limit_us", "confidence"}),
+            (),
+            _judge_percentile,
+            (("percentile", "percentile", float), ("limit", "limit_us", float)),
+            "latency percentile",
+            "us",
+            _one_percentile_rank,
+        ),
+        GateKind(
+            "avg",
+            frozenset({"limit_us"}),
+            frozenset({"limit_us"}),
+            (),
+            _judge_avg,
+            (("limit", "limit_us", float),),
+            "average latency",
+            "us",
+            _one,
+        ),
+        GateKind(
+            "missed",
+            frozenset(),
+            frozenset({"max_count", "max_rate", "confidence"}),
+            ("max_count", "max_rate"),
+            _judge_missed,
+            (("max_count", "max_count", int), ("max_rate", "max_rate", float)),
+            "missed periods (count, or share of periods)",
+            "periods",
+            _one,
+        ),
+    )
+}

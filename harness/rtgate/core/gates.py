@@ -26,7 +26,7 @@ class Verdict:
     measurement: str
     gate: str
     kind: str
-    thread: str                 # "cpu0", "A-cpu1", "t3" or "worst"
+    thread: str  # "cpu0", "A-cpu1", "t3" or "worst"
     status: Status
     reason: str
     value: float | None = None  # measured figure in us (a fraction for rates)
@@ -43,11 +43,22 @@ class Verdict:
         return f"{self.measurement}::{self.gate}[{self.thread}]"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"measurement": self.measurement, "gate": self.gate, "kind": self.kind,
-                "thread": self.thread, "status": self.status.value, "reason": self.reason,
-                "value": self.value, "value_text": self.value_text, "limit": self.limit,
-                "bound": self.bound, "lower": self.lower, "samples": self.samples, "critical": self.critical,
-                "properties": self.properties}
+        return {
+            "measurement": self.measurement,
+            "gate": self.gate,
+            "kind": self.kind,
+            "thread": self.thread,
+            "status": self.status.value,
+            "reason": self.reason,
+            "value": self.value,
+            "value_text": self.value_text,
+            "limit": self.limit,
+            "bound": self.bound,
+            "lower": self.lower,
+            "samples": self.samples,
+            "critical": self.critical,
+            "properties": self.properties,
+        }
 
 
 def thread_ids(run: RunResult, labels: list[str | None]) -> dict[int, str]:
@@ -59,28 +70,37 @@ def thread_ids(run: RunResult, labels: list[str | None]) -> dict[int, str]:
         label = labels[pos] if pos < len(labels) else None
         ids[t.index] = f"{label}-{base}" if several and label else base
     if len(set(ids.values())) < len(ids):
-        ids = {t.index: (f"{labels[p]}-t{t.index}" if several and labels[p] else f"t{t.index}")
-               for p, t in enumerate(run.threads)}
+        ids = {
+            t.index: (f"{labels[p]}-t{t.index}" if several and labels[p] else f"t{t.index}")
+            for p, t in enumerate(run.threads)
+        }
     return ids
 
 
 def _properties(run: RunResult, t: ThreadResult) -> dict[str, Any]:
     scale = run.units_per_us()
     props: dict[str, Any] = {
-        "thread": t.index, "cpu": t.cpu, "priority": t.priority, "policy": t.policy,
-        "interval_us": t.interval_us, "cycles": t.cycles,
+        "thread": t.index,
+        "cpu": t.cpu,
+        "priority": t.priority,
+        "policy": t.policy,
+        "interval_us": t.interval_us,
+        "cycles": t.cycles,
         "min_us": None if t.min is None else t.min / scale,
         "avg_us": None if t.avg is None else round(t.avg / scale, 3),
         "max_us": None if t.max is None else t.max / scale,
-        "missed_periods": t.missed, "source": run.source, "format": run.format,
+        "missed_periods": t.missed,
+        "source": run.source,
+        "format": run.format,
     }
     if t.histogram is not None:
         props["overflows"] = t.histogram.overflow
         for q in (99.0, 99.9, 99.99):
             r = t.histogram.percentile_range(q, t.max)
             # A number where it is known; a range as text where a wide bucket or the overflow hides it.
-            props[f"p{q:g}_us"] = (None if r is None else r[0] / scale if r[0] == r[1]
-                                   else percentile_text(t.histogram, q, t.max, scale))
+            props[f"p{q:g}_us"] = (
+                None if r is None else r[0] / scale if r[0] == r[1] else percentile_text(t.histogram, q, t.max, scale)
+            )
     return props
 
 
@@ -102,23 +122,29 @@ class _Eval:
         kind = KINDS[g.kind]
         need = g.min_samples or kind.min_samples(g)
         if n < need:
-            return self.verdict(Status.INCONCLUSIVE, f"only {n} samples, the {g.kind} gate needs {need}",
-                                samples=n)
+            return self.verdict(Status.INCONCLUSIVE, f"only {n} samples, the {g.kind} gate needs {need}", samples=n)
         return kind.judge(self)
 
-    def decide(self, k_min: int, k_max: int, n: int, allowed: float,
-                what: str) -> tuple[Status, str, dict[str, Any]]:
+    def decide(self, k_min: int, k_max: int, n: int, allowed: float, what: str) -> tuple[Status, str, dict[str, Any]]:
         """A rate against its limit: PASS when the upper bound is at or under it, FAIL when the lower
         bound is above it, INCONCLUSIVE in between with how many samples would decide it."""
         conf = self.gate.confidence
         d = decide_rate(k_min, k_max, n, allowed, conf)
         observed = k_max / n
-        kw = {"value": observed, "value_text": pct_range(k_min / n, observed), "limit": allowed,
-              "bound": d.upper, "lower": d.lower, "samples": n}
+        kw = {
+            "value": observed,
+            "value_text": pct_range(k_min / n, observed),
+            "limit": allowed,
+            "bound": d.upper,
+            "lower": d.lower,
+            "samples": n,
+        }
         count = str(k_max) if k_min == k_max else f"between {k_min} and {k_max}"
         hidden = "" if k_min == k_max else "; the histogram does not show which"
-        text = (f"{count} of {n} {what} ({pct_range(k_min / n, observed)}{hidden}; {conf * 100:g} % bounds "
-                f"{pct(d.lower)} to {pct(d.upper)})")
+        text = (
+            f"{count} of {n} {what} ({pct_range(k_min / n, observed)}{hidden}; {conf * 100:g} % bounds "
+            f"{pct(d.lower)} to {pct(d.upper)})"
+        )
         if d.verdict == "PASS":
             return self.verdict(Status.PASS, f"{text}: upper bound <= {pct(allowed)}", **kw)
         if d.verdict == "FAIL":
@@ -145,8 +171,11 @@ def _select(run: RunResult, gate: GateSpec, labels: list[str | None]) -> tuple[l
         ran = {t.cpu for t in chosen}
         missing = [c for c in gate.cpus if c not in ran]
         if missing:
-            return [], f"no thread ran on cpu {', '.join(map(str, missing))} (threads ran on " \
-                       f"{', '.join(str(c) for c in sorted(x for x in ran if x is not None)) or 'no pinned CPU'})"
+            return (
+                [],
+                f"no thread ran on cpu {', '.join(map(str, missing))} (threads ran on "
+                f"{', '.join(str(c) for c in sorted(x for x in ran if x is not None)) or 'no pinned CPU'})",
+            )
         chosen = [t for t in chosen if t.cpu in gate.cpus]
     return chosen, None
 
@@ -162,6 +191,7 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
     if measurement.backend == "timerlat":
         if run.format == "rtla-timerlat-hist" and isinstance(measurement.timerlat.cpus, list):
             from rtgate.core.timerlat_spec import with_all_cpus  # rtla prints no column for a CPU without samples
+
             run = with_all_cpus(run, measurement, measurement.timerlat.cpus)
         labels = [t.label for t in run.threads]  # the parser names rtla's columns irq, thread, user
     else:
@@ -172,8 +202,10 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
     problem = None
     invalid = validity.problems(run)
     if (measurement.backend == "timerlat") != (run.format == "rtla-timerlat-hist"):
-        problem = (Status.ERROR, f"the measurement uses the {measurement.backend} backend but the results are "
-                   f"{run.format}")
+        problem = (
+            Status.ERROR,
+            f"the measurement uses the {measurement.backend} backend but the results are {run.format}",
+        )
     elif invalid:
         problem = (Status.ERROR, "the measurement is invalid: " + "; ".join(invalid))
     elif not run.complete:
@@ -181,8 +213,11 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
     elif run.stop_reason == "error":
         problem = (Status.ERROR, "the sampler stopped on an error")
     if problem is None and not run.threads:
-        problem = (Status.ERROR, "the results hold no thread" + (" (rtla stopped before it counted a sample)"
-                                                                   if run.stop_reason == "threshold" else ""))
+        problem = (
+            Status.ERROR,
+            "the results hold no thread"
+            + (" (rtla stopped before it counted a sample)" if run.stop_reason == "threshold" else ""),
+        )
     expected = _expected_threads(measurement)
     if problem is None and expected is not None and expected != len(run.threads):
         problem = (Status.ERROR, f"the measurement has {expected} threads but the results have {len(run.threads)}")
@@ -195,9 +230,18 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
         chosen, missing = _select(run, gate, labels)
         if problem or missing:
             status, reason = problem or (Status.ERROR, missing or "")
-            verdicts.append(Verdict(measurement.name, gate.name, gate.kind,
-                                    "worst" if gate.scope == "worst" else "all", status, reason,
-                                    critical=gate.critical, properties={"analysis": analysis} if analysis else {}))
+            verdicts.append(
+                Verdict(
+                    measurement.name,
+                    gate.name,
+                    gate.kind,
+                    "worst" if gate.scope == "worst" else "all",
+                    status,
+                    reason,
+                    critical=gate.critical,
+                    properties={"analysis": analysis} if analysis else {},
+                )
+            )
             continue
         per_thread = []
         for t in chosen:
@@ -208,8 +252,19 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
                 reason += f"; but the run was stopped early by {stopper}"
             if t.index not in props:
                 props[t.index] = _properties(run, t)
-            per_thread.append(Verdict(measurement.name, gate.name, gate.kind, ids[t.index], status, reason,
-                                      critical=gate.critical, properties=dict(props[t.index]), **kw))
+            per_thread.append(
+                Verdict(
+                    measurement.name,
+                    gate.name,
+                    gate.kind,
+                    ids[t.index],
+                    status,
+                    reason,
+                    critical=gate.critical,
+                    properties=dict(props[t.index]),
+                    **kw,
+                )
+            )
             if analysis and status != Status.PASS:
                 per_thread[-1].properties["analysis"] = analysis  # what rtla saw when it stopped
         if gate.scope == "worst":
@@ -220,8 +275,7 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
         else:
             verdicts.extend(per_thread)
     for v in verdicts:
-        cause = validity.likely_cause(run, v.properties.get("cpu")) if v.status in (Status.FAIL, Status.ERROR) \
-            else None
+        cause = validity.likely_cause(run, v.properties.get("cpu")) if v.status in (Status.FAIL, Status.ERROR) else None
         if cause:
             v.reason += f"; {cause}"
     return verdicts
@@ -229,8 +283,18 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
 
 def error_verdicts(measurement: Measurement, reason: str) -> list[Verdict]:
     """One ERROR per gate, for a measurement that could not be made (e.g. an unmet require:)."""
-    return [Verdict(measurement.name, g.name, g.kind, "worst" if g.scope == "worst" else "all", Status.ERROR, reason,
-                    critical=g.critical) for g in measurement.gates]
+    return [
+        Verdict(
+            measurement.name,
+            g.name,
+            g.kind,
+            "worst" if g.scope == "worst" else "all",
+            Status.ERROR,
+            reason,
+            critical=g.critical,
+        )
+        for g in measurement.gates
+    ]
 
 
 def exit_code(verdicts: list[Verdict], allow_inconclusive: bool) -> int:

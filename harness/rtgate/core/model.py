@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 UNIT_SCALE = {"us": 1, "ns": 1000}  # units per microsecond
 
@@ -124,14 +125,14 @@ class ThreadResult:
     priority: int | None = None
     policy: str | None = None
     interval_us: int | None = None
-    missed: int | None = None          # None: the format cannot tell
+    missed: int | None = None  # None: the format cannot tell
     histogram: Histogram | None = None
     block_maxima: BlockMaxima | None = None
-    label: str | None = None           # thread group name from the threshold file
+    label: str | None = None  # thread group name from the threshold file
     # How missed periods were derived for tools that do not count them (rt-tests): the periods the
     # thread should have had, an upper bound when only a range is known, and the derivation in words.
     expected_periods: int | None = None
-    missed_upper: int | None = None    # None: `missed` is exact (or unknown)
+    missed_upper: int | None = None  # None: `missed` is exact (or unknown)
     missed_derivation: str | None = None
 
     def describe(self) -> str:

@@ -25,26 +25,27 @@ ASPECTS = ("interval", "priority", "policy", "cpus", "duration")
 class MeasuredSetup:
     """What results say about how they were measured; None = the results do not say."""
 
-    source: str                           # "rtgate JSON", "rt-tests command line", "T: lines", "-v headers"
+    source: str  # "rtgate JSON", "rt-tests command line", "T: lines", "-v headers"
     tool: str | None = None
-    interval_us: int | None = None        # base interval (thread 0)
-    distance_us: int | None = None        # per-thread increment as run (cyclictest drops it with -h)
-    duration_s: float | None = None       # -D
-    loops: int | None = None              # -l
+    interval_us: int | None = None  # base interval (thread 0)
+    distance_us: int | None = None  # per-thread increment as run (cyclictest drops it with -h)
+    duration_s: float | None = None  # -D
+    loops: int | None = None  # -l
     policy: str | None = None
-    priority: int | None = None           # of thread 0
+    priority: int | None = None  # of thread 0
     priospread: bool = False
     threads: int | None = None
-    nsecs: bool | None = None             # -N: values in ns
-    relative: bool = False                # -r
-    breaktrace: int | None = None         # -b, in the results' unit
+    nsecs: bool | None = None  # -N: values in ns
+    relative: bool = False  # -r
+    breaktrace: int | None = None  # -b, in the results' unit
     elapsed_s: tuple[float, float] | None = None  # wall-clock bounds of the whole run
-    stopped_early: str | None = None      # why the results show the run ended before its -D/-l
-    verbose_intervals: bool = False       # interval_us of threads from cyclictest -v headers (see below)
+    stopped_early: str | None = None  # why the results show the run ended before its -D/-l
+    verbose_intervals: bool = False  # interval_us of threads from cyclictest -v headers (see below)
     notes: list[str] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- asked vs measured
+
 
 def _asked_threads(m: Measurement, nthreads: int) -> list[dict[str, Any]]:
     """Per thread position, what the threshold file asks (cpu None = not pinned, "any" = one per CPU)."""
@@ -61,8 +62,15 @@ def _asked_threads(m: Measurement, nthreads: int) -> list[dict[str, Any]]:
             cpus = [None] * (g.count or 1)
         for cpu in cpus:
             pos = len(out)
-            out.append({"interval": s.interval_us + pos * s.distance_us, "priority": g.priority,
-                        "policy": g.policy, "cpu": cpu, "group": g.name})
+            out.append(
+                {
+                    "interval": s.interval_us + pos * s.distance_us,
+                    "priority": g.priority,
+                    "policy": g.policy,
+                    "cpu": cpu,
+                    "group": g.name,
+                }
+            )
     return out
 
 
@@ -80,8 +88,8 @@ def _seconds(s: float) -> str:
 
 @dataclass
 class SetupCheck:
-    differences: dict[str, tuple[str, str]]   # aspect -> (measured, asked)
-    shorter: str | None = None                # why the run is shorter than asked
+    differences: dict[str, tuple[str, str]]  # aspect -> (measured, asked)
+    shorter: str | None = None  # why the run is shorter than asked
 
     def text(self, aspects: list[str]) -> str:
         measured = " ".join(self.differences[a][0] for a in aspects)
@@ -135,11 +143,11 @@ def reconcile(m: Measurement, run: RunResult, duration_s: int | None = None) -> 
             pinned = [c for c in got_c if c is not None]
             bad |= len(set(pinned)) != len(pinned)
         if bad:
-            want_c = ["every CPU" if a["cpu"] == "any" else ("any" if a["cpu"] is None else a["cpu"])
-                      for _, a in pairs]
-            check.differences["cpus"] = (f"on cpu {_join(['unpinned' if c is None else c for c in got_c])}",
-                                         f"on cpu {_join(want_c)}" if "every CPU" not in want_c
-                                         else "on every CPU, one thread each")
+            want_c = ["every CPU" if a["cpu"] == "any" else ("any" if a["cpu"] is None else a["cpu"]) for _, a in pairs]
+            check.differences["cpus"] = (
+                f"on cpu {_join(['unpinned' if c is None else c for c in got_c])}",
+                f"on cpu {_join(want_c)}" if "every CPU" not in want_c else "on every CPU, one thread each",
+            )
 
     # duration: a longer run is fine, a shorter one cannot stand for the asked one
     s = m.sampler
@@ -174,16 +182,17 @@ def reconcile(m: Measurement, run: RunResult, duration_s: int | None = None) -> 
                 break
             longest = max(longest, (t.cycles + hi + 1) * t.interval_us / 1e6)
         if known and run.threads and longest < want_s:
-            check.shorter = (f"the results hold at most {longest:.3g} s of periods; thresholds ask "
-                             f"for {asked_text}")
+            check.shorter = f"the results hold at most {longest:.3g} s of periods; thresholds ask for {asked_text}"
     return check
 
 
 # ---------------------------------------------------------------- evaluation
 
+
 def _with_missed_upper(run: RunResult) -> RunResult:
-    threads = [dataclasses.replace(t, missed=t.missed_upper if t.missed_upper is not None else t.missed)
-               for t in run.threads]
+    threads = [
+        dataclasses.replace(t, missed=t.missed_upper if t.missed_upper is not None else t.missed) for t in run.threads
+    ]
     return dataclasses.replace(run, threads=threads)
 
 
@@ -198,10 +207,13 @@ def _combine(lo: Verdict, hi: Verdict, t: ThreadResult | None) -> Verdict:
     if hi.status == Status.PASS:
         return hi
     span = f"{t.missed}..{t.missed_upper}" if t is not None else "a range of"
-    return dataclasses.replace(hi, status=Status.INCONCLUSIVE,
-                               reason=f"{span} missed periods: at {t.missed if t else 'the fewest'}: "
-                                      f"{lo.status.value} ({lo.reason}); at {t.missed_upper if t else 'the most'}: "
-                                      f"{hi.status.value} ({hi.reason})")
+    return dataclasses.replace(
+        hi,
+        status=Status.INCONCLUSIVE,
+        reason=f"{span} missed periods: at {t.missed if t else 'the fewest'}: "
+        f"{lo.status.value} ({lo.reason}); at {t.missed_upper if t else 'the most'}: "
+        f"{hi.status.value} ({hi.reason})",
+    )
 
 
 def _thread_of(run: RunResult, v: Verdict) -> ThreadResult | None:
@@ -209,8 +221,9 @@ def _thread_of(run: RunResult, v: Verdict) -> ThreadResult | None:
     return run.thread(idx) if isinstance(idx, int) else None
 
 
-def evaluate_measured(m: Measurement, run: RunResult, accept: set[str] | frozenset[str] = frozenset(),
-                      duration_s: int | None = None) -> list[Verdict]:
+def evaluate_measured(
+    m: Measurement, run: RunResult, accept: set[str] | frozenset[str] = frozenset(), duration_s: int | None = None
+) -> list[Verdict]:
     """Every gate of a measurement against one run, judged as it was measured (see the module doc)."""
     verdicts = evaluate(m, run)
     if any(t.missed_upper is not None and t.missed is not None and t.missed_upper > t.missed for t in run.threads):
@@ -241,8 +254,10 @@ def evaluate_measured(m: Measurement, run: RunResult, accept: set[str] | frozens
             props["setup_accepted"] = check.text(accepted)
         if [a for a in bad if a != "duration"] and _SEVERITY[status] < _SEVERITY[Status.ERROR]:
             status = Status.ERROR
-            reason = (f"measured differently from what the thresholds ask: {check.text(bad)} "
-                      f"(--accept-setup {','.join(bad)} to accept); the gate alone said: {reason}")
+            reason = (
+                f"measured differently from what the thresholds ask: {check.text(bad)} "
+                f"(--accept-setup {','.join(bad)} to accept); the gate alone said: {reason}"
+            )
         elif status == Status.PASS:
             if setup is not None and setup.stopped_early:
                 status = Status.INCONCLUSIVE
@@ -270,6 +285,7 @@ def accepted_lines(verdicts: list[Verdict]) -> list[str]:
 def parse_accept(text: str | None) -> set[str]:
     """--accept-setup interval,priority -> {"interval", "priority"}; unknown names are an error."""
     from rtgate.errors import RtgateError
+
     if not text:
         return set()
     names = {n.strip() for n in text.split(",") if n.strip()}
@@ -277,6 +293,7 @@ def parse_accept(text: str | None) -> set[str]:
         return set(ASPECTS)
     unknown = sorted(names - set(ASPECTS))
     if unknown:
-        raise RtgateError(f"--accept-setup: unknown difference {', '.join(unknown)} "
-                          f"(one or more of {', '.join(ASPECTS)}, or all)")
+        raise RtgateError(
+            f"--accept-setup: unknown difference {', '.join(unknown)} (one or more of {', '.join(ASPECTS)}, or all)"
+        )
     return names

@@ -43,8 +43,7 @@ def betainc(a: float, b: float, x: float) -> float:
         return 0.0
     if x >= 1.0:
         return 1.0
-    ln_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                + a * math.log(x) + b * math.log1p(-x))
+    ln_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
     front = math.exp(ln_front)
     if x < (a + 1.0) / (a + b + 2.0):
         return front * _betacf(a, b, x) / a
@@ -53,23 +52,44 @@ def betainc(a: float, b: float, x: float) -> float:
 
 def normal_quantile(q: float) -> float:
     """Inverse of the standard normal CDF (Acklam's rational approximation, ~1e-9 relative)."""
-    a = (-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
-         1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00)
-    b = (-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-         6.680131188771972e+01, -1.328068155288572e+01)
-    c = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-         -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00)
-    d = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00)
+    a = (
+        -3.969683028665376e01,
+        2.209460984245205e02,
+        -2.759285104469687e02,
+        1.383577518672690e02,
+        -3.066479806614716e01,
+        2.506628277459239e00,
+    )
+    b = (
+        -5.447609879822406e01,
+        1.615858368580409e02,
+        -1.556989798598866e02,
+        6.680131188771972e01,
+        -1.328068155288572e01,
+    )
+    c = (
+        -7.784894002430293e-03,
+        -3.223964580411365e-01,
+        -2.400758277161838e00,
+        -2.549732539343734e00,
+        4.374664141464968e00,
+        2.938163982698783e00,
+    )
+    d = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00)
     if q < 0.02425:
         r = math.sqrt(-2.0 * math.log(q))
-        return (((((c[0] * r + c[1]) * r + c[2]) * r + c[3]) * r + c[4]) * r + c[5]) / \
-            ((((d[0] * r + d[1]) * r + d[2]) * r + d[3]) * r + 1.0)
+        return (((((c[0] * r + c[1]) * r + c[2]) * r + c[3]) * r + c[4]) * r + c[5]) / (
+            (((d[0] * r + d[1]) * r + d[2]) * r + d[3]) * r + 1.0
+        )
     if q > 1.0 - 0.02425:
         return -normal_quantile(1.0 - q)
     r = q - 0.5
     t = r * r
-    return (((((a[0] * t + a[1]) * t + a[2]) * t + a[3]) * t + a[4]) * t + a[5]) * r / \
-        (((((b[0] * t + b[1]) * t + b[2]) * t + b[3]) * t + b[4]) * t + 1.0)
+    return (
+        (((((a[0] * t + a[1]) * t + a[2]) * t + a[3]) * t + a[4]) * t + a[5])
+        * r
+        / (((((b[0] * t + b[1]) * t + b[2]) * t + b[3]) * t + b[4]) * t + 1.0)
+    )
 
 
 def binom_cdf(k: int, n: int, p: float) -> float:
@@ -162,9 +182,9 @@ class RateDecision:
     bound from the fewest there must be.
     """
 
-    verdict: str        # PASS, FAIL or INCONCLUSIVE
-    lower: float        # lower confidence bound of the rate, from k_min
-    upper: float        # upper confidence bound of the rate, from k_max
+    verdict: str  # PASS, FAIL or INCONCLUSIVE
+    lower: float  # lower confidence bound of the rate, from k_min
+    upper: float  # upper confidence bound of the rate, from k_max
 
 
 def decide_rate(k_min: int, k_max: int, n: int, allowed: float, confidence: float = 0.95) -> RateDecision:

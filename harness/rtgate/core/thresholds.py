@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ POLICIES = ("fifo", "rr", "other", "batch", "idle")
 @dataclass
 class ThreadGroup:
     name: str
-    count: int | None          # None: one per CPU of `cpus`
+    count: int | None  # None: one per CPU of `cpus`
     cpus: list[int] | str | None  # list, "all" (every CPU of the board), or None (not pinned)
     priority: int
     policy: str
@@ -41,7 +42,7 @@ class SamplerSettings:
     duration_s: int | None = None
     loops: int | None = None
     mlockall: bool = True
-    latency_us: int | None = 0      # /dev/cpu_dma_latency; None leaves it alone
+    latency_us: int | None = 0  # /dev/cpu_dma_latency; None leaves it alone
     histogram_us: int | None = None  # also write the rt-tests -h view
     clock: str = "monotonic"
     posix_timers: bool = False
@@ -82,8 +83,8 @@ class Measurement:
     where: Where
     load: LoadSpec = field(default_factory=LoadSpec)
     require: dict[str, Any] = field(default_factory=dict)
-    backend: str = "sampler"           # or "timerlat" (rtla; settings in `timerlat`)
-    timerlat: Any = None               # timerlat.TimerlatSettings
+    backend: str = "sampler"  # or "timerlat" (rtla; settings in `timerlat`)
+    timerlat: Any = None  # timerlat.TimerlatSettings
 
     def thread_labels(self, nthreads: int) -> list[str | None]:
         """Group name of each sampler thread, in the order the sampler runs them."""
@@ -93,8 +94,9 @@ class Measurement:
             return ([c for c in contexts for _ in range(per)] + [None] * nthreads)[:nthreads]
         labels: list[str | None] = []
         for g in self.sampler.threads:
-            count = g.count if g.count is not None else (nthreads - len(labels) if g.cpus == "all"
-                                                         else len(g.cpus or [1]))
+            count = (
+                g.count if g.count is not None else (nthreads - len(labels) if g.cpus == "all" else len(g.cpus or [1]))
+            )
             labels.extend([g.name] * count)
         return (labels + [None] * nthreads)[:nthreads]
 
@@ -112,13 +114,15 @@ class ThresholdFile:
 
 # ---------------------------------------------------------------- YAML with line numbers
 
+
 def _load_yaml(path: Path) -> tuple[Any, dict[Key, Where]]:
     try:
         with path.open("rb") as f:
             raw = f.read(THRESHOLDS_LIMITS.max_bytes + 1)  # never read more than the cap
         if len(raw) > THRESHOLDS_LIMITS.max_bytes:
-            raise ThresholdsError(f"larger than {THRESHOLDS_LIMITS.max_bytes} bytes: not a threshold file",
-                                  path=str(path))
+            raise ThresholdsError(
+                f"larger than {THRESHOLDS_LIMITS.max_bytes} bytes: not a threshold file", path=str(path)
+            )
         text = raw.decode("utf-8")
     except OSError as e:
         raise ThresholdsError(f"cannot read: {e.strerror}", path=str(path)) from e
@@ -137,6 +141,7 @@ def _load_yaml(path: Path) -> tuple[Any, dict[Key, Where]]:
         elif isinstance(n, yaml.SequenceNode):
             for i, v in enumerate(n.value):
                 walk(v, key + (i,))
+
     if node is not None:
         walk(node, ())
     return data, lines
@@ -144,7 +149,7 @@ def _load_yaml(path: Path) -> tuple[Any, dict[Key, Where]]:
 
 def _copy_lines(src: dict[Key, Where], src_key: Key, dst: dict[Key, Where], dst_key: Key) -> None:
     """Point every location under dst_key at src's locations under src_key."""
-    for k in [k for k in dst if k[:len(dst_key)] == dst_key]:
+    for k in [k for k in dst if k[: len(dst_key)] == dst_key]:
         del dst[k]
     n = len(src_key)
     for k, where in src.items():
@@ -175,8 +180,9 @@ def _merge(base: Any, over: Any, over_lines: dict[Key, Where], key: Key, out_lin
             name = _gate_name(g)
             if name in by_name:
                 mi = by_name[name]
-                merged_list[mi] = _merge(base[mi], g, _shift(over_lines, key + (oi,), key + (mi,)),
-                                         key + (mi,), out_lines)
+                merged_list[mi] = _merge(
+                    base[mi], g, _shift(over_lines, key + (oi,), key + (mi,)), key + (mi,), out_lines
+                )
             else:
                 _copy_lines(over_lines, key + (oi,), out_lines, key + (len(merged_list),))
                 merged_list.append(g)
@@ -209,26 +215,31 @@ def _load_chain(path: Path, seen: list[str]) -> tuple[dict[str, Any], dict[Key, 
     if parent is None:
         return data, lines, [str(path)]
     if not isinstance(parent, str) or not parent:
-        raise ThresholdsError("must name a threshold file", path=str(path), line=lines[("extends",)][1],
-                              key="extends")
+        raise ThresholdsError("must name a threshold file", path=str(path), line=lines[("extends",)][1], key="extends")
     if len(seen) >= 16:
-        raise ThresholdsError("extends chain longer than 16 files", path=str(path),
-                              line=lines[("extends",)][1], key="extends")
-    parent_path = (path.parent / parent)
+        raise ThresholdsError(
+            "extends chain longer than 16 files", path=str(path), line=lines[("extends",)][1], key="extends"
+        )
+    parent_path = path.parent / parent
     try:
         found = parent_path.is_file()
     except (OSError, ValueError):  # a name too long for the file system, a NUL byte
         found = False
     if not found:
         shown = parent if len(parent) <= 80 else parent[:77] + "..."
-        raise ThresholdsError(f"file {shown!r} not found (looked in {path.parent})", path=str(path),
-                              line=lines[("extends",)][1], key="extends")
+        raise ThresholdsError(
+            f"file {shown!r} not found (looked in {path.parent})",
+            path=str(path),
+            line=lines[("extends",)][1],
+            key="extends",
+        )
     base, merged_lines, files = _load_chain(parent_path, seen + [resolved])
     merged = _merge(base, {k: v for k, v in data.items() if k != "extends"}, lines, (), merged_lines)
     return merged, merged_lines, files + [str(path)]
 
 
 # ---------------------------------------------------------------- validation
+
 
 def parse_rate(value: Any) -> float:
     """'0.1%' or a fraction such as 0.001, below 1."""
@@ -271,14 +282,13 @@ class _Checker:
                 break
             k = k[:-1]
         file, line = where if where else (str(self.path), None)
-        dotted = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p))
-                         for i, p in enumerate(key))
+        dotted = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(key))
         return ThresholdsError(message, path=file, line=line, key=dotted or None)
 
     def where(self, key: Key) -> Where:
         return self.lines.get(key, (str(self.path), 0))
 
-    def mapping(self, value: Any, key: Key, allowed: set[str], required: set[str] = set()) -> dict[str, Any]:
+    def mapping(self, value: Any, key: Key, allowed: set[str], required: Collection[str] = ()) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise self.fail(key, "must be a mapping")
         for k in value:
@@ -306,8 +316,11 @@ class _Checker:
         return value
 
     def number(self, value: Any, key: Key, lo: float, hi: float, lo_open: bool = False) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-                (lo < value if lo_open else lo <= value) and value <= hi):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not ((lo < value if lo_open else lo <= value) and value <= hi)
+        ):
             bound = f"above {lo:g}" if lo_open else f"from {lo:g}"
             raise self.fail(key, f"must be a number {bound} to {hi:g}, not {value!r}")
         return float(value)
@@ -345,18 +358,52 @@ class _Checker:
                     raise self.fail(key, f"bad CPU range {part.strip()!r}")
                 out.extend(range(lo, hi + 1))
             return out
-        if isinstance(value, list) and value and all(isinstance(c, int) and not isinstance(c, bool)
-                                                     and 0 <= c < 4096 for c in value):
+        if (
+            isinstance(value, list)
+            and value
+            and all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < 4096 for c in value)
+        ):
             return list(value)
         raise self.fail(key, f"bad CPU list {value!r} (use 'all', 3, [0, 2] or '0-3')")
 
 
-_SAMPLER_KEYS = {"interval_us", "distance_us", "duration", "loops", "policy", "priority", "mlockall",
-                 "latency_us", "histogram_us", "clock", "posix_timers", "relative", "nsecs",
-                 "breaktrace_us", "block_seconds", "checkpoint_seconds", "threads"}
+_SAMPLER_KEYS = {
+    "interval_us",
+    "distance_us",
+    "duration",
+    "loops",
+    "policy",
+    "priority",
+    "mlockall",
+    "latency_us",
+    "histogram_us",
+    "clock",
+    "posix_timers",
+    "relative",
+    "nsecs",
+    "breaktrace_us",
+    "block_seconds",
+    "checkpoint_seconds",
+    "threads",
+}
 _GROUP_KEYS = {"name", "count", "cpus", "priority", "policy"}
-_GATE_KEYS = {"name", "kind", "limit_us", "above_us", "rate", "percentile", "max_count", "max_rate",
-              "confidence", "threads", "cpus", "scope", "min_samples", "critical", "description"}
+_GATE_KEYS = {
+    "name",
+    "kind",
+    "limit_us",
+    "above_us",
+    "rate",
+    "percentile",
+    "max_count",
+    "max_rate",
+    "confidence",
+    "threads",
+    "cpus",
+    "scope",
+    "min_samples",
+    "critical",
+    "description",
+}
 _KIND_KEYS = sorted(set().union(*(k.takes for k in KINDS.values())))  # keys that only some kinds take
 
 
@@ -381,7 +428,9 @@ def _sampler(c: _Checker, raw: Any, key: Key) -> SamplerSettings:
     if "mlockall" in m:
         s.mlockall = c.boolean(m["mlockall"], key + ("mlockall",))
     if "latency_us" in m:
-        s.latency_us = None if m["latency_us"] is None else c.integer(m["latency_us"], key + ("latency_us",), 0, 2**31 - 1)
+        s.latency_us = (
+            None if m["latency_us"] is None else c.integer(m["latency_us"], key + ("latency_us",), 0, 2**31 - 1)
+        )
     if "histogram_us" in m:
         s.histogram_us = c.integer(m["histogram_us"], key + ("histogram_us",), 1, 1_000_000)
     if "clock" in m:
@@ -428,13 +477,31 @@ def _sampler(c: _Checker, raw: Any, key: Key) -> SamplerSettings:
     return s
 
 
-_LOAD_KEYS = {"kind", "workers", "cpus", "size", "command", "warmup_seconds", "min_cpu_percent",
-              "min_ops_per_second", "tree"}
+_LOAD_KEYS = {
+    "kind",
+    "workers",
+    "cpus",
+    "size",
+    "command",
+    "warmup_seconds",
+    "min_cpu_percent",
+    "min_ops_per_second",
+    "tree",
+}
 # What a measurement needs of the system. architecture, compatible (a devicetree compatible string), dmi_product
 # and cpu_count name the machine a board file is for: elsewhere its budget means nothing.
-REQUIREMENTS = {"preempt_rt": bool, "isolated_cpus": bool, "governor": str, "bare_metal": bool,
-                "rt_throttling_off": bool, "architecture": str, "compatible": str, "dmi_product": str,
-                "cpu_count": int, "no_competing_rt": bool}
+REQUIREMENTS = {
+    "preempt_rt": bool,
+    "isolated_cpus": bool,
+    "governor": str,
+    "bare_metal": bool,
+    "rt_throttling_off": bool,
+    "architecture": str,
+    "compatible": str,
+    "dmi_product": str,
+    "cpu_count": int,
+    "no_competing_rt": bool,
+}
 
 
 def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
@@ -447,8 +514,7 @@ def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
     if "workers" in m:
         spec.workers = c.integer(m["workers"], key + ("workers",), 1, 4096)
     if "cpus" in m:
-        spec.cpus = m["cpus"] if m["cpus"] in ("measured", "others", "all") else \
-            c.cpus(m["cpus"], key + ("cpus",))  # type: ignore[assignment]
+        spec.cpus = m["cpus"] if m["cpus"] in ("measured", "others", "all") else c.cpus(m["cpus"], key + ("cpus",))  # type: ignore[assignment]
     if "size" in m:
         if not isinstance(m["size"], str) or not re.fullmatch(r"\d+[KMG]?", m["size"]):
             raise c.fail(key + ("size",), f"must be a size such as 64M or 1G, not {m['size']!r}")
@@ -501,7 +567,8 @@ def _history(c: _Checker, raw: Any, key: Key) -> dict[str, Any]:
     if "metrics" in m:
         metrics = m["metrics"]
         if not isinstance(metrics, list) or not all(
-                isinstance(x, str) and re.fullmatch(r"tail|max|min|avg|p99|p99\.9|above_\d+(\.\d+)?", x) for x in metrics):
+            isinstance(x, str) and re.fullmatch(r"tail|max|min|avg|p99|p99\.9|above_\d+(\.\d+)?", x) for x in metrics
+        ):
             raise c.fail(key + ("metrics",), "must list tail, max, min, avg, p99, p99.9 or above_<us>")
         out["metrics"] = list(metrics)
     return out
@@ -546,8 +613,10 @@ def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
             raise c.fail(key + ("threads",), "must be a thread group name or a list of them")
         for name in t:
             if not isinstance(name, str) or name not in groups:
-                raise c.fail(key + ("threads",), f"no thread group {name!r} in this measurement "
-                             f"(groups: {', '.join(sorted(groups))})")
+                raise c.fail(
+                    key + ("threads",),
+                    f"no thread group {name!r} in this measurement (groups: {', '.join(sorted(groups))})",
+                )
         g.threads = list(t)
     if "cpus" in m:
         cpus = c.cpus(m["cpus"], key + ("cpus",))
@@ -579,8 +648,12 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
         raise ThresholdsError(f"no such threshold file (nor a shipped one such as {shipped})", path=str(p))
     data, lines, files = _load_chain(p, [])
     c = _Checker(p, lines)
-    top = c.mapping(data, (), {"platform", "description", "measurements", "allow_inconclusive", "require",
-                               "history"}, {"platform", "measurements"})
+    top = c.mapping(
+        data,
+        (),
+        {"platform", "description", "measurements", "allow_inconclusive", "require", "history"},
+        {"platform", "measurements"},
+    )
     history = _history(c, top["history"], ("history",)) if "history" in top else {}
     file_require = _require(c, top["require"], ("require",)) if "require" in top else {}
     platform = c.name(top["platform"], ("platform",))
@@ -593,8 +666,9 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
     for name, raw in ms.items():
         key: Key = ("measurements", name)
         c.name(name, key)
-        m = c.mapping(raw, key, {"description", "backend", "sampler", "timerlat", "gates", "load", "require"},
-                      {"gates"})
+        m = c.mapping(
+            raw, key, {"description", "backend", "sampler", "timerlat", "gates", "load", "require"}, {"gates"}
+        )
         backend = m.get("backend", "sampler")
         if backend not in BACKENDS:
             raise c.fail(key + ("backend",), f"unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
@@ -605,6 +679,7 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
         timerlat = None
         if backend == "timerlat":
             from rtgate.core.timerlat_spec import as_sampler, parse_settings
+
             timerlat = parse_settings(c, m.get("timerlat"), key + ("timerlat",))
             sampler = as_sampler(timerlat)
         else:
@@ -616,8 +691,10 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
         gates = [_gate(c, g, key + ("gates", i), groups) for i, g in enumerate(raw_gates)]
         for i, g in enumerate(gates):
             if backend == "timerlat" and g.kind == "missed":
-                raise c.fail(key + ("gates", i, "kind"), "rtla does not count missed periods: a missed gate "
-                             "needs backend: sampler")
+                raise c.fail(
+                    key + ("gates", i, "kind"),
+                    "rtla does not count missed periods: a missed gate needs backend: sampler",
+                )
         seen: set[str] = set()
         for i, g in enumerate(gates):
             if g.name in seen:
@@ -626,11 +703,26 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
         desc = c.string(m["description"], key + ("description",)) if "description" in m else ""
         load = _load(c, m["load"], key + ("load",)) if "load" in m else LoadSpec()
         require = {**file_require, **(_require(c, m["require"], key + ("require",)) if "require" in m else {})}
-        measurements[name] = Measurement(name=name, description=desc, sampler=sampler, gates=gates,
-                                         where=c.where(key), load=load, require=require, backend=backend,
-                                         timerlat=timerlat)
-    return ThresholdFile(path=str(p), platform=platform, description=description,
-                         measurements=measurements, files=files, allow_inconclusive=allow, history=history)
+        measurements[name] = Measurement(
+            name=name,
+            description=desc,
+            sampler=sampler,
+            gates=gates,
+            where=c.where(key),
+            load=load,
+            require=require,
+            backend=backend,
+            timerlat=timerlat,
+        )
+    return ThresholdFile(
+        path=str(p),
+        platform=platform,
+        description=description,
+        measurements=measurements,
+        files=files,
+        allow_inconclusive=allow,
+        history=history,
+    )
 
 
 def _shipped_dirs() -> list[Path]:
@@ -643,8 +735,10 @@ def default_thresholds_path() -> Path:
     for d in _shipped_dirs():
         if (d / "default.yaml").is_file():
             return d / "default.yaml"
-    raise ThresholdsError("the built-in default threshold file is missing from this installation",
-                          path=str(_shipped_dirs()[0] / "default.yaml"))
+    raise ThresholdsError(
+        "the built-in default threshold file is missing from this installation",
+        path=str(_shipped_dirs()[0] / "default.yaml"),
+    )
 
 
 def shipped_names() -> list[str]:

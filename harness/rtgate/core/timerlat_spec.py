@@ -15,8 +15,18 @@ if TYPE_CHECKING:
 
 CONTEXTS = ("irq", "thread", "user")  # rtla's IRQ-, Thr- and Usr- columns; results list them in this order
 POLICIES = {"fifo": "f", "rr": "r", "other": "o"}
-KEYS = {"interval_us", "duration", "priority", "policy", "cpus", "latency_us", "user_threads",
-        "bucket_us", "histogram_us", "analysis"}
+KEYS = {
+    "interval_us",
+    "duration",
+    "priority",
+    "policy",
+    "cpus",
+    "latency_us",
+    "user_threads",
+    "bucket_us",
+    "histogram_us",
+    "analysis",
+}
 MAX_ENTRIES = 100_000  # rtla allows more; this keeps its memory modest (4 B per bucket, CPU and context)
 
 
@@ -24,11 +34,11 @@ MAX_ENTRIES = 100_000  # rtla allows more; this keeps its memory modest (4 B per
 class TimerlatSettings:
     interval_us: int = 1000
     duration_s: int = 60
-    priority: int | None = None     # None: rtla's default (SCHED_FIFO 95 for its kernel threads)
+    priority: int | None = None  # None: rtla's default (SCHED_FIFO 95 for its kernel threads)
     policy: str = "fifo"
     cpus: list[int] | str = "all"
-    latency_us: int | None = 0      # --dma-latency; None leaves /dev/cpu_dma_latency alone
-    user_threads: bool = False      # -u: rtla's user-space threads (rtla from Linux 6.6)
+    latency_us: int | None = 0  # --dma-latency; None leaves /dev/cpu_dma_latency alone
+    user_threads: bool = False  # -u: rtla's user-space threads (rtla from Linux 6.6)
     bucket_us: int = 1
     histogram_us: int | None = None  # range of the histogram; default from the gates
     analysis: bool = True
@@ -66,8 +76,9 @@ def parse_settings(c: _Checker, raw: Any, key: tuple[Any, ...]) -> TimerlatSetti
     if "histogram_us" in m:
         s.histogram_us = c.integer(m["histogram_us"], key + ("histogram_us",), 10, 100_000_000)
         if s.histogram_us // s.bucket_us > MAX_ENTRIES:
-            raise c.fail(key + ("histogram_us",), f"more than {MAX_ENTRIES} buckets of {s.bucket_us} us: "
-                         "raise bucket_us")
+            raise c.fail(
+                key + ("histogram_us",), f"more than {MAX_ENTRIES} buckets of {s.bucket_us} us: raise bucket_us"
+            )
     return s
 
 
@@ -75,10 +86,16 @@ def as_sampler(s: TimerlatSettings) -> SamplerSettings:
     """The thread groups rtla's columns form (one per context, each on the measured CPUs): what
     the rest of rtgate (CPU placement of loads, require:, predicted test ids) reads."""
     from rtgate.core.thresholds import SamplerSettings, ThreadGroup
+
     prio = s.priority if s.priority is not None else 95
-    return SamplerSettings(interval_us=s.interval_us, duration_s=s.duration_s, latency_us=s.latency_us,
-                           threads=[ThreadGroup(name=ctx, count=None, cpus=s.cpus, priority=prio, policy=s.policy)
-                                    for ctx in s.contexts()])
+    return SamplerSettings(
+        interval_us=s.interval_us,
+        duration_s=s.duration_s,
+        latency_us=s.latency_us,
+        threads=[
+            ThreadGroup(name=ctx, count=None, cpus=s.cpus, priority=prio, policy=s.policy) for ctx in s.contexts()
+        ],
+    )
 
 
 def with_all_cpus(run: RunResult, m: Measurement, cpus: list[int]) -> RunResult:
@@ -91,8 +108,18 @@ def with_all_cpus(run: RunResult, m: Measurement, cpus: list[int]) -> RunResult:
     for ctx in m.timerlat.contexts():
         for cpu in cpus:
             if (ctx, cpu) not in have:
-                threads.append(ThreadResult(index=0, cycles=0, min=None, max=None, avg=None, cpu=cpu, label=ctx,
-                                            histogram=Histogram(unit=run.unit, buckets=[])))
+                threads.append(
+                    ThreadResult(
+                        index=0,
+                        cycles=0,
+                        min=None,
+                        max=None,
+                        avg=None,
+                        cpu=cpu,
+                        label=ctx,
+                        histogram=Histogram(unit=run.unit, buckets=[]),
+                    )
+                )
     order = {c: i for i, c in enumerate(CONTEXTS)}
     threads.sort(key=lambda t: (order.get(t.label or "", 9), t.cpu or 0))
     return replace(run, threads=[replace(t, index=i) for i, t in enumerate(threads)])

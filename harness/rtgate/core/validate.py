@@ -9,7 +9,7 @@ every recorded fixture and on live runs of both programs).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rtgate.core.model import Histogram, RunResult, ThreadResult
 from rtgate.errors import ResultsError
@@ -21,11 +21,11 @@ MAX_VALUE = 2**63 - 1
 # (below, above) the printed value. Truncating formats print floor(avg); the live T: screen reads a
 # thread's statistics while it runs, so its average may count one sample more or less than C:.
 AVG_SLACK: dict[str, tuple[float, float]] = {
-    "rtgate-json": (0.005, 0.005),       # sum / cycles, printed with two decimals (sum is exact)
-    "rt-tests-json": (0.005, 0.005),     # %.2f
-    "histogram-text": (0.0, 1.0),        # (long)(avg / cycles)
+    "rtgate-json": (0.005, 0.005),  # sum / cycles, printed with two decimals (sum is exact)
+    "rt-tests-json": (0.005, 0.005),  # %.2f
+    "histogram-text": (0.0, 1.0),  # (long)(avg / cycles)
     "summary-text": (0.0, 1.0),
-    "verbose-text": (1e-9, 1e-9),        # computed here from every sample
+    "verbose-text": (1e-9, 1e-9),  # computed here from every sample
 }
 
 Locate = Callable[[int, str], "tuple[int | None, str | None]"]  # (position, field) -> line, key
@@ -61,8 +61,10 @@ def check_run(run: RunResult, locate: Locate | None = None) -> RunResult:
         _check_thread(run, pos, t, fail)
     missing = sorted(set(range(max(seen) + 1)) - seen)
     if missing:
-        raise ResultsError(f"thread {missing[0]} has no data, but thread {max(seen)} does "
-                           "(threads are numbered from 0)", path=run.source)
+        raise ResultsError(
+            f"thread {missing[0]} has no data, but thread {max(seen)} does (threads are numbered from 0)",
+            path=run.source,
+        )
     return run
 
 
@@ -80,14 +82,16 @@ def _latency(v: object) -> bool:
     return is_number(v) and 0 <= v <= MAX_VALUE and float(v).is_integer()  # type: ignore[arg-type,operator]
 
 
-def _check_thread(run: RunResult, pos: int, t: ThreadResult,
-                  fail: Callable[[int, str, str], ResultsError]) -> None:
+def _check_thread(run: RunResult, pos: int, t: ThreadResult, fail: Callable[[int, str, str], ResultsError]) -> None:
     if not _count(t.cycles):
         raise fail(pos, "cycles", f"cycles must be a whole number from 0 to 2^63-1, not {t.cycles!r}")
     if t.missed is not None and not _count(t.missed):
         raise fail(pos, "missed_periods", f"must be a whole number from 0 to 2^63-1, not {t.missed!r}")
-    for name, value, lo, hi in (("cpu", t.cpu, -1, 1_000_000), ("priority", t.priority, -1_000, 1_000),
-                                ("interval_us", t.interval_us, 0, MAX_VALUE)):
+    for name, value, lo, hi in (
+        ("cpu", t.cpu, -1, 1_000_000),
+        ("priority", t.priority, -1_000, 1_000),
+        ("interval_us", t.interval_us, 0, MAX_VALUE),
+    ):
         if value is not None and (not _is_int(value) or not lo <= value <= hi):
             raise fail(pos, name, f"must be a whole number from {lo} to {hi}, not {value!r}")
     if t.policy is not None and not isinstance(t.policy, str):
@@ -107,8 +111,7 @@ def _check_thread(run: RunResult, pos: int, t: ThreadResult,
     if t.cycles == 0:
         return  # nothing measured: min, max and avg say nothing
     if t.min is None or t.max is None:
-        raise fail(pos, "max" if t.min is not None else "min",
-                   f"missing for a thread with {t.cycles} cycles")
+        raise fail(pos, "max" if t.min is not None else "min", f"missing for a thread with {t.cycles} cycles")
     if t.min > t.max:
         raise fail(pos, "min", f"min {t.min:g} is above max {t.max:g}")
     if t.avg is not None:
@@ -125,8 +128,9 @@ def _check_thread(run: RunResult, pos: int, t: ThreadResult,
             raise fail(pos, "avg", f"avg {t.avg:g} is above max {t.max:g}")
 
 
-def _check_histogram(pos: int, t: ThreadResult, h: Histogram,
-                     fail: Callable[[int, str, str], ResultsError], racy: bool = False) -> None:
+def _check_histogram(
+    pos: int, t: ThreadResult, h: Histogram, fail: Callable[[int, str, str], ResultsError], racy: bool = False
+) -> None:
     prev_hi: int | None = None
     prev_lo = -1
     for i, bucket in enumerate(h.buckets):
@@ -136,8 +140,11 @@ def _check_histogram(pos: int, t: ThreadResult, h: Histogram,
         if hi is not None and hi <= lo:
             raise fail(pos, "histogram", f"bucket [{lo}, {hi}) is empty or reversed")
         if lo <= prev_lo or (prev_hi is not None and lo < prev_hi) or (prev_hi is None and i > 0):
-            raise fail(pos, "histogram", f"bucket at {lo} overlaps or repeats the one before "
-                       "(buckets must be strictly increasing)")
+            raise fail(
+                pos,
+                "histogram",
+                f"bucket at {lo} overlaps or repeats the one before (buckets must be strictly increasing)",
+            )
         prev_lo, prev_hi = lo, hi
     if not _count(h.overflow):
         raise fail(pos, "histogram", f"overflow must be a whole number, not {h.overflow!r}")
@@ -145,8 +152,7 @@ def _check_histogram(pos: int, t: ThreadResult, h: Histogram,
         raise fail(pos, "cycles", f"the histogram holds {h.total} samples but cycles is {t.cycles}")
     filled = [(lo, hi) for lo, hi, c in h.buckets if c]
     if h.range_end is not None and filled and filled[-1][0] >= h.range_end:
-        raise fail(pos, "histogram", f"bucket {filled[-1][0]} lies beyond the histogram's range "
-                   f"({h.range_end})")
+        raise fail(pos, "histogram", f"bucket {filled[-1][0]} lies beyond the histogram's range ({h.range_end})")
     if t.cycles == 0 or t.max is None or t.min is None:
         return
     if racy:  # at most one sample (the one in flight) may lie outside [min, max]
@@ -158,19 +164,26 @@ def _check_histogram(pos: int, t: ThreadResult, h: Histogram,
         if t.max < top_lo:
             raise fail(pos, "max", f"max {t.max:g} is below the highest non-empty histogram bucket ({top_lo})")
         if h.overflow == 0 and top_hi is not None and t.max > top_hi - 1:
-            raise fail(pos, "max", f"max {t.max:g} lies beyond the highest non-empty histogram bucket "
-                       f"({top_lo}) and no sample overflowed")
+            raise fail(
+                pos,
+                "max",
+                f"max {t.max:g} lies beyond the highest non-empty histogram bucket ({top_lo}) and no sample overflowed",
+            )
         low_lo, low_hi = filled[0]
         if t.min < low_lo:
             raise fail(pos, "min", f"min {t.min:g} is below the lowest non-empty histogram bucket ({low_lo})")
         if low_hi is not None and t.min > low_hi - 1:
             raise fail(pos, "min", f"min {t.min:g} is above the lowest non-empty histogram bucket ({low_lo})")
     if h.overflow and h.range_end is not None and t.max < h.range_end:
-        raise fail(pos, "max", f"max {t.max:g} is inside the histogram's range ({h.range_end}) but "
-                   f"{h.overflow} samples overflowed it")
+        raise fail(
+            pos,
+            "max",
+            f"max {t.max:g} is inside the histogram's range ({h.range_end}) but {h.overflow} samples overflowed it",
+        )
     if h.overflow and not filled and h.range_end is not None and t.min < h.range_end:
-        raise fail(pos, "min", f"min {t.min:g} is inside the histogram's range ({h.range_end}) but every "
-                   "sample overflowed it")
+        raise fail(
+            pos, "min", f"min {t.min:g} is inside the histogram's range ({h.range_end}) but every sample overflowed it"
+        )
 
 
 def _check_blocks(pos: int, t: ThreadResult, fail: Callable[[int, str, str], ResultsError]) -> None:

@@ -27,14 +27,21 @@ OVERRUN_PERIODS = 10
 
 def environment_path(results: Path) -> Path:
     """<measurement>.environment.json beside <measurement>.json."""
-    return results.with_name(results.name[:-5] + ".environment.json" if results.name.endswith(".json")
-                             else results.name + ".environment.json")
+    return results.with_name(
+        results.name[:-5] + ".environment.json"
+        if results.name.endswith(".json")
+        else results.name + ".environment.json"
+    )
 
 
 def digest(run: RunResult) -> dict[str, Any]:
     """The figures a record is written for: a record found with other figures belongs to other data."""
-    return {"elapsed_s": run.elapsed_s, "stop_reason": run.stop_reason,
-            "cycles": [t.cycles for t in run.threads], "missed": [t.missed for t in run.threads]}
+    return {
+        "elapsed_s": run.elapsed_s,
+        "stop_reason": run.stop_reason,
+        "cycles": [t.cycles for t in run.threads],
+        "missed": [t.missed for t in run.threads],
+    }
 
 
 def overrun(run: RunResult) -> str | None:
@@ -52,8 +59,10 @@ def overrun(run: RunResult) -> str | None:
     unaccounted = run.elapsed_s - accounted
     if unaccounted <= max(OVERRUN_MIN_S, OVERRUN_PERIODS * longest / 1e6):
         return None
-    return (f"overrun: the run took {run.elapsed_s:.3f} s but its sampled and missed periods account for "
-            f"{accounted:.3f} s; {unaccounted:.3f} s went unmeasured (a stall before the threads first ran?)")
+    return (
+        f"overrun: the run took {run.elapsed_s:.3f} s but its sampled and missed periods account for "
+        f"{accounted:.3f} s; {unaccounted:.3f} s went unmeasured (a stall before the threads first ran?)"
+    )
 
 
 def _record_expected(run: RunResult) -> bool:
@@ -76,8 +85,10 @@ def _check_record(run: RunResult, rec: Any) -> list[str]:
         return [f"its validity record ({RECORD}.invalid) is not a list of reasons"]
     out = list(invalid)
     if rec.get("valid") is not (not invalid):
-        out.append(f"its validity record contradicts itself (valid: {json.dumps(rec.get('valid'))} "
-                   f"with {len(invalid)} reasons)")
+        out.append(
+            f"its validity record contradicts itself (valid: {json.dumps(rec.get('valid'))} "
+            f"with {len(invalid)} reasons)"
+        )
     if rec.get("results") != digest(run):
         out.append("its validity record was written for other figures than the results it is in")
     return out
@@ -89,8 +100,9 @@ def problems(run: RunResult) -> list[str]:
     rec = run.environment.get(RECORD)
     if rec is None:
         if _record_expected(run):
-            reasons.append(f"rtgate run was measuring but its validity record ({RECORD}) is missing: "
-                           "the run did not finish")
+            reasons.append(
+                f"rtgate run was measuring but its validity record ({RECORD}) is missing: the run did not finish"
+            )
     else:
         reasons.extend(_check_record(run, rec))
     over = overrun(run)
@@ -102,8 +114,10 @@ def problems(run: RunResult) -> list[str]:
 def describe_task(t: dict[str, Any]) -> str:
     prio = "" if t.get("priority") is None else f" {t['priority']}"
     tid = "" if t.get("tid") == t.get("pid") else f", tid {t.get('tid')}"
-    return (f"{'kernel thread ' if t.get('kernel') else ''}{t.get('comm')} (pid {t.get('pid')}{tid}, "
-            f"{t.get('policy')}{prio}, cpu {','.join(map(str, t.get('on_cpus') or []))})")
+    return (
+        f"{'kernel thread ' if t.get('kernel') else ''}{t.get('comm')} (pid {t.get('pid')}{tid}, "
+        f"{t.get('policy')}{prio}, cpu {','.join(map(str, t.get('on_cpus') or []))})"
+    )
 
 
 def competing_tasks(run: RunResult) -> list[dict[str, Any]]:

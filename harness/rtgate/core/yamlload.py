@@ -18,11 +18,11 @@ from rtgate.errors import RtgateError
 
 @dataclass(frozen=True)
 class Limits:
-    max_bytes: int = 1 << 20        # a threshold file is a few kB
-    max_depth: int = 64             # nesting of mappings and sequences
-    max_nodes: int = 100_000        # nodes once aliases are expanded
-    max_scalar: int = 64 * 1024     # characters in one string
-    max_number_digits: int = 100    # an int or float written with more characters is not a setting
+    max_bytes: int = 1 << 20  # a threshold file is a few kB
+    max_depth: int = 64  # nesting of mappings and sequences
+    max_nodes: int = 100_000  # nodes once aliases are expanded
+    max_scalar: int = 64 * 1024  # characters in one string
+    max_number_digits: int = 100  # an int or float written with more characters is not a setting
 
 
 THRESHOLDS = Limits()
@@ -109,8 +109,7 @@ def _check_graph(root: yaml.Node, limits: Limits) -> None:
             size = 1 + sum(sizes[id(c)] for c in children)
             sizes[key] = size
             if size > limits.max_nodes:
-                raise _Refused(f"expands to more than {limits.max_nodes} values (aliases?)",
-                               node.start_mark.line + 1)
+                raise _Refused(f"expands to more than {limits.max_nodes} values (aliases?)", node.start_mark.line + 1)
             continue
         if key in sizes:
             continue
@@ -121,8 +120,9 @@ def _check_graph(root: yaml.Node, limits: Limits) -> None:
             if node.tag in (_INT, _FLOAT) and len(value) > limits.max_number_digits:
                 raise _Refused(f"a number of {len(value)} characters", node.start_mark.line + 1)
             if len(value) > limits.max_scalar:
-                raise _Refused(f"a value of {len(value)} characters (at most {limits.max_scalar})",
-                               node.start_mark.line + 1)
+                raise _Refused(
+                    f"a value of {len(value)} characters (at most {limits.max_scalar})", node.start_mark.line + 1
+                )
             sizes[key] = 1
             continue
         active.add(key)
@@ -142,8 +142,9 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-def load_yaml(text: str, source: str, error: type[RtgateError] = RtgateError,
-              limits: Limits = THRESHOLDS, what: str = "YAML") -> tuple[Any, yaml.Node | None]:
+def load_yaml(
+    text: str, source: str, error: type[RtgateError] = RtgateError, limits: Limits = THRESHOLDS, what: str = "YAML"
+) -> tuple[Any, yaml.Node | None]:
     """Parse one YAML document: (data, composed root node, for line numbers). Errors are `error`."""
     if len(text) > limits.max_bytes:
         raise error(f"larger than {limits.max_bytes} bytes: not a {what} file rtgate reads", path=source)
@@ -164,8 +165,11 @@ def load_yaml(text: str, source: str, error: type[RtgateError] = RtgateError,
         raise error(f"refused: {e.message}", path=source, line=e.line) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
-        raise error(f"invalid YAML: {_one_line(e.problem or e.context or '')}", path=source,
-                    line=mark.line + 1 if mark else None) from None
+        raise error(
+            f"invalid YAML: {_one_line(e.problem or e.context or '')}",
+            path=source,
+            line=mark.line + 1 if mark else None,
+        ) from None
     except yaml.reader.ReaderError as e:
         line = text.count("\n", 0, e.position) + 1 if isinstance(e.position, int) else None
         char = f"#x{e.character:04x}" if isinstance(e.character, int) else repr(e.character)

@@ -71,8 +71,11 @@ def fuego_files(tf: ThresholdFile, names: list[str], cpus: int | None) -> dict[s
             raise RtgateError(f"measurement {m.name} uses the {m.backend} backend: Fuego runs rtgate-sampler")
         ids = _thread_ids(m, cpus)
         test_set = fuego_name(m.name)
-        distinct("gates", f"measurement {m.name}",
-                 [("(per-thread figures)", THREADS_CASE)] + [(g.name, fuego_name(g.name)) for g in m.gates])
+        distinct(
+            "gates",
+            f"measurement {m.name}",
+            [("(per-thread figures)", THREADS_CASE)] + [(g.name, fuego_name(g.name)) for g in m.gates],
+        )
         cases: list[dict[str, Any]] = []
         cpu_ids: list[str] = []
         for gate in m.gates:
@@ -85,15 +88,18 @@ def fuego_files(tf: ThresholdFile, names: list[str], cpus: int | None) -> dict[s
                 t = fuego_name(thread)
                 measures.append({"name": t, "unit": _unit(gate)})
                 if limit is not None:
-                    criteria.append({"tguid": f"{test_set}.{case}.{t}",
-                                     "reference": {"value": limit, "operator": "le"}})
+                    criteria.append(
+                        {"tguid": f"{test_set}.{case}.{t}", "reference": {"value": limit, "operator": "le"}}
+                    )
                 if _is_rate(gate):
                     measures.append({"name": f"{t}_bound", "unit": "%"})
-                    criteria.append({"tguid": f"{test_set}.{case}.{t}_bound",
-                                     "reference": {"value": limit, "operator": "le"}})
+                    criteria.append(
+                        {"tguid": f"{test_set}.{case}.{t}_bound", "reference": {"value": limit, "operator": "le"}}
+                    )
                 measures.append({"name": f"{t}_verdict", "unit": "verdict"})
-                criteria.append({"tguid": f"{test_set}.{case}.{t}_verdict",
-                                 "reference": {"value": 0, "operator": "le"}})
+                criteria.append(
+                    {"tguid": f"{test_set}.{case}.{t}_verdict", "reference": {"value": 0, "operator": "le"}}
+                )
                 cpu = thread.rsplit("-", 1)[-1]
                 if thread not in ("worst", "all") and cpu not in cpu_ids:
                     cpu_ids.append(cpu)
@@ -116,5 +122,9 @@ def fuego_files(tf: ThresholdFile, names: list[str], cpus: int | None) -> dict[s
 
 def all_tguids(files: dict[str, dict[str, Any]]) -> list[str]:
     """Every measure tguid that reference.json declares (what parser.py may report)."""
-    return [f"{s['name']}.{c['name']}.{m['name']}" for s in files["reference.json"]["test_sets"]
-            for c in s["test_cases"] for m in c["measurements"]]
+    return [
+        f"{s['name']}.{c['name']}.{m['name']}"
+        for s in files["reference.json"]["test_sets"]
+        for c in s["test_cases"]
+        for m in c["measurements"]
+    ]

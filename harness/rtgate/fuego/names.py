@@ -48,8 +48,10 @@ def distinct(what: str, where: str, names: list[tuple[str, str]]) -> None:
     for original, legal in names:
         other = seen.setdefault(legal, original)
         if other != original:
-            raise RtgateError(f"{what} {other!r} and {original!r} of {where} both become {legal!r} in Fuego "
-                              "(which allows letters, digits and '_' only): rename one")
+            raise RtgateError(
+                f"{what} {other!r} and {original!r} of {where} both become {legal!r} in Fuego "
+                "(which allows letters, digits and '_' only): rename one"
+            )
 
 
 def check_plain_name(kind: str, name: str) -> str:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from rtgate.errors import RtgateError
 
@@ -42,14 +43,14 @@ class Backend:
             try:
                 import psycopg
             except ImportError as e:
-                raise RtgateError("a PostgreSQL history needs psycopg: pip install 'rtgate[postgres]'",
-                                  path=redacted(target)) from e
+                raise RtgateError(
+                    "a PostgreSQL history needs psycopg: pip install 'rtgate[postgres]'", path=redacted(target)
+                ) from e
             self.errors: tuple[type[BaseException], ...] = (psycopg.Error,)
             try:
                 self.conn: Any = psycopg.connect(target, autocommit=True)
             except psycopg.Error as e:
-                raise RtgateError(f"cannot connect: {str(e).strip().splitlines()[0]}",
-                                  path=redacted(target)) from e
+                raise RtgateError(f"cannot connect: {str(e).strip().splitlines()[0]}", path=redacted(target)) from e
         else:
             self.errors = (sqlite3.Error,)
             try:

@@ -20,8 +20,15 @@ from statistics import median
 from typing import Any
 
 from rtgate.history.drift import Tolerance, differences
-from rtgate.history.stats import (Interval, bootstrap_median_diff, gehan_scores, midranks, paired_max_test,
-                                  signed_ranks, two_sample_max_test)
+from rtgate.history.stats import (
+    Interval,
+    bootstrap_median_diff,
+    gehan_scores,
+    midranks,
+    paired_max_test,
+    signed_ranks,
+    two_sample_max_test,
+)
 from rtgate.history.store import HistoryDB, StoredRun, StoredThread
 from rtgate.history.tail import QUANTILES, exceedances, overflow_range, thresholds
 
@@ -32,20 +39,34 @@ DEFAULTS = {"alpha": 0.05, "min_effect": 0.05, "min_runs": 3, "metrics": ["tail"
 class Comparison:
     metric: str
     thread: str
-    decision: str            # regression, improvement, no change, not enough runs, not comparable
+    decision: str  # regression, improvement, no change, not enough runs, not comparable
     base: list[float]
     new: list[float]
     p_worse: float | None = None
     p_better: float | None = None
-    effect: float | None = None       # relative change of the median
+    effect: float | None = None  # relative change of the median
     interval: tuple[float, float] | None = None
     evidence: str = ""
     censored: tuple[int, int] = (0, 0)  # runs whose figure is only a bound (base, new)
     better_effect: float | None = None  # tail: the change where it is most an improvement
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("metric", "thread", "decision", "base", "new", "p_worse", "p_better",
-                                             "effect", "interval", "evidence", "censored")}
+        return {
+            k: getattr(self, k)
+            for k in (
+                "metric",
+                "thread",
+                "decision",
+                "base",
+                "new",
+                "p_worse",
+                "p_better",
+                "effect",
+                "interval",
+                "evidence",
+                "censored",
+            )
+        }
 
 
 @dataclass
@@ -96,7 +117,7 @@ def _percentile(t: StoredThread, q: float) -> Interval | None:
 
 def _figure(t: StoredThread, metric: str) -> Interval | None:
     if metric.startswith("above_"):
-        v = tail_fraction(t, float(metric[len("above_"):]))
+        v = tail_fraction(t, float(metric[len("above_") :]))
     elif metric in ("p99", "p99.9"):
         return _percentile(t, float(metric[1:]))
     else:
@@ -148,16 +169,30 @@ def _pairs(base_runs: list[StoredRun], new_runs: list[StoredRun], notes: list[st
     used = {i for pair in pairs for i in pair}
     left = [r.id for r in base_runs + new_runs if r.id not in used]
     if left:
-        notes.append(f"{len(left)} run(s) without a partner of the other release left out of the paired "
-                     f"comparison (run ids {', '.join(map(str, left[:10]))}{' ...' if len(left) > 10 else ''})")
+        notes.append(
+            f"{len(left)} run(s) without a partner of the other release left out of the paired "
+            f"comparison (run ids {', '.join(map(str, left[:10]))}{' ...' if len(left) > 10 else ''})"
+        )
     return pairs
 
 
-def _compare_figure(metric: str, thread: str, b: dict[int, Interval], n: dict[int, Interval],
-                    pairs: list[tuple[int, int]] | None, settings: Settings) -> Comparison:
+def _compare_figure(
+    metric: str,
+    thread: str,
+    b: dict[int, Interval],
+    n: dict[int, Interval],
+    pairs: list[tuple[int, int]] | None,
+    settings: Settings,
+) -> Comparison:
     bl, nl = [v.lo for v in b.values()], [v.lo for v in n.values()]
-    c = Comparison(metric, thread, "not enough runs", bl, nl,
-                   censored=(sum(v.censored for v in b.values()), sum(v.censored for v in n.values())))
+    c = Comparison(
+        metric,
+        thread,
+        "not enough runs",
+        bl,
+        nl,
+        censored=(sum(v.censored for v in b.values()), sum(v.censored for v in n.values())),
+    )
     if pairs is not None:
         pairs = [(x, y) for x, y in pairs if x in b and y in n]
         if len(pairs) < settings.min_runs:
@@ -177,29 +212,44 @@ def _compare_figure(metric: str, thread: str, b: dict[int, Interval], n: dict[in
         c.p_worse, c.p_better, _, _ = two_sample_max_test([scores], len(b))
         c.effect = _effect(median(bl), median(nl))
         c.interval = bootstrap_median_diff(nl, bl)
-        c.evidence = (f"median {median(bl):.4g} -> {median(nl):.4g} ({c.effect:+.1%}), {len(b)} vs {len(n)} runs, "
-                      f"95 % interval of the change [{c.interval[0]:+.4g}, {c.interval[1]:+.4g}]")
+        c.evidence = (
+            f"median {median(bl):.4g} -> {median(nl):.4g} ({c.effect:+.1%}), {len(b)} vs {len(n)} runs, "
+            f"95 % interval of the change [{c.interval[0]:+.4g}, {c.interval[1]:+.4g}]"
+        )
     if any(c.censored):
-        c.evidence += (f"; censored (in the -h overflow, kept as 'at least' the histogram range): "
-                       f"{c.censored[0]} base and {c.censored[1]} new runs")
+        c.evidence += (
+            f"; censored (in the -h overflow, kept as 'at least' the histogram range): "
+            f"{c.censored[0]} base and {c.censored[1]} new runs"
+        )
     return c
 
 
-def _compare_tail(base_t: list[StoredThread], new_t: list[StoredThread], pairs: list[tuple[int, int]] | None,
-                  base_ids: list[int], new_ids: list[int], settings: Settings, notes: list[str]) -> Comparison:
+def _compare_tail(
+    base_t: list[StoredThread],
+    new_t: list[StoredThread],
+    pairs: list[tuple[int, int]] | None,
+    base_ids: list[int],
+    new_ids: list[int],
+    settings: Settings,
+    notes: list[str],
+) -> Comparison:
     with_hist = {t.run_id for t in base_t + new_t if t.histogram is not None}
     lacking = [i for i in base_ids + new_ids if i not in with_hist]
     if lacking:
-        notes.append(f"tail: {len(lacking)} run(s) without a histogram cannot be counted (run ids "
-                     f"{', '.join(map(str, lacking[:10]))}): store rtgate-sampler JSON or rt-tests -h output")
+        notes.append(
+            f"tail: {len(lacking)} run(s) without a histogram cannot be counted (run ids "
+            f"{', '.join(map(str, lacking[:10]))}): store rtgate-sampler JSON or rt-tests -h output"
+        )
     base_ids = [i for i in base_ids if i in with_hist]
     new_ids = [i for i in new_ids if i in with_hist]
     ends = [e for t in base_t + new_t if t.histogram for e in [overflow_range(t.histogram)] if e is not None]
     cap = min(ends) if ends else None
     limits = thresholds([t.histogram for t in base_t if t.histogram], settings.quantiles, cap)
     if cap is not None:
-        notes.append(f"tail: {len({t.run_id for t in base_t + new_t if t.histogram and overflow_range(t.histogram)})}"
-                     f" run(s) overflowed their histogram: thresholds capped at {cap:g} us, where counts stay exact")
+        notes.append(
+            f"tail: {len({t.run_id for t in base_t + new_t if t.histogram and overflow_range(t.histogram)})}"
+            f" run(s) overflowed their histogram: thresholds capped at {cap:g} us, where counts stay exact"
+        )
     names = sorted({t.thread for t in base_t + new_t})
     groups = [("all", set(names))] + ([(n, {n}) for n in names] if len(names) > 1 else [])
     # counts[(group, threshold)][run] = (above, samples)
@@ -223,22 +273,35 @@ def _compare_tail(base_t: list[StoredThread], new_t: list[StoredThread], pairs: 
             c.evidence = f"{len(pairs)} complete pairs with histograms; at least {settings.min_runs} are needed"
             return c
         # Log rate ratio within each pair (+0.5: a run with no sample above still counts).
-        logr = {cell: [math.log((counts[cell][y][0] + 0.5) / (counts[cell][y][1] + 1))
-                       - math.log((counts[cell][x][0] + 0.5) / (counts[cell][x][1] + 1)) for x, y in pairs]
-                for cell in cells}
+        logr = {
+            cell: [
+                math.log((counts[cell][y][0] + 0.5) / (counts[cell][y][1] + 1))
+                - math.log((counts[cell][x][0] + 0.5) / (counts[cell][x][1] + 1))
+                for x, y in pairs
+            ]
+            for cell in cells
+        }
         c.p_worse, c.p_better, wi, bi = paired_max_test([signed_ranks(logr[cell]) for cell in cells])
         eff = {i: math.exp(median(logr[cells[i]])) - 1 for i in (wi, bi)}
         runs_said = f"{len(pairs)} pairs"
     else:
         if len(base_ids) < settings.min_runs or len(new_ids) < settings.min_runs or not cells:
-            c.evidence = (f"{len(base_ids)} and {len(new_ids)} runs with histograms; at least "
-                          f"{settings.min_runs} of each are needed")
+            c.evidence = (
+                f"{len(base_ids)} and {len(new_ids)} runs with histograms; at least "
+                f"{settings.min_runs} of each are needed"
+            )
             return c
         order = base_ids + new_ids
         c.p_worse, c.p_better, wi, bi = two_sample_max_test(
-            [list(midranks([rate[cell].get(r, 0.0) for r in order])) for cell in cells], len(base_ids))
-        eff = {i: _effect(median(rate[cells[i]].get(r, 0.0) for r in base_ids),
-                          median(rate[cells[i]].get(r, 0.0) for r in new_ids)) for i in (wi, bi)}
+            [list(midranks([rate[cell].get(r, 0.0) for r in order])) for cell in cells], len(base_ids)
+        )
+        eff = {
+            i: _effect(
+                median(rate[cells[i]].get(r, 0.0) for r in base_ids),
+                median(rate[cells[i]].get(r, 0.0) for r in new_ids),
+            )
+            for i in (wi, bi)
+        }
         runs_said = f"{len(base_ids)} vs {len(new_ids)} runs"
     worst = cells[wi]
     c.thread = worst[0]
@@ -246,20 +309,34 @@ def _compare_tail(base_t: list[StoredThread], new_t: list[StoredThread], pairs: 
     c.new = [rate[worst].get(r, 0.0) for r in (new_ids if pairs is None else [y for _, y in pairs])]
     c.effect = eff[wi]
     c.better_effect = eff[bi]
-    c.evidence = (f"share of samples >= {worst[1]:g} us ({worst[0]} threads): median {median(c.base):.3g} -> "
-                  f"{median(c.new):.3g} ({c.effect:+.1%}), {runs_said}, thresholds "
-                  f"{', '.join(f'{x:g}' for x in limits)} us")
+    c.evidence = (
+        f"share of samples >= {worst[1]:g} us ({worst[0]} threads): median {median(c.base):.3g} -> "
+        f"{median(c.new):.3g} ({c.effect:+.1%}), {runs_said}, thresholds "
+        f"{', '.join(f'{x:g}' for x in limits)} us"
+    )
     return c
 
 
-def compare(db: HistoryDB, platform: str, measurement: str, base: str, new: str, settings: Settings,
-            paired: bool = False, tolerance: Tolerance | None = None) -> Outcome:
+def compare(
+    db: HistoryDB,
+    platform: str,
+    measurement: str,
+    base: str,
+    new: str,
+    settings: Settings,
+    paired: bool = False,
+    tolerance: Tolerance | None = None,
+) -> Outcome:
     base_runs, new_runs = db.runs(platform, measurement, base), db.runs(platform, measurement, new)
     base_t, new_t = db.threads(platform, measurement, base), db.threads(platform, measurement, new)
     notes: list[str] = []
     pairs = _pairs(base_runs, new_runs, notes) if paired else None
-    drift = differences([r.fingerprint for r in base_runs], [r.fingerprint for r in new_runs],
-                        tolerance or Tolerance(), numeric=not paired)
+    drift = differences(
+        [r.fingerprint for r in base_runs],
+        [r.fingerprint for r in new_runs],
+        tolerance or Tolerance(),
+        numeric=not paired,
+    )
     for release, runs in ((base, base_runs), (new, new_runs)):
         kernels = {str(r.fingerprint["kernel_release"]) for r in runs if "kernel_release" in r.fingerprint}
         if len(kernels) > 1:
@@ -281,8 +358,9 @@ def compare(db: HistoryDB, platform: str, measurement: str, base: str, new: str,
     out = []
     for job in jobs:
         if job[0] == "tail":
-            c = _compare_tail(base_t, new_t, pairs, [r.id for r in base_runs], [r.id for r in new_runs],
-                              settings, notes)
+            c = _compare_tail(
+                base_t, new_t, pairs, [r.id for r in base_runs], [r.id for r in new_runs], settings, notes
+            )
         else:
             c = _compare_figure(job[0], job[1], job[2], job[3], pairs, settings)  # type: ignore[arg-type]
         if c.p_worse is not None:
@@ -292,14 +370,16 @@ def compare(db: HistoryDB, platform: str, measurement: str, base: str, new: str,
             if smallest >= alpha:
                 c.decision = "not enough runs"
                 c.evidence += f" (with these runs no p-value can be below {smallest:.3g}: add runs)"
-            c.evidence += (f", p={c.p_worse:.3g} (worse) / {c.p_better:.3g} (better), alpha {alpha:.3g} after "
-                           f"{len(jobs)} tests")
+            c.evidence += (
+                f", p={c.p_worse:.3g} (worse) / {c.p_better:.3g} (better), alpha {alpha:.3g} after {len(jobs)} tests"
+            )
         out.append(c)
     return Outcome(out, drift, notes, paired)
 
 
-def compare_releases(db: HistoryDB, platform: str, measurement: str, base: str, new: str,
-                     settings: Settings) -> list[Comparison]:
+def compare_releases(
+    db: HistoryDB, platform: str, measurement: str, base: str, new: str, settings: Settings
+) -> list[Comparison]:
     return compare(db, platform, measurement, base, new, settings).comparisons
 
 
@@ -308,7 +388,13 @@ def trend(db: HistoryDB, platform: str, measurement: str, metric: str) -> list[d
     rows = []
     for release in db.releases(platform, measurement):
         values = _values(db.threads(platform, measurement, release), metric).get("worst", [])
-        rows.append({"release": release, "runs": len(values),
-                     "median": median(values) if values else None,
-                     "min": min(values) if values else None, "max": max(values) if values else None})
+        rows.append(
+            {
+                "release": release,
+                "runs": len(values),
+                "median": median(values) if values else None,
+                "min": min(values) if values else None,
+                "max": max(values) if values else None,
+            }
+        )
     return rows

@@ -20,8 +20,8 @@ CATEGORICAL = ("cmdline", "governors", "virtualisation", "cpu_model", "cpu_count
 
 @dataclass
 class Tolerance:
-    load_per_cpu: float = 0.5     # 1-minute load average per CPU, difference of the medians
-    steal_pct: float = 2.0        # CPU steal, percentage points, difference of the medians
+    load_per_cpu: float = 0.5  # 1-minute load average per CPU, difference of the medians
+    steal_pct: float = 2.0  # CPU steal, percentage points, difference of the medians
 
 
 def _steal(system: dict[str, Any]) -> float | None:
@@ -56,8 +56,9 @@ def fingerprint(environment: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in fp.items() if v is not None}
 
 
-def differences(base: list[dict[str, Any]], new: list[dict[str, Any]], tolerance: Tolerance,
-                numeric: bool = True) -> list[str]:
+def differences(
+    base: list[dict[str, Any]], new: list[dict[str, Any]], tolerance: Tolerance, numeric: bool = True
+) -> list[str]:
     """What differs between the two groups of runs beyond tolerance, one line each.
 
     A field missing from either group is not compared. `numeric=False` skips load and steal: runs
@@ -69,11 +70,15 @@ def differences(base: list[dict[str, Any]], new: list[dict[str, Any]], tolerance
         if b and n and b != n:
             out.append(f"{key}: {' | '.join(sorted(b))} (base) vs {' | '.join(sorted(n))} (new)")
     if numeric:
-        for key, tol, unit in (("load_per_cpu", tolerance.load_per_cpu, " per CPU"),
-                               ("steal_pct", tolerance.steal_pct, " %")):
+        for key, tol, unit in (
+            ("load_per_cpu", tolerance.load_per_cpu, " per CPU"),
+            ("steal_pct", tolerance.steal_pct, " %"),
+        ):
             b_values = [float(f[key]) for f in base if key in f]
             n_values = [float(f[key]) for f in new if key in f]
             if b_values and n_values and abs(median(n_values) - median(b_values)) > tol:
-                out.append(f"{key}: median {median(b_values):.3g} (base) vs {median(n_values):.3g} (new), "
-                           f"tolerance {tol:g}{unit}")
+                out.append(
+                    f"{key}: median {median(b_values):.3g} (base) vs {median(n_values):.3g} (new), "
+                    f"tolerance {tol:g}{unit}"
+                )
     return out

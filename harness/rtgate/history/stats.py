@@ -7,22 +7,22 @@ import itertools
 import math
 import random
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from statistics import median
 
 import numpy as np
 
 
-@lru_cache(maxsize=None)
+@cache
 def _u_counts(m: int, n: int) -> tuple[int, ...]:
     """How many arrangements give each U = 0..m*n, for samples of m and n without ties."""
     if m == 0 or n == 0:
         return (1,)
     a, b = _u_counts(m - 1, n), _u_counts(m, n - 1)
     out = [0] * (m * n + 1)
-    for u, c in enumerate(a):      # the largest value is one of the m: it beats all n
+    for u, c in enumerate(a):  # the largest value is one of the m: it beats all n
         out[u + n] += c
-    for u, c in enumerate(b):      # the largest value is one of the n
+    for u, c in enumerate(b):  # the largest value is one of the n
         out[u] += c
     return tuple(out)
 
@@ -40,25 +40,25 @@ def mann_whitney_greater(x: list[float], y: list[float]) -> float:
     if not ties and m * n <= 900:
         counts = _u_counts(m, n)
         total = sum(counts)
-        return sum(counts[int(round(u)):]) / total
+        return sum(counts[round(u) :]) / total
     values = sorted(x + y)
     tie_sizes: dict[float, int] = {}
     for v in values:
         tie_sizes[v] = tie_sizes.get(v, 0) + 1
     big = m + n
-    var = m * n / 12.0 * ((big + 1) - sum(t ** 3 - t for t in tie_sizes.values()) / (big * (big - 1)))
+    var = m * n / 12.0 * ((big + 1) - sum(t**3 - t for t in tie_sizes.values()) / (big * (big - 1)))
     if var <= 0:
         return 1.0
     z = (u - m * n / 2.0 - 0.5) / math.sqrt(var)  # continuity correction
     return 0.5 * math.erfc(z / math.sqrt(2.0))
 
 
-def bootstrap_median_diff(new: list[float], base: list[float], rounds: int = 2000,
-                          seed: int = 1) -> tuple[float, float]:
+def bootstrap_median_diff(
+    new: list[float], base: list[float], rounds: int = 2000, seed: int = 1
+) -> tuple[float, float]:
     """A 95 % bootstrap interval of median(new) - median(base)."""
     rng = random.Random(seed)
-    diffs = sorted(median(rng.choices(new, k=len(new))) - median(rng.choices(base, k=len(base)))
-                   for _ in range(rounds))
+    diffs = sorted(median(rng.choices(new, k=len(new))) - median(rng.choices(base, k=len(base))) for _ in range(rounds))
     return diffs[int(0.025 * rounds)], diffs[int(0.975 * rounds) - 1]
 
 
@@ -68,7 +68,7 @@ def bootstrap_median_diff(new: list[float], base: list[float], rounds: int = 200
 # under "no change", whatever the run-to-run spread, so permuting whole runs gives exact
 # false-alarm rates without a model of that spread (it is heavy-tailed on real hosts).
 
-EXACT_LIMIT = 20000      # enumerate every arrangement up to this many, else sample this many
+EXACT_LIMIT = 20000  # enumerate every arrangement up to this many, else sample this many
 MONTE_CARLO = 20000
 
 
@@ -138,18 +138,18 @@ def two_sample_max_test(scores: list[list[float]], n_base: int, seed: int = 1) -
     permuting whole runs keeps the cells' correlation: no Bonferroni needed within the family.
     Returns (p_worse, p_better, cell most against 'no change' for worse, for better)."""
     s = np.asarray(scores, dtype=float)
-    cells, n_total = s.shape
+    _cells, n_total = s.shape
     n_new = n_total - n_base
     s = s - s.mean(axis=1, keepdims=True)
     # Permutation variance of a group sum of centred scores: constant for every arrangement.
-    sd = np.sqrt(n_base * n_new / (n_total * (n_total - 1.0)) * (s ** 2).sum(axis=1))
+    sd = np.sqrt(n_base * n_new / (n_total * (n_total - 1.0)) * (s**2).sum(axis=1))
     live = sd > 0
     if not live.any():
         return 1.0, 1.0, 0, 0
     s, sd = s[live], sd[live]
     index = np.flatnonzero(live)
     rows, exact = _group_indicators(n_total, n_new, np.random.default_rng(seed))
-    z = rows @ s.T / sd                      # arrangements x cells
+    z = rows @ s.T / sd  # arrangements x cells
     observed = np.concatenate([np.zeros(n_base), np.ones(n_new)]) @ s.T / sd
     out = []
     for sign in (1.0, -1.0):
@@ -165,14 +165,14 @@ def paired_max_test(scores: list[list[float]], seed: int = 1) -> tuple[float, fl
     have been the new one, so each score's sign is a coin flip. Same max-over-cells statistic and
     return value as two_sample_max_test."""
     s = np.asarray(scores, dtype=float)
-    cells, pairs = s.shape
-    sd = np.sqrt((s ** 2).sum(axis=1))
+    _cells, pairs = s.shape
+    sd = np.sqrt((s**2).sum(axis=1))
     live = sd > 0
     if not live.any():
         return 1.0, 1.0, 0, 0
     s, sd = s[live], sd[live]
     index = np.flatnonzero(live)
-    if 2 ** pairs <= EXACT_LIMIT:
+    if 2**pairs <= EXACT_LIMIT:
         signs = np.array(list(itertools.product((1.0, -1.0), repeat=pairs)))
         exact = True
     else:

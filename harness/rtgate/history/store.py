@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from rtgate.errors import RtgateError
 from rtgate.core.gates import Verdict
 from rtgate.core.model import UNIT_SCALE, RunResult, ThreadResult
+from rtgate.errors import RtgateError
 from rtgate.history.backend import Backend, is_postgres_url, redacted
 from rtgate.history.drift import fingerprint
 from rtgate.safe_io import check_regular_or_absent
@@ -94,8 +95,10 @@ def thread_ids(threads: list[ThreadResult]) -> list[str]:
 def _hist_us(rows: list[list[Any]], per_us: int) -> list[list[Any]]:
     if per_us == 1:
         return rows
-    return [[lo, hi / per_us, c] if lo == "overflow" else [lo / per_us, None if hi is None else hi / per_us, c]
-            for lo, hi, c in rows]
+    return [
+        [lo, hi / per_us, c] if lo == "overflow" else [lo / per_us, None if hi is None else hi / per_us, c]
+        for lo, hi, c in rows
+    ]
 
 
 class HistoryDB:
@@ -119,7 +122,7 @@ class HistoryDB:
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> "HistoryDB":
+    def __enter__(self) -> HistoryDB:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -131,8 +134,9 @@ class HistoryDB:
             row = self.db.execute("SELECT version FROM schema").fetchone()
             version = row[0] if row else 0
             if version > SCHEMA_VERSION:
-                raise RtgateError(f"history schema {version} is newer than this rtgate ({SCHEMA_VERSION})",
-                                  path=redacted(self.path))
+                raise RtgateError(
+                    f"history schema {version} is newer than this rtgate ({SCHEMA_VERSION})", path=redacted(self.path)
+                )
             for v in range(version + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS[v]:
                     self.db.execute(self.db.ddl(statement))
@@ -141,9 +145,18 @@ class HistoryDB:
             else:
                 self.db.execute("INSERT INTO schema (version) VALUES (?)", (SCHEMA_VERSION,))
 
-    def add_run(self, run: RunResult, platform: str, measurement: str, kernel_release: str,
-                kernel_config: str | None = None, tags: Iterable[str] = (), metadata: dict[str, Any] | None = None,
-                verdicts: Iterable[Verdict] = (), pair_id: str | None = None) -> int:
+    def add_run(
+        self,
+        run: RunResult,
+        platform: str,
+        measurement: str,
+        kernel_release: str,
+        kernel_config: str | None = None,
+        tags: Iterable[str] = (),
+        metadata: dict[str, Any] | None = None,
+        verdicts: Iterable[Verdict] = (),
+        pair_id: str | None = None,
+    ) -> int:
         scale = run.units_per_us()
         rows = []
         for t, name in zip(run.threads, thread_ids(run.threads)):
@@ -156,66 +169,127 @@ class HistoryDB:
                 p99 = None if v is None or over else v / scale
                 v, over = t.histogram.percentile(99.9, t.max)
                 p999 = None if v is None or over else v / scale
-                hist = json.dumps([[lo, hi, c] for lo, hi, c in t.histogram.buckets] +
-                                  ([["overflow", t.histogram.range_end, t.histogram.overflow]]
-                                   if t.histogram.overflow else []))
+                hist = json.dumps(
+                    [[lo, hi, c] for lo, hi, c in t.histogram.buckets]
+                    + ([["overflow", t.histogram.range_end, t.histogram.overflow]] if t.histogram.overflow else [])
+                )
             bm = None
             if t.block_maxima is not None:
                 bm = json.dumps({"block_seconds": t.block_maxima.block_seconds, "values": t.block_maxima.values})
-            rows.append((name, t.index, t.cpu, t.priority, t.cycles, t.missed,
-                         None if t.min is None else t.min / scale, None if t.avg is None else t.avg / scale,
-                         None if t.max is None else t.max / scale, p99, p999, hist, bm))
+            rows.append(
+                (
+                    name,
+                    t.index,
+                    t.cpu,
+                    t.priority,
+                    t.cycles,
+                    t.missed,
+                    None if t.min is None else t.min / scale,
+                    None if t.avg is None else t.avg / scale,
+                    None if t.max is None else t.max / scale,
+                    p99,
+                    p999,
+                    hist,
+                    bm,
+                )
+            )
         try:
             with self.db.transaction():
                 run_id = self.db.insert(
                     "INSERT INTO runs (platform, measurement, kernel_release, kernel_config, tags, metadata, "
                     "source, format, unit, added_at, environment, pair_id, fingerprint) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (platform, measurement, kernel_release, kernel_config, json.dumps(sorted(tags)),
-                     json.dumps(metadata or {}, sort_keys=True), run.source, run.format, run.unit, time.time(),
-                     json.dumps(run.environment, default=str), pair_id,
-                     json.dumps(fingerprint(run.environment), sort_keys=True, default=str)))
+                    (
+                        platform,
+                        measurement,
+                        kernel_release,
+                        kernel_config,
+                        json.dumps(sorted(tags)),
+                        json.dumps(metadata or {}, sort_keys=True),
+                        run.source,
+                        run.format,
+                        run.unit,
+                        time.time(),
+                        json.dumps(run.environment, default=str),
+                        pair_id,
+                        json.dumps(fingerprint(run.environment), sort_keys=True, default=str),
+                    ),
+                )
                 for row in rows:
-                    self.db.execute("INSERT INTO threads VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                    (run_id,) + row)
+                    self.db.execute(
+                        "INSERT INTO threads VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (run_id,) + row
+                    )
                 for verdict in verdicts:
-                    self.db.execute("INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                    (run_id, verdict.gate, verdict.thread, verdict.status.value, verdict.value,
-                                     verdict.limit, verdict.bound, verdict.samples, verdict.reason))
+                    self.db.execute(
+                        "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            run_id,
+                            verdict.gate,
+                            verdict.thread,
+                            verdict.status.value,
+                            verdict.value,
+                            verdict.limit,
+                            verdict.bound,
+                            verdict.samples,
+                            verdict.reason,
+                        ),
+                    )
         except self.db.errors as e:
             raise RtgateError(f"could not store {run.source}: {e}", path=redacted(self.path)) from e
         return run_id
 
     def releases(self, platform: str, measurement: str) -> list[str]:
         """Releases in the order they were first added."""
-        rows = self.db.execute("SELECT kernel_release, MIN(id) FROM runs WHERE platform = ? AND measurement = ? "
-                               "GROUP BY kernel_release ORDER BY MIN(id)", (platform, measurement)).fetchall()
+        rows = self.db.execute(
+            "SELECT kernel_release, MIN(id) FROM runs WHERE platform = ? AND measurement = ? "
+            "GROUP BY kernel_release ORDER BY MIN(id)",
+            (platform, measurement),
+        ).fetchall()
         return [r[0] for r in rows]
 
     def measurements(self, platform: str) -> list[str]:
-        return sorted(r[0] for r in self.db.execute("SELECT DISTINCT measurement FROM runs WHERE platform = ?",
-                                                    (platform,)).fetchall())
+        return sorted(
+            r[0]
+            for r in self.db.execute("SELECT DISTINCT measurement FROM runs WHERE platform = ?", (platform,)).fetchall()
+        )
 
     def runs(self, platform: str, measurement: str, release: str) -> list[StoredRun]:
         rows = self.db.execute(
             "SELECT id, kernel_release, pair_id, tags, fingerprint, environment FROM runs "
             "WHERE platform = ? AND measurement = ? AND kernel_release = ? ORDER BY id",
-            (platform, measurement, release)).fetchall()
+            (platform, measurement, release),
+        ).fetchall()
         # Runs stored before the fingerprint existed get it from their stored environment.
-        return [StoredRun(id=r[0], kernel_release=r[1], pair_id=r[2], tags=json.loads(r[3] or "[]"),
-                          fingerprint=json.loads(r[4]) if r[4] else fingerprint(json.loads(r[5] or "{}")))
-                for r in rows]
+        return [
+            StoredRun(
+                id=r[0],
+                kernel_release=r[1],
+                pair_id=r[2],
+                tags=json.loads(r[3] or "[]"),
+                fingerprint=json.loads(r[4]) if r[4] else fingerprint(json.loads(r[5] or "{}")),
+            )
+            for r in rows
+        ]
 
     def threads(self, platform: str, measurement: str, release: str) -> list[StoredThread]:
         rows = self.db.execute(
             "SELECT t.run_id, r.kernel_release, t.thread, t.cycles, t.missed, t.min, t.avg, t.max, t.p99, t.p999, "
             "t.histogram, r.unit FROM threads t JOIN runs r ON r.id = t.run_id "
             "WHERE r.platform = ? AND r.measurement = ? AND r.kernel_release = ? ORDER BY t.run_id, t.idx",
-            (platform, measurement, release)).fetchall()
-        return [StoredThread(run_id=r[0], kernel_release=r[1], thread=r[2], cycles=r[3], missed=r[4],
-                             figures={"min": r[5], "avg": r[6], "max": r[7], "p99": r[8], "p99.9": r[9]},
-                             histogram=_hist_us(json.loads(r[10]), UNIT_SCALE.get(r[11], 1)) if r[10] else None)
-                for r in rows]
+            (platform, measurement, release),
+        ).fetchall()
+        return [
+            StoredThread(
+                run_id=r[0],
+                kernel_release=r[1],
+                thread=r[2],
+                cycles=r[3],
+                missed=r[4],
+                figures={"min": r[5], "avg": r[6], "max": r[7], "p99": r[8], "p99.9": r[9]},
+                histogram=_hist_us(json.loads(r[10]), UNIT_SCALE.get(r[11], 1)) if r[10] else None,
+            )
+            for r in rows
+        ]
 
     def count_runs(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0])

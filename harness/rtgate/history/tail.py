@@ -25,8 +25,7 @@ def overflow_range(rows: Rows) -> float | None:
     return None
 
 
-def thresholds(base: list[Rows], quantiles: tuple[float, ...] = QUANTILES,
-               cap: float | None = None) -> list[float]:
+def thresholds(base: list[Rows], quantiles: tuple[float, ...] = QUANTILES, cap: float | None = None) -> list[float]:
     """Bucket edges just above the pooled baseline's quantiles (count 'value >= T'), at most `cap`."""
     pooled: dict[tuple[float, float], float] = {}
     for rows in base:
@@ -41,7 +40,7 @@ def thresholds(base: list[Rows], quantiles: tuple[float, ...] = QUANTILES,
         for (lo, hi), c in buckets:
             seen += c
             if seen >= q * total:
-                edge = hi if math.isfinite(hi) else lo   # above the quantile's bucket
+                edge = hi if math.isfinite(hi) else lo  # above the quantile's bucket
                 out.add(min(edge, cap) if cap is not None else edge)
                 break
     return sorted(out)

@@ -43,11 +43,11 @@ def _rest_base(uri: str) -> str:
 
 @dataclass
 class LavaServer:
-    url: str    # the server's base URL, ending in /
+    url: str  # the server's base URL, ending in /
     token: str
 
     @classmethod
-    def from_identity(cls, name: str) -> "LavaServer":
+    def from_identity(cls, name: str) -> LavaServer:
         path = lavacli_config_path()
         try:
             if path.stat().st_size > MAX_CONFIG_BYTES:
@@ -68,19 +68,23 @@ class LavaServer:
         return cls(_rest_base(uri), str(token))
 
     @classmethod
-    def from_environment(cls) -> "LavaServer":
+    def from_environment(cls) -> LavaServer:
         url, token = os.environ.get("RTGATE_LAVA_URL"), os.environ.get("RTGATE_LAVA_TOKEN")
         if not url or not token:
-            raise RtgateError("no LAVA server: give --identity NAME (lavacli's identities) or set "
-                              "RTGATE_LAVA_URL and RTGATE_LAVA_TOKEN")
+            raise RtgateError(
+                "no LAVA server: give --identity NAME (lavacli's identities) or set "
+                "RTGATE_LAVA_URL and RTGATE_LAVA_TOKEN"
+            )
         return cls(_rest_base(url), token)
 
     # -- requests --------------------------------------------------------------------------
     def _request(self, path: str, data: Any = None, timeout: float = 60) -> bytes:
-        req = urllib.request.Request(self.url + "api/v0.2/" + path, method="POST" if data is not None else "GET",
-                                     data=json.dumps(data).encode() if data is not None else None,
-                                     headers={"Authorization": f"Token {self.token}",
-                                              "Content-Type": "application/json", "Accept": "*/*"})
+        req = urllib.request.Request(
+            self.url + "api/v0.2/" + path,
+            method="POST" if data is not None else "GET",
+            data=json.dumps(data).encode() if data is not None else None,
+            headers={"Authorization": f"Token {self.token}", "Content-Type": "application/json", "Accept": "*/*"},
+        )
         try:
             with urllib.request.urlopen(req, timeout=timeout) as r:
                 return bytes(r.read())

@@ -11,9 +11,9 @@ from typing import Any
 import jinja2
 import yaml
 
+from rtgate.core.thresholds import Measurement, ThresholdFile
 from rtgate.errors import RtgateError
 from rtgate.measure.sampler_args import expected_seconds, sampler_args
-from rtgate.core.thresholds import Measurement, ThresholdFile
 
 DEVICE_TYPES = ("qemu", "bcm2711-rpi-4-b", "imx8mp-evk")
 BOOT_AND_DEPLOY_MINUTES = 15
@@ -74,8 +74,9 @@ class JobOptions:
 def _check_param(name: str, value: str) -> str:
     # LAVA writes parameters into its run.sh as NAME='value' without escaping.
     if "'" in value or "\n" in value:
-        raise RtgateError(f"LAVA parameter {name}: a single quote or newline would become shell code in "
-                          f"LAVA's run.sh: {value!r}")
+        raise RtgateError(
+            f"LAVA parameter {name}: a single quote or newline would become shell code in LAVA's run.sh: {value!r}"
+        )
     return value
 
 
@@ -85,8 +86,10 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
         if n not in tf.measurements:
             raise RtgateError(f"no measurement {n!r} in {tf.path} (measurements: {', '.join(tf.measurements)})")
     if opts.template is None and opts.device_type not in DEVICE_TYPES:
-        raise RtgateError(f"no template for device type {opts.device_type!r} (templates: {', '.join(DEVICE_TYPES)}; "
-                          "or pass --template)")
+        raise RtgateError(
+            f"no template for device type {opts.device_type!r} (templates: {', '.join(DEVICE_TYPES)}; "
+            "or pass --template)"
+        )
     tests = []
     seconds = 0.0
     for n in names:
@@ -101,8 +104,13 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
         if opts.rt_priority is not None:
             params["RT_PRIORITY"] = str(opts.rt_priority)
         checked = {k: _check_param(k, v) for k, v in params.items()}
-        tests.append({"measurement": m.name, "parameters": checked,
-                      "inline": _inline_testdef(checked) if opts.testdef_inline else None})
+        tests.append(
+            {
+                "measurement": m.name,
+                "parameters": checked,
+                "inline": _inline_testdef(checked) if opts.testdef_inline else None,
+            }
+        )
         expected = expected_seconds(m, opts.duration_s)
         if expected is None:
             raise RtgateError(f"measurement {m.name}: cannot tell how long it runs")
@@ -110,24 +118,42 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
     test_minutes = math.ceil(seconds * MARGIN / 60.0) + 5
     if not opts.testdef_inline and not opts.testdef_repository:
         raise RtgateError("give --testdef-repo URL (a git repository holding lava-defs/), or --inline")
-    testdef = {"repository": opts.testdef_repository, "path": "lava-defs/rtgate.yaml",
-               "revision": opts.testdef_revision}
+    testdef = {
+        "repository": opts.testdef_repository,
+        "path": "lava-defs/rtgate.yaml",
+        "revision": opts.testdef_revision,
+    }
     for key in ("kernel", "ramdisk", "dtb", "rootfs"):
         opts.images.setdefault(key, f"https://example.invalid/replace-with-your-{key}")
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader([str(templates_dir())] +
-                                                            ([str(Path(opts.template).parent)] if opts.template else [])),
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                             trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(
+            [str(templates_dir())] + ([str(Path(opts.template).parent)] if opts.template else [])
+        ),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
     template = env.get_template(Path(opts.template).name if opts.template else f"{opts.device_type}.jinja2")
     tcg = opts.no_kvm and opts.device_type == "qemu"
     setup_minutes = TCG_DEPLOY_MINUTES + TCG_BOOT_MINUTES if tcg else BOOT_AND_DEPLOY_MINUTES
     text = template.render(
-        device_type=opts.device_type, job_name=opts.job_name or f"rtgate {tf.platform} {' '.join(names)}",
-        job_minutes=test_minutes + setup_minutes, test_minutes=test_minutes, tests=tests,
-        deploy_minutes=TCG_DEPLOY_MINUTES if tcg else 5, boot_minutes=TCG_BOOT_MINUTES if tcg else 5,
-        testdef=testdef, images=opts.images, kernel_args=_check_param("kernel args", opts.kernel_args),
-        prompt=opts.prompt, no_kvm=opts.no_kvm, tags=opts.tags,
-        cpus=opts.cpus or max(cpus_needed(tf.measurements[n]) for n in names))
+        device_type=opts.device_type,
+        job_name=opts.job_name or f"rtgate {tf.platform} {' '.join(names)}",
+        job_minutes=test_minutes + setup_minutes,
+        test_minutes=test_minutes,
+        tests=tests,
+        deploy_minutes=TCG_DEPLOY_MINUTES if tcg else 5,
+        boot_minutes=TCG_BOOT_MINUTES if tcg else 5,
+        testdef=testdef,
+        images=opts.images,
+        kernel_args=_check_param("kernel args", opts.kernel_args),
+        prompt=opts.prompt,
+        no_kvm=opts.no_kvm,
+        tags=opts.tags,
+        cpus=opts.cpus or max(cpus_needed(tf.measurements[n]) for n in names),
+    )
     yaml.safe_load(text)  # a template bug shows here, not in the lab
     return text
 

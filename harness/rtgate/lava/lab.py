@@ -10,14 +10,14 @@ from __future__ import annotations
 import re
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
-
-from rtgate.core.yamlload import LAVA_RESULTS, load_yaml
+from typing import Any
 
 from rtgate.core.gates import Status, Verdict
 from rtgate.core.thresholds import ThresholdFile, _load_yaml, find_thresholds, load_thresholds, parse_duration
+from rtgate.core.yamlload import LAVA_RESULTS, load_yaml
 from rtgate.errors import ResultsError, RtgateError
 from rtgate.lava.client import LavaApiError, LavaServer
 from rtgate.lava.job import JobOptions, render_job
@@ -25,9 +25,29 @@ from rtgate.lava.results import console_statuses, read_log_items, verdicts_from_
 
 MAX_LAB_BYTES = 1 << 20
 IMAGE_KEYS = ("kernel", "ramdisk", "dtb", "rootfs")
-BOARD_KEYS = {"name", "device_type", "device", "tags", "thresholds", "measurements", "duration", "cpus",
-              "no_kvm", "prompt", "kernel_args", "sampler", "sampler_url", "template", "kernel_release",
-              "inline", "testdef_repo", "testdef_revision", "allow_inconclusive", "initrd", *IMAGE_KEYS}
+BOARD_KEYS = {
+    "name",
+    "device_type",
+    "device",
+    "tags",
+    "thresholds",
+    "measurements",
+    "duration",
+    "cpus",
+    "no_kvm",
+    "prompt",
+    "kernel_args",
+    "sampler",
+    "sampler_url",
+    "template",
+    "kernel_release",
+    "inline",
+    "testdef_repo",
+    "testdef_revision",
+    "allow_inconclusive",
+    "initrd",
+    *IMAGE_KEYS,
+}
 LAB_KEYS = {"name", "kernel_release", "defaults", "boards"}
 _LINUX_VERSION = re.compile(r"Linux version (\d[^\s'\"]*)")
 FINAL = "Finished"
@@ -93,8 +113,12 @@ def load_lab(path: str | Path) -> Lab:
             raise fail(("boards", i, "name"), f"two boards named {name!r}")
         seen.add(name)
         boards.append(_board(merged, p, lambda k, i=i: fail(("boards", i, k), "")))  # type: ignore[misc]
-    return Lab(path=str(p), name=str(doc.get("name") or p.stem), boards=boards,
-               kernel_release=str(doc["kernel_release"]) if doc.get("kernel_release") else None)
+    return Lab(
+        path=str(p),
+        name=str(doc.get("name") or p.stem),
+        boards=boards,
+        kernel_release=str(doc["kernel_release"]) if doc.get("kernel_release") else None,
+    )
 
 
 def _board(b: dict[str, Any], lab_path: Path, where: Callable[[str], RtgateError]) -> Board:
@@ -157,16 +181,32 @@ def _board(b: dict[str, Any], lab_path: Path, where: Callable[[str], RtgateError
     template = text("template")
     if template and not Path(template).is_absolute():
         template = str(lab_path.parent / template)
-    opts = JobOptions(device_type=device_type, template=template, measurements=measurements, duration_s=duration_s,
-                      images=images, kernel_args=text("kernel_args") or JobOptions.kernel_args,
-                      prompt=text("prompt") or JobOptions.prompt, testdef_repository=repo,
-                      testdef_revision=text("testdef_revision"), testdef_inline=inline,
-                      sampler=text("sampler") or JobOptions.sampler, sampler_url=text("sampler_url") or "",
-                      allow_inconclusive=bool(b.get("allow_inconclusive", False)),
-                      no_kvm=bool(b.get("no_kvm", False)), cpus=cpus, tags=tags,
-                      job_name=f"rtgate lab {b['name']}")
-    return Board(name=str(b["name"]), thresholds=tf, options=opts, measurements=measurements,
-                 kernel_release=text("kernel_release"))
+    opts = JobOptions(
+        device_type=device_type,
+        template=template,
+        measurements=measurements,
+        duration_s=duration_s,
+        images=images,
+        kernel_args=text("kernel_args") or JobOptions.kernel_args,
+        prompt=text("prompt") or JobOptions.prompt,
+        testdef_repository=repo,
+        testdef_revision=text("testdef_revision"),
+        testdef_inline=inline,
+        sampler=text("sampler") or JobOptions.sampler,
+        sampler_url=text("sampler_url") or "",
+        allow_inconclusive=bool(b.get("allow_inconclusive", False)),
+        no_kvm=bool(b.get("no_kvm", False)),
+        cpus=cpus,
+        tags=tags,
+        job_name=f"rtgate lab {b['name']}",
+    )
+    return Board(
+        name=str(b["name"]),
+        thresholds=tf,
+        options=opts,
+        measurements=measurements,
+        kernel_release=text("kernel_release"),
+    )
 
 
 @dataclass
@@ -224,8 +264,11 @@ def collect(server: LavaServer, run: BoardRun, stopped_by: str | None = None, by
         why = f"the job was not submitted: {run.log_text}"
     elif run.health != "Complete":
         failure = _lava_failure(rows)
-        why = f"LAVA job {job_id} ended {run.health or run.state}" + (f" ({failure})" if failure else "") + \
-              "; LAVA recorded no result for this gate"
+        why = (
+            f"LAVA job {job_id} ended {run.health or run.state}"
+            + (f" ({failure})" if failure else "")
+            + "; LAVA recorded no result for this gate"
+        )
     else:
         why = f"LAVA job {job_id} recorded no result for this gate"
     verdicts = verdicts_from_rows(rows, board.thresholds, board.measurements, console, missing_reason=why)
@@ -233,8 +276,14 @@ def collect(server: LavaServer, run: BoardRun, stopped_by: str | None = None, by
         if by_signal and v.reason == why:
             v.status = Status.INCONCLUSIVE  # stopped early, as Ctrl-C is for `rtgate run`
         v.measurement = f"{board.name}/{v.measurement}"
-        v.properties.update({"board": board.name, "lava_job": job_id, "lava_health": run.health,
-                             "lava_url": server.job_url(job_id) if job_id is not None else None})
+        v.properties.update(
+            {
+                "board": board.name,
+                "lava_job": job_id,
+                "lava_health": run.health,
+                "lava_url": server.job_url(job_id) if job_id is not None else None,
+            }
+        )
     run.verdicts = verdicts
 
 
@@ -242,8 +291,9 @@ class _Stop(Exception):
     pass
 
 
-def run_lab(lab: Lab, server: LavaServer, progress: Callable[[str], None], poll_s: float = 5.0,
-            timeout_s: float | None = None) -> list[BoardRun]:
+def run_lab(
+    lab: Lab, server: LavaServer, progress: Callable[[str], None], poll_s: float = 5.0, timeout_s: float | None = None
+) -> list[BoardRun]:
     """Submit one job per board, follow them, and collect each as it finishes."""
     runs = [BoardRun(board=b) for b in lab.boards]
     stop: list[tuple[str, bool]] = []  # why, and whether it was a signal
@@ -277,8 +327,11 @@ def run_lab(lab: Lab, server: LavaServer, progress: Callable[[str], None], poll_
                 state, health = str(job.get("state")), str(job.get("health"))
                 if state != run.state:
                     device = f" on {job['actual_device']}" if job.get("actual_device") else ""
-                    _say(progress, run.board, f"job {run.job_id} {state}{device}" +
-                         (f", {health}" if state == FINAL else ""))
+                    _say(
+                        progress,
+                        run.board,
+                        f"job {run.job_id} {state}{device}" + (f", {health}" if state == FINAL else ""),
+                    )
                 run.state, run.health = state, health
                 if state == FINAL:
                     collect(server, run)
@@ -318,25 +371,45 @@ def _counts(verdicts: list[Verdict]) -> str:
     return ", ".join(f"{sum(v.status is s for v in verdicts)} {s.value.lower()}" for s in order)
 
 
-def record_history(db_path: str | Path, runs: list[BoardRun], lab: Lab, server: LavaServer,
-                   kernel_release: str | None) -> int:
+def record_history(
+    db_path: str | Path, runs: list[BoardRun], lab: Lab, server: LavaServer, kernel_release: str | None
+) -> int:
     """One history run per board and measurement: platform = board, the kernel release as given, or as
     the board's own boot log said."""
     from rtgate.core.model import RunResult
     from rtgate.history.store import HistoryDB
+
     added = 0
     with HistoryDB(db_path) as db:
         for run in runs:
-            release = kernel_release or run.board.kernel_release or lab.kernel_release or run.kernel_release or "unknown"
+            release = (
+                kernel_release or run.board.kernel_release or lab.kernel_release or run.kernel_release or "unknown"
+            )
             for m in run.board.measurements:
                 mine = [v for v in run.verdicts if v.measurement == f"{run.board.name}/{m}"]
-                result = RunResult(source=server.job_url(run.job_id) if run.job_id is not None else lab.path,
-                                   format="lava", unit="us", threads=[], complete=run.health == "Complete")
-                db.add_run(result, platform=run.board.name, measurement=m, kernel_release=release,
-                           tags=[run.board.name], verdicts=mine,
-                           metadata={"board": run.board.name, "device_type": run.board.options.device_type,
-                                     "thresholds": run.board.thresholds.path,
-                                     "threshold_platform": run.board.thresholds.platform,
-                                     "lava_job": run.job_id, "lava_health": run.health, "lab": lab.name})
+                result = RunResult(
+                    source=server.job_url(run.job_id) if run.job_id is not None else lab.path,
+                    format="lava",
+                    unit="us",
+                    threads=[],
+                    complete=run.health == "Complete",
+                )
+                db.add_run(
+                    result,
+                    platform=run.board.name,
+                    measurement=m,
+                    kernel_release=release,
+                    tags=[run.board.name],
+                    verdicts=mine,
+                    metadata={
+                        "board": run.board.name,
+                        "device_type": run.board.options.device_type,
+                        "thresholds": run.board.thresholds.path,
+                        "threshold_platform": run.board.thresholds.platform,
+                        "lava_job": run.job_id,
+                        "lava_health": run.health,
+                        "lab": lab.name,
+                    },
+                )
                 added += 1
     return added

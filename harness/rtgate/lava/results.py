@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from rtgate.core.yamlload import LAVA_RESULTS, load_yaml
-from rtgate.errors import ResultsError
 from rtgate.core.gates import Status, Verdict
 from rtgate.core.thresholds import ThresholdFile
+from rtgate.core.yamlload import LAVA_RESULTS, load_yaml
+from rtgate.errors import ResultsError
 
 _STATUS = {"pass": Status.PASS, "fail": Status.FAIL, "skip": Status.INCONCLUSIVE, "unknown": Status.ERROR}
 
@@ -27,8 +28,14 @@ def _log_line(item: dict[str, Any]) -> dict[str, Any] | None:
     msg = item.get("msg")
     if item.get("lvl") != "results" or not isinstance(msg, dict):
         return None
-    return {"suite": msg.get("definition"), "name": msg.get("case"), "result": msg.get("result"),
-            "measurement": msg.get("measurement"), "unit": msg.get("units"), "set": msg.get("set")}
+    return {
+        "suite": msg.get("definition"),
+        "name": msg.get("case"),
+        "result": msg.get("result"),
+        "measurement": msg.get("measurement"),
+        "unit": msg.get("units"),
+        "set": msg.get("set"),
+    }
 
 
 def console_statuses(items: Iterable[Any]) -> dict[tuple[str, str], tuple[Status, str]]:
@@ -101,13 +108,17 @@ def _split(case: str, gates: dict[str, list[str]], measurement: str | None) -> t
     names = gates.get(measurement or "", []) or [g for gs in gates.values() for g in gs]
     for gate in sorted(names, key=len, reverse=True):
         if case.startswith(gate + "-"):
-            return gate, case[len(gate) + 1:]
+            return gate, case[len(gate) + 1 :]
     gate, _, thread = case.rpartition("-")
     return (gate, thread) if gate else (case, "")
 
 
-def lava_verdicts(path: str | Path, tf: ThresholdFile | None = None, measurements: list[str] | None = None,
-                  log: str | Path | None = None) -> list[Verdict]:
+def lava_verdicts(
+    path: str | Path,
+    tf: ThresholdFile | None = None,
+    measurements: list[str] | None = None,
+    log: str | Path | None = None,
+) -> list[Verdict]:
     """Verdicts from a results file (or lava-run log); `log` is the job's log, for rtgate's own statuses."""
     p = Path(path)
     if not p.is_file():
@@ -125,10 +136,13 @@ def lava_verdicts(path: str | Path, tf: ThresholdFile | None = None, measurement
     return verdicts
 
 
-def verdicts_from_rows(rows: Iterable[dict[str, Any]], tf: ThresholdFile | None = None,
-                       measurements: list[str] | None = None,
-                       console: dict[tuple[str, str], tuple[Status, str]] | None = None,
-                       missing_reason: str = "LAVA recorded no result for this gate") -> list[Verdict]:
+def verdicts_from_rows(
+    rows: Iterable[dict[str, Any]],
+    tf: ThresholdFile | None = None,
+    measurements: list[str] | None = None,
+    console: dict[tuple[str, str], tuple[Status, str]] | None = None,
+    missing_reason: str = "LAVA recorded no result for this gate",
+) -> list[Verdict]:
     """LAVA's rows (results export or log) as verdicts. With the threshold file, every gate of every
     expected measurement gets a verdict: one LAVA did not record is an ERROR, never missing."""
     console = console or {}
@@ -143,9 +157,11 @@ def verdicts_from_rows(rows: Iterable[dict[str, Any]], tf: ThresholdFile | None 
         case = str(row.get("name") or "")
         result = str(row.get("result") or "unknown")
         if case in (f"{measurement}-sampler", "rtgate-setup"):
-            failed_runs[measurement] = (f"the sampler failed on the board (LAVA case {case}: {result})"
-                                        if case.endswith("sampler") else
-                                        f"the test could not start on the board (LAVA case {case}: {result})")
+            failed_runs[measurement] = (
+                f"the sampler failed on the board (LAVA case {case}: {result})"
+                if case.endswith("sampler")
+                else f"the test could not start on the board (LAVA case {case}: {result})"
+            )
             continue
         status = _STATUS.get(result, Status.ERROR)
         gate, thread = _split(case, gates, measurement)
@@ -164,20 +180,41 @@ def verdicts_from_rows(rows: Iterable[dict[str, Any]], tf: ThresholdFile | None 
             status = own[0]  # LAVA has no inconclusive or error: the board said which
         if own:
             reason += f"; on the board: {own[0].value}: {own[1]}"
-        verdicts.append(Verdict(measurement=measurement, gate=gate, kind="lava", thread=thread or "all",
-                                status=status, reason=reason,
-                                value=value, value_text=text, properties={"lava_suite": suite, "lava_case": case}))
+        verdicts.append(
+            Verdict(
+                measurement=measurement,
+                gate=gate,
+                kind="lava",
+                thread=thread or "all",
+                status=status,
+                reason=reason,
+                value=value,
+                value_text=text,
+                properties={"lava_suite": suite, "lava_case": case},
+            )
+        )
     for measurement, why in failed_runs.items():
         names = gates.get(measurement) or ["sampler"]
         for gate in names:
             if not any(v.measurement == measurement and v.gate == gate for v in verdicts):
-                verdicts.append(Verdict(measurement=measurement, gate=gate, kind="lava", thread="all",
-                                        status=Status.ERROR, reason=why))
+                verdicts.append(
+                    Verdict(
+                        measurement=measurement, gate=gate, kind="lava", thread="all", status=Status.ERROR, reason=why
+                    )
+                )
     if tf:
         expected = measurements or list(tf.measurements)
         for measurement in expected:
             for gate in gates.get(measurement, []):
                 if not any(v.measurement == measurement and v.gate == gate for v in verdicts):
-                    verdicts.append(Verdict(measurement=measurement, gate=gate, kind="lava", thread="all",
-                                            status=Status.ERROR, reason=missing_reason))
+                    verdicts.append(
+                        Verdict(
+                            measurement=measurement,
+                            gate=gate,
+                            kind="lava",
+                            thread="all",
+                            status=Status.ERROR,
+                            reason=missing_reason,
+                        )
+                    )
     return verdicts

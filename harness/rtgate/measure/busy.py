@@ -53,8 +53,13 @@ def machine_load(before: dict[str, Any], after: dict[str, Any], cpus: int | None
         total = after["total_ticks"] - before["total_ticks"]
         if total > 0:
             steal = round(100.0 * (after["steal_ticks"] - before["steal_ticks"]) / total, 2)
-    record = {"cpus": cpus, "loadavg_before": before.get("loadavg"), "loadavg_after": after.get("loadavg"),
-              "steal_percent": steal, "busy": []}
+    record = {
+        "cpus": cpus,
+        "loadavg_before": before.get("loadavg"),
+        "loadavg_after": after.get("loadavg"),
+        "steal_percent": steal,
+        "busy": [],
+    }
     record["busy"] = busy_reasons(record)
     return record
 
@@ -66,8 +71,10 @@ def busy_reasons(record: dict[str, Any]) -> list[str]:
     cpus = record.get("cpus") or 1
     before = record.get("loadavg_before")
     if before and before[0] > BUSY_LOAD_PER_CPU * cpus:
-        reasons.append(f"load average {before[0]:g} before measuring, on {cpus} CPU{'s' if cpus != 1 else ''} "
-                       f"(busy above {BUSY_LOAD_PER_CPU * cpus:g})")
+        reasons.append(
+            f"load average {before[0]:g} before measuring, on {cpus} CPU{'s' if cpus != 1 else ''} "
+            f"(busy above {BUSY_LOAD_PER_CPU * cpus:g})"
+        )
     steal = record.get("steal_percent")
     if steal is not None and steal > BUSY_STEAL_PERCENT:
         reasons.append(f"{steal:g} % of CPU time stolen by the hypervisor (busy above {BUSY_STEAL_PERCENT:g} %)")
@@ -76,9 +83,13 @@ def busy_reasons(record: dict[str, Any]) -> list[str]:
 
 def describe(record: dict[str, Any]) -> str:
     """'load average 15.3 before, 16 after (2 CPUs); CPU steal 0.4 %'."""
+
     def la(x: Any) -> str:
         return f"{x[0]:g}" if x else "unknown"
+
     steal = record.get("steal_percent")
-    return (f"load average {la(record.get('loadavg_before'))} before, {la(record.get('loadavg_after'))} after "
-            f"({record.get('cpus')} CPUs); CPU steal {'unknown' if steal is None else f'{steal:g} %'} "
-            "during the measurement")
+    return (
+        f"load average {la(record.get('loadavg_before'))} before, {la(record.get('loadavg_after'))} after "
+        f"({record.get('cpus')} CPUs); CPU steal {'unknown' if steal is None else f'{steal:g} %'} "
+        "during the measurement"
+    )

@@ -34,23 +34,32 @@ def unmet(require: dict[str, Any], env: dict[str, Any], measured: list[int] | No
     """Each requirement of the threshold file that this system does not meet, as a reason."""
     problems = []
     if require.get("preempt_rt") and env.get("preemption") != "PREEMPT_RT":
-        problems.append(f"requires a PREEMPT_RT kernel; {env.get('kernel_release')} is "
-                        f"{env.get('preemption')} ({env.get('preemption_source')})")
+        problems.append(
+            f"requires a PREEMPT_RT kernel; {env.get('kernel_release')} is "
+            f"{env.get('preemption')} ({env.get('preemption_source')})"
+        )
     if require.get("isolated_cpus"):
         isolated = set(env.get("isolation", {}).get("isolcpus", {}).get("cpus", []))
         if measured is None:
             problems.append("requires isolated CPUs, but the measurement's threads are not pinned")
         elif not set(measured) <= isolated:
-            problems.append(f"requires isolated CPUs; cpu {','.join(str(c) for c in measured if c not in isolated)} "
-                            f"not in isolcpus ({sorted(isolated) or 'none'})")
+            problems.append(
+                f"requires isolated CPUs; cpu {','.join(str(c) for c in measured if c not in isolated)} "
+                f"not in isolcpus ({sorted(isolated) or 'none'})"
+            )
     wanted = require.get("governor")
     if wanted and not env.get("governors"):
         problems.append(f"requires governor {wanted}; cannot be judged here: no cpufreq governor on this machine")
     elif wanted:
-        wrong = {cpu: g for cpu, g in env.get("governors", {}).items()
-                 if g != wanted and (measured is None or int(cpu) in measured)}
+        wrong = {
+            cpu: g
+            for cpu, g in env.get("governors", {}).items()
+            if g != wanted and (measured is None or int(cpu) in measured)
+        }
         if wrong:
-            problems.append(f"requires governor {wanted}; " + ", ".join(f"cpu{c} is {g}" for c, g in sorted(wrong.items())))
+            problems.append(
+                f"requires governor {wanted}; " + ", ".join(f"cpu{c} is {g}" for c, g in sorted(wrong.items()))
+            )
     if require.get("bare_metal") and env.get("virtualisation"):
         problems.append(f"requires bare metal; running under {env['virtualisation']}")
     if require.get("rt_throttling_off") and env.get("sched_rt_runtime_us") not in (-1, None):
@@ -65,10 +74,12 @@ def machine_mismatch(require: dict[str, Any], env: dict[str, Any]) -> str | None
     """'this file is for ...; this machine is ...' when a board file names another machine, else None."""
     machine = env.get("machine") or {}
     board = machine.get("board") or {}
-    this = {"architecture": machine.get("architecture"),
-            "compatible": board.get("dt_compatible") or [],
-            "dmi_product": board.get("dmi_product_name"),
-            "cpu_count": env.get("cpu_count")}
+    this = {
+        "architecture": machine.get("architecture"),
+        "compatible": board.get("dt_compatible") or [],
+        "dmi_product": board.get("dmi_product_name"),
+        "cpu_count": env.get("cpu_count"),
+    }
     wrong = []
     if require.get("architecture") and require["architecture"] != this["architecture"]:
         wrong.append("architecture")
@@ -84,8 +95,11 @@ def machine_mismatch(require: dict[str, Any], env: dict[str, Any]) -> str | None
 
     def show(k: str, value: Any) -> str:
         if k == "compatible":
-            return f"compatible {', '.join(value) if isinstance(value, list) else value}" if value else \
-                "no devicetree compatible"
+            return (
+                f"compatible {', '.join(value) if isinstance(value, list) else value}"
+                if value
+                else "no devicetree compatible"
+            )
         if k == "cpu_count":
             return f"{value} CPUs" if value else "an unknown CPU count"
         if k == "dmi_product":
@@ -97,8 +111,7 @@ def machine_mismatch(require: dict[str, Any], env: dict[str, Any]) -> str | None
     return f"this file is for {wanted}; this machine is {actual}"
 
 
-def doctor(env: dict[str, Any], require: dict[str, Any], measured: list[int] | None,
-           live: bool = True) -> list[Check]:
+def doctor(env: dict[str, Any], require: dict[str, Any], measured: list[int] | None, live: bool = True) -> list[Check]:
     checks = []
     if live:
         rtprio = resource.getrlimit(resource.RLIMIT_RTPRIO)[0]
@@ -107,30 +120,48 @@ def doctor(env: dict[str, Any], require: dict[str, Any], measured: list[int] | N
         elif rtprio == resource.RLIM_INFINITY or rtprio >= 80:
             checks.append(Check("ok", f"RLIMIT_RTPRIO {rtprio} allows real-time priorities"))
         else:
-            checks.append(Check("fail", f"not root and RLIMIT_RTPRIO is {rtprio}: no real-time policy allowed",
-                                "run as root, or grant CAP_SYS_NICE / raise rtprio in /etc/security/limits.conf"))
+            checks.append(
+                Check(
+                    "fail",
+                    f"not root and RLIMIT_RTPRIO is {rtprio}: no real-time policy allowed",
+                    "run as root, or grant CAP_SYS_NICE / raise rtprio in /etc/security/limits.conf",
+                )
+            )
     model = env.get("preemption")
     fix_rt = "boot a PREEMPT_RT kernel (CONFIG_PREEMPT_RT=y, e.g. Debian's linux-image-rt-amd64)"
     if model == "PREEMPT_RT":
         checks.append(Check("ok", f"kernel {env.get('kernel_release')} is PREEMPT_RT"))
     else:
-        checks.append(Check("fail" if require.get("preempt_rt") else "warn",
-                            f"kernel {env.get('kernel_release')} is {model} ({env.get('preemption_source')}), "
-                            "not PREEMPT_RT: latencies will be far from real-time budgets", fix_rt))
+        checks.append(
+            Check(
+                "fail" if require.get("preempt_rt") else "warn",
+                f"kernel {env.get('kernel_release')} is {model} ({env.get('preemption_source')}), "
+                "not PREEMPT_RT: latencies will be far from real-time budgets",
+                fix_rt,
+            )
+        )
     runtime = env.get("sched_rt_runtime_us")
     if runtime not in (-1, None):
-        checks.append(Check("fail" if require.get("rt_throttling_off") else "warn",
-                            f"RT throttling is active (sched_rt_runtime_us={runtime} of "
-                            f"{env.get('sched_rt_period_us')}): RT tasks are stopped for the rest of each period",
-                            "echo -1 > /proc/sys/kernel/sched_rt_runtime_us"))
+        checks.append(
+            Check(
+                "fail" if require.get("rt_throttling_off") else "warn",
+                f"RT throttling is active (sched_rt_runtime_us={runtime} of "
+                f"{env.get('sched_rt_period_us')}): RT tasks are stopped for the rest of each period",
+                "echo -1 > /proc/sys/kernel/sched_rt_runtime_us",
+            )
+        )
     else:
         checks.append(Check("ok", "RT throttling is off"))
     isolated = set(env.get("isolation", {}).get("isolcpus", {}).get("cpus", []))
     if measured is not None and not set(measured) <= isolated:
-        checks.append(Check("fail" if require.get("isolated_cpus") else "warn",
-                            f"measured cpu {','.join(map(str, measured))} not isolated (isolcpus: "
-                            f"{','.join(map(str, sorted(isolated))) or 'none'})",
-                            "boot with isolcpus=<cpus> nohz_full=<cpus> rcu_nocbs=<cpus> and measure there"))
+        checks.append(
+            Check(
+                "fail" if require.get("isolated_cpus") else "warn",
+                f"measured cpu {','.join(map(str, measured))} not isolated (isolcpus: "
+                f"{','.join(map(str, sorted(isolated))) or 'none'})",
+                "boot with isolcpus=<cpus> nohz_full=<cpus> rcu_nocbs=<cpus> and measure there",
+            )
+        )
     elif measured is not None:
         checks.append(Check("ok", f"measured cpu {','.join(map(str, measured))} isolated"))
     govs = env.get("governors", {})
@@ -138,23 +169,36 @@ def doctor(env: dict[str, Any], require: dict[str, Any], measured: list[int] | N
     if not govs:
         checks.append(Check("ok", "no CPU frequency scaling (no cpufreq governor)"))
     elif slow:
-        checks.append(Check("fail" if require.get("governor") else "warn",
-                            "governor not performance on " + ", ".join(f"cpu{c} ({g})" for c, g in sorted(slow.items())),
-                            "cpupower frequency-set -g performance"))
+        checks.append(
+            Check(
+                "fail" if require.get("governor") else "warn",
+                "governor not performance on " + ", ".join(f"cpu{c} ({g})" for c, g in sorted(slow.items())),
+                "cpupower frequency-set -g performance",
+            )
+        )
     else:
         checks.append(Check("ok", "every CPU uses the performance governor"))
     if env.get("virtualisation"):
-        checks.append(Check("fail" if require.get("bare_metal") else "warn",
-                            f"running under {env['virtualisation']}: the host's scheduling adds latency",
-                            "measure on the board itself, not in a VM"))
+        checks.append(
+            Check(
+                "fail" if require.get("bare_metal") else "warn",
+                f"running under {env['virtualisation']}: the host's scheduling adds latency",
+                "measure on the board itself, not in a VM",
+            )
+        )
     else:
         checks.append(Check("ok", "no hypervisor detected"))
     load = env.get("loadavg") or []
     ncpu = env.get("cpu_count") or 1
     if live and load and load[0] > 0.5 * ncpu:
-        checks.append(Check("warn", f"the machine is busy (load average {load[0]:.2f} on {ncpu} CPUs): other work "
-                            "competes with the measurement and its latencies", "measure on a quiet machine, or "
-                            "declare the load you want in the threshold file (load:)"))
+        checks.append(
+            Check(
+                "warn",
+                f"the machine is busy (load average {load[0]:.2f} on {ncpu} CPUs): other work "
+                "competes with the measurement and its latencies",
+                "measure on a quiet machine, or declare the load you want in the threshold file (load:)",
+            )
+        )
     elif live and load:
         checks.append(Check("ok", f"the machine is quiet (load average {load[0]:.2f} on {ncpu} CPUs)"))
     checks += machine_checks(env.get("machine") or {}, measured, env.get("isolation") or {})
@@ -179,52 +223,100 @@ def machine_checks(machine: dict[str, Any], measured: list[int] | None, isolatio
     qos = machine.get("pm_qos_latency_us")
     if deep and (qos is None or qos > 10):
         worst = max(deep.values())
-        checks.append(Check("warn", f"idle states with exit latency up to {worst} us are enabled on cpu "
-                            f"{_cpus(sorted(deep))} and no PM QoS request holds them off",
-                            "keep --latency 0 (the sampler's default), or disable deep states: "
-                            "echo 1 > /sys/devices/system/cpu/cpuN/cpuidle/stateK/disable"))
+        checks.append(
+            Check(
+                "warn",
+                f"idle states with exit latency up to {worst} us are enabled on cpu "
+                f"{_cpus(sorted(deep))} and no PM QoS request holds them off",
+                "keep --latency 0 (the sampler's default), or disable deep states: "
+                "echo 1 > /sys/devices/system/cpu/cpuN/cpuidle/stateK/disable",
+            )
+        )
     elif cpus:
         checks.append(Check("ok", "no deep idle state can delay a wake-up on the measured CPUs"))
     holders = [h for h in machine.get("pm_qos_holders") or [] if h.get("comm") != "rtgate-sampler"]
     if holders:
-        checks.append(Check("warn", "other processes hold /dev/cpu_dma_latency: " + ", ".join(
-            f"{h['comm']} ({h['pid']})" for h in holders) + "; their request shapes idle states during the run",
-            "stop them, or accept that the run measures under their PM QoS setting"))
+        checks.append(
+            Check(
+                "warn",
+                "other processes hold /dev/cpu_dma_latency: "
+                + ", ".join(f"{h['comm']} ({h['pid']})" for h in holders)
+                + "; their request shapes idle states during the run",
+                "stop them, or accept that the run measures under their PM QoS setting",
+            )
+        )
     topology = machine.get("topology") or {}
     if topology.get("smt_active"):
-        shared = sorted({c for cpu in targets for c in ((cpus.get(cpu) or cpus.get(str(cpu)) or {})
-                                                         .get("siblings") or []) if c != cpu})
-        checks.append(Check("warn", "SMT is active" + (f": cpu {_cpus(shared)} share cores with measured CPUs"
-                                                       if shared else ""),
-                            "echo off > /sys/devices/system/cpu/smt/control (or nosmt on the kernel command line)"))
+        shared = sorted(
+            {
+                c
+                for cpu in targets
+                for c in ((cpus.get(cpu) or cpus.get(str(cpu)) or {}).get("siblings") or [])
+                if c != cpu
+            }
+        )
+        checks.append(
+            Check(
+                "warn",
+                "SMT is active" + (f": cpu {_cpus(shared)} share cores with measured CPUs" if shared else ""),
+                "echo off > /sys/devices/system/cpu/smt/control (or nosmt on the kernel command line)",
+            )
+        )
     if machine.get("irqbalance_running"):
-        checks.append(Check("warn", "irqbalance is running: it moves interrupts onto measured CPUs during the run",
-                            "stop irqbalance, or set IRQBALANCE_BANNED_CPULIST to the measured CPUs"))
+        checks.append(
+            Check(
+                "warn",
+                "irqbalance is running: it moves interrupts onto measured CPUs during the run",
+                "stop irqbalance, or set IRQBALANCE_BANNED_CPULIST to the measured CPUs",
+            )
+        )
     if machine.get("timer_migration") == "1":
-        checks.append(Check("warn", "timer_migration is on: timers of other CPUs can migrate onto measured CPUs",
-                            "echo 0 > /proc/sys/kernel/timer_migration"))
+        checks.append(
+            Check(
+                "warn",
+                "timer_migration is on: timers of other CPUs can migrate onto measured CPUs",
+                "echo 0 > /proc/sys/kernel/timer_migration",
+            )
+        )
     if machine.get("transparent_hugepage") == "always":
-        checks.append(Check("warn", "transparent hugepages are 'always': khugepaged compaction adds latency spikes",
-                            "echo never > /sys/kernel/mm/transparent_hugepage/enabled"))
+        checks.append(
+            Check(
+                "warn",
+                "transparent hugepages are 'always': khugepaged compaction adds latency spikes",
+                "echo never > /sys/kernel/mm/transparent_hugepage/enabled",
+            )
+        )
     source = machine.get("clocksource")
     if source and source not in ("tsc", "arch_sys_counter", "riscv_clocksource", "timebase"):
-        checks.append(Check("warn", f"clocksource is {source}: reading the clock is slow and adds to every sample",
-                            "use the CPU's own counter if it is stable (tsc on x86: clocksource=tsc)"))
+        checks.append(
+            Check(
+                "warn",
+                f"clocksource is {source}: reading the clock is slow and adds to every sample",
+                "use the CPU's own counter if it is stable (tsc on x86: clocksource=tsc)",
+            )
+        )
     isolated = set(isolation.get("isolcpus", {}).get("cpus", []) or machine.get("isolated_cpus") or [])
     if measured is not None and isolated and set(measured) <= isolated:
         nohz = set(isolation.get("nohz_full", {}).get("cpus", []))
         nocbs = set(isolation.get("rcu_nocbs", {}).get("cpus", []))
         missing = [name for name, got in (("nohz_full", nohz), ("rcu_nocbs", nocbs)) if not set(measured) <= got]
         if missing:
-            checks.append(Check("warn", f"measured cpu {_cpus(measured)} isolated but not in "
-                                + " or ".join(missing) + ": the tick and RCU callbacks still run there",
-                                f"add {'='.join([missing[0], _cpus(measured)])} to the kernel command line"))
+            checks.append(
+                Check(
+                    "warn",
+                    f"measured cpu {_cpus(measured)} isolated but not in "
+                    + " or ".join(missing)
+                    + ": the tick and RCU callbacks still run there",
+                    f"add {'='.join([missing[0], _cpus(measured)])} to the kernel command line",
+                )
+            )
     return checks
 
 
 def rt_task_checks(tasks: list[Any], require: dict[str, Any], priorities: dict[int, int]) -> list[Check]:
     """Doctor's view of the real-time tasks that may preempt the sampler (measure/rt_tasks.py)."""
     from rtgate.core.validity import describe_task
+
     where = ",".join(map(str, sorted(priorities)))
     lowest = min(priorities.values(), default=0)
     found = [t.as_dict() for t in tasks]
@@ -232,16 +324,26 @@ def rt_task_checks(tasks: list[Any], require: dict[str, Any], priorities: dict[i
     expected = [t for t in found if t["expected"]]
     checks = []
     if competing:
-        checks.append(Check("fail" if require.get("no_competing_rt") else "warn",
-                            f"real-time task(s) that can preempt the sampler (priority {lowest}+) on cpu {where}: "
-                            + ", ".join(map(describe_task, competing)),
-                            "stop them, lower their priority (chrt -p) or move them off the measured CPUs "
-                            "(taskset -p); a latency measured beside them is theirs"))
+        checks.append(
+            Check(
+                "fail" if require.get("no_competing_rt") else "warn",
+                f"real-time task(s) that can preempt the sampler (priority {lowest}+) on cpu {where}: "
+                + ", ".join(map(describe_task, competing)),
+                "stop them, lower their priority (chrt -p) or move them off the measured CPUs "
+                "(taskset -p); a latency measured beside them is theirs",
+            )
+        )
     else:
-        checks.append(Check("ok", f"no other real-time task can preempt the sampler (priority {lowest}+) "
-                                  f"on cpu {where}"))
+        checks.append(
+            Check("ok", f"no other real-time task can preempt the sampler (priority {lowest}+) on cpu {where}")
+        )
     if expected:
         names = sorted({t["comm"] for t in expected})
-        checks.append(Check("ok", f"expected kernel threads at or above the sampler's priority: {', '.join(names)} "
-                                  "(per-CPU housekeeping: part of the kernel's latency)"))
+        checks.append(
+            Check(
+                "ok",
+                f"expected kernel threads at or above the sampler's priority: {', '.join(names)} "
+                "(per-CPU housekeeping: part of the kernel's latency)",
+            )
+        )
     return checks

@@ -36,8 +36,7 @@ def _kernel_config(root: Path, release: str | None) -> dict[str, str]:
     return config
 
 
-def preemption_model(root: Path, release: str | None, version: str | None,
-                     cmdline: str = "") -> tuple[str, str]:
+def preemption_model(root: Path, release: str | None, version: str | None, cmdline: str = "") -> tuple[str, str]:
     """(model, how we know): PREEMPT_RT, PREEMPT, VOLUNTARY, NONE or unknown."""
     if _read(root, "sys/kernel/realtime") == "1":
         return "PREEMPT_RT", "/sys/kernel/realtime"
@@ -50,20 +49,23 @@ def preemption_model(root: Path, release: str | None, version: str | None,
     if dynamic:
         m = re.search(r"\((\w+)\)", dynamic)
         if m:
-            return {"full": "PREEMPT", "voluntary": "VOLUNTARY", "none": "NONE"}.get(m.group(1), m.group(1)), \
-                "/sys/kernel/debug/sched/preempt"
+            return {"full": "PREEMPT", "voluntary": "VOLUNTARY", "none": "NONE"}.get(
+                m.group(1), m.group(1)
+            ), "/sys/kernel/debug/sched/preempt"
     names = {"full": "PREEMPT", "voluntary": "VOLUNTARY", "none": "NONE"}
     boot = re.search(r"(?:^|\s)preempt=(none|voluntary|full)\b", cmdline)
     if boot and (config.get("CONFIG_PREEMPT_DYNAMIC") == "y" or "PREEMPT_DYNAMIC" in (version or "")):
         return names[boot.group(1)], "preempt= on the kernel command line (PREEMPT_DYNAMIC)"
-    for key, model in (("CONFIG_PREEMPT", "PREEMPT"), ("CONFIG_PREEMPT_VOLUNTARY", "VOLUNTARY"),
-                       ("CONFIG_PREEMPT_NONE", "NONE")):
+    for key, model in (
+        ("CONFIG_PREEMPT", "PREEMPT"),
+        ("CONFIG_PREEMPT_VOLUNTARY", "VOLUNTARY"),
+        ("CONFIG_PREEMPT_NONE", "NONE"),
+    ):
         if config.get(key) == "y":
             dynamic = config.get("CONFIG_PREEMPT_DYNAMIC") == "y"
             return model, "kernel config" + (" (PREEMPT_DYNAMIC boot default)" if dynamic else "")
     if version and re.search(r"\bPREEMPT\b", version):
-        return "PREEMPT", "kernel version (PREEMPT_DYNAMIC: mode unknown)" if "DYNAMIC" in version \
-            else "kernel version"
+        return "PREEMPT", "kernel version (PREEMPT_DYNAMIC: mode unknown)" if "DYNAMIC" in version else "kernel version"
     return "unknown", "no source"
 
 

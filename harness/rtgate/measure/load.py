@@ -40,14 +40,14 @@ _CLK_TCK = os.sysconf("SC_CLK_TCK")
 @dataclass
 class LoadSpec:
     kind: str = "none"
-    workers: int | None = None          # default: one per CPU of the placement
-    cpus: str | list[int] = "others"    # measured | others | all | [list]
-    size: str = "64M"                   # memory and io
+    workers: int | None = None  # default: one per CPU of the placement
+    cpus: str | list[int] = "others"  # measured | others | all | [list]
+    size: str = "64M"  # memory and io
     command: list[str] = field(default_factory=list)  # custom
     warmup_seconds: float = 2.0
-    min_cpu_percent: float | None = None     # cpu, hackbench, memory, kcompile, custom
+    min_cpu_percent: float | None = None  # cpu, hackbench, memory, kcompile, custom
     min_ops_per_second: float | None = None  # io, network, timer (stress-ng bogo-ops/s, real time)
-    tree: str | None = None                  # kcompile: a kernel source tree (default: a bundled C project)
+    tree: str | None = None  # kcompile: a kernel source tree (default: a bundled C project)
 
 
 def _pgid_cpu_seconds(pgid: int) -> float:
@@ -92,8 +92,16 @@ YAML_NAME = "stress-ng.yaml"  # beside load.log: stress-ng's own figures, writte
 
 def _load_command(spec: LoadSpec, cpus: list[int], workdir: str, bound_s: int, logdir: str = ".") -> list[str]:
     n = str(spec.workers or len(cpus))
-    stress = ["stress-ng", "--taskset", _cpulist(cpus), "--metrics-brief", "--timeout", f"{bound_s}s",
-              "--yaml", os.path.join(logdir, YAML_NAME)]
+    stress = [
+        "stress-ng",
+        "--taskset",
+        _cpulist(cpus),
+        "--metrics-brief",
+        "--timeout",
+        f"{bound_s}s",
+        "--yaml",
+        os.path.join(logdir, YAML_NAME),
+    ]
     if spec.kind == "cpu":
         return stress + ["--cpu", n]
     if spec.kind == "memory":
@@ -113,13 +121,16 @@ def _load_command(spec: LoadSpec, cpus: list[int], workdir: str, bound_s: int, l
         # rteval's kcompile: build, clean, build again, with make -j N, until stopped. A kernel tree
         # is built out of tree (O=, in the load's temporary folder; defconfig first), never in place.
         if spec.tree:
-            loop = ('make -s -C "$3" O="$4" defconfig >/dev/null || exit 1; '
-                    'while taskset -c "$1" make -s -C "$3" O="$4" -j "$2" >/dev/null; do '
-                    'echo rtgate-kcompile-run; make -s -C "$3" O="$4" clean >/dev/null; done; exit 1')
-            return ["sh", "-c", loop, "rtgate-kcompile", _cpulist(cpus), n, spec.tree,
-                    os.path.join(workdir, "build")]
-        loop = ('while taskset -c "$1" make -s -C "$3" -j "$2" >/dev/null; do '
-                'echo rtgate-kcompile-run; make -s -C "$3" clean >/dev/null; done; exit 1')
+            loop = (
+                'make -s -C "$3" O="$4" defconfig >/dev/null || exit 1; '
+                'while taskset -c "$1" make -s -C "$3" O="$4" -j "$2" >/dev/null; do '
+                'echo rtgate-kcompile-run; make -s -C "$3" O="$4" clean >/dev/null; done; exit 1'
+            )
+            return ["sh", "-c", loop, "rtgate-kcompile", _cpulist(cpus), n, spec.tree, os.path.join(workdir, "build")]
+        loop = (
+            'while taskset -c "$1" make -s -C "$3" -j "$2" >/dev/null; do '
+            'echo rtgate-kcompile-run; make -s -C "$3" clean >/dev/null; done; exit 1'
+        )
         return ["sh", "-c", loop, "rtgate-kcompile", _cpulist(cpus), n, os.path.join(workdir, "project")]
     if spec.kind == "custom":
         return ["taskset", "-c", _cpulist(cpus), *spec.command]
@@ -130,6 +141,7 @@ def read_stress_ng_yaml(path: Path) -> list[dict[str, Any]] | None:
     """The `metrics:` list of stress-ng's --yaml output: one mapping per stressor, as stress-ng wrote
     it (bogo-ops, bogo-ops-per-second-real-time, wall-clock-time, cpu-usage-per-instance, ...)."""
     import yaml
+
     try:
         with path.open("rb") as f:
             raw = f.read(YAML_MAX_BYTES + 1)
@@ -159,21 +171,25 @@ def write_bundled_project(folder: Path) -> None:
         body = "\n".join(
             f"static unsigned f{i}_{k}(unsigned x) {{ unsigned s = {k}u; for (unsigned j = 0; j < x; j++) "
             f"{{ s = s * 2654435761u + (j ^ {k}u); if (s & 1u) s ^= s >> 7; }} return s; }}"
-            for k in range(40))
+            for k in range(40)
+        )
         calls = " + ".join(f"f{i}_{k}(x)" for k in range(40))
         (folder / f"unit{i}.c").write_text(f"{body}\nunsigned unit{i}(unsigned x) {{ return {calls}; }}\n")
         objs.append(f"unit{i}.o")
     decls = "".join(f"unsigned unit{i}(unsigned);\n" for i in range(_BUNDLED_SOURCES))
     total = " + ".join(f"unit{i}(n)" for i in range(_BUNDLED_SOURCES))
-    (folder / "main.c").write_text(f"{decls}int main(int argc, char **argv) {{ unsigned n = (unsigned)argc; "
-                                   f"(void)argv; return (int)(({total}) & 1u); }}\n")
+    (folder / "main.c").write_text(
+        f"{decls}int main(int argc, char **argv) {{ unsigned n = (unsigned)argc; "
+        f"(void)argv; return (int)(({total}) & 1u); }}\n"
+    )
     objs.append("main.o")
     (folder / "Makefile").write_text(
         "CFLAGS = -O2 -Wall\n"
         f"OBJS = {' '.join(objs)}\n"
         "kcompile-project: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n"
         "%.o: %.c\n\t$(CC) $(CFLAGS) -c -o $@ $<\n"
-        "clean:\n\trm -f $(OBJS) kcompile-project\n")
+        "clean:\n\trm -f $(OBJS) kcompile-project\n"
+    )
 
 
 class Load:
@@ -197,7 +213,7 @@ class Load:
         self.metrics: list[dict[str, Any]] | None = None  # stress-ng's own figures (its YAML)
 
     # -- lifecycle
-    def __enter__(self) -> "Load":
+    def __enter__(self) -> Load:
         try:
             self.start()
         except BaseException:
@@ -244,9 +260,15 @@ class Load:
     def _spawn(self) -> None:
         # Its own session: the whole group is stopped and reaped at the end, whatever happens. Its
         # leader (timeout) gets SIGTERM if rtgate dies, and passes it on to the group, then SIGKILL.
-        self.proc = subprocess.Popen(self.argv, stdout=self._log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True, cwd=self._workdir,
-                                     preexec_fn=die_with_parent(signal.SIGTERM))
+        self.proc = subprocess.Popen(
+            self.argv,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=self._workdir,
+            preexec_fn=die_with_parent(signal.SIGTERM),
+        )
         if self.pgid is None:
             self.pgid = self.proc.pid
 
@@ -264,8 +286,9 @@ class Load:
             self.problem = f"the {self.spec.kind} load stopped during the measurement (exit status {rc})"
         floor = self.min_cpu_percent()
         if self.problem is None and floor and self.elapsed > 0 and self.cpu_percent() < floor:
-            self.problem = (f"the {self.spec.kind} load reached {self.cpu_percent():.0f} % CPU, "
-                            f"below its level of {floor:g} %")
+            self.problem = (
+                f"the {self.spec.kind} load reached {self.cpu_percent():.0f} % CPU, below its level of {floor:g} %"
+            )
         self._finished = True
 
     def stop(self) -> None:
@@ -337,15 +360,17 @@ class Load:
             return
         rate = self.ops_per_second()
         if rate is None:
-            self.problem = (f"the {self.spec.kind} load's level cannot be judged: stress-ng wrote no metrics "
-                            f"({self.logdir / YAML_NAME})")
+            self.problem = (
+                f"the {self.spec.kind} load's level cannot be judged: stress-ng wrote no metrics "
+                f"({self.logdir / YAML_NAME})"
+            )
         elif rate < floor:
-            self.problem = (f"the {self.spec.kind} load reached {rate:g} {self.unit()}, below its level of "
-                            f"{floor:g}")
+            self.problem = f"the {self.spec.kind} load reached {rate:g} {self.unit()}, below its level of {floor:g}"
 
     def unit(self) -> str:
         return {"io": "hdd operations/s", "network": "ICMP packets/s", "timer": "timer expirations/s"}.get(
-            self.spec.kind, "% CPU")
+            self.spec.kind, "% CPU"
+        )
 
     def cpu_percent(self) -> float:
         return 100.0 * self.cpu_seconds / self.elapsed if self.elapsed > 0 else 0.0
@@ -353,9 +378,16 @@ class Load:
     def summary(self) -> dict[str, Any]:
         if self.spec.kind == "none":
             return {"kind": "none"}
-        out: dict[str, Any] = {"kind": self.spec.kind, "command": self.argv, "cpus": self.cpus, "pgid": self.pgid,
-                               "cpu_seconds": round(self.cpu_seconds, 3), "cpu_percent": round(self.cpu_percent(), 1),
-                               "seconds": round(self.elapsed, 3), "problem": self.problem}
+        out: dict[str, Any] = {
+            "kind": self.spec.kind,
+            "command": self.argv,
+            "cpus": self.cpus,
+            "pgid": self.pgid,
+            "cpu_seconds": round(self.cpu_seconds, 3),
+            "cpu_percent": round(self.cpu_percent(), 1),
+            "seconds": round(self.elapsed, 3),
+            "problem": self.problem,
+        }
         log = self.logdir / "load.log"
         text = log.read_text(errors="replace") if log.exists() else ""
         if self.spec.kind == "hackbench":
@@ -370,6 +402,9 @@ class Load:
             out["bogo_ops"] = {str(m.get("stressor")): m.get("bogo-ops") for m in self.metrics}
         if self.min_ops_per_second() is not None:
             rate = self.ops_per_second()
-            out["level"] = {"unit": self.unit(), "min": self.min_ops_per_second(),
-                            "reached": None if rate is None else round(rate, 3)}
+            out["level"] = {
+                "unit": self.unit(),
+                "min": self.min_ops_per_second(),
+                "reached": None if rate is None else round(rate, 3),
+            }
         return out

@@ -14,9 +14,10 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import TextIO
 
 from rtgate.errors import RtgateError
 from rtgate.measure.stop import STOP
@@ -61,7 +62,7 @@ def _try_write(fd: int, data: bytes) -> bool:
 
 
 @contextmanager
-def measurement_lock(measurement: str, out: object = None) -> Iterator[Path]:
+def measurement_lock(measurement: str, out: TextIO | None = None) -> Iterator[Path]:
     """Hold the machine's measurement lock for the block; wait for it (saying so) when taken. A stop
     signal while waiting raises StoppedWhileWaiting."""
     path = lock_path()
@@ -72,25 +73,38 @@ def measurement_lock(measurement: str, out: object = None) -> Iterator[Path]:
         except PermissionError:  # another user's lock file: flock works on a read-only descriptor too
             fd = os.open(path, os.O_RDONLY | flags)
     except OSError as e:
-        raise RtgateError(f"cannot open the measurement lock: {e.strerror} (set {ENV} to another file)",
-                          path=str(path)) from e
+        raise RtgateError(
+            f"cannot open the measurement lock: {e.strerror} (set {ENV} to another file)", path=str(path)
+        ) from e
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             stream = out or sys.stderr
-            print(f"rtgate: {measurement}: waiting for the machine's measurement lock ({path}), held by "
-                  f"{_holder(fd)}: one measurement at a time", file=stream, flush=True)  # type: ignore[arg-type]
+            print(
+                f"rtgate: {measurement}: waiting for the machine's measurement lock ({path}), held by "
+                f"{_holder(fd)}: one measurement at a time",
+                file=stream,
+                flush=True,
+            )
             while True:
                 if STOP.requested:
-                    raise StoppedWhileWaiting(f"stopped by {STOP.signal} while waiting for another measurement")
+                    raise StoppedWhileWaiting(
+                        f"stopped by {STOP.signal} while waiting for another measurement"
+                    ) from None
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
                     time.sleep(0.1)
-        info = json.dumps({"pid": os.getpid(), "measurement": measurement, "since": time.time(),
-                           "program": " ".join(os.path.basename(a) for a in sys.argv[:2]) or "python"})
+        info = json.dumps(
+            {
+                "pid": os.getpid(),
+                "measurement": measurement,
+                "since": time.time(),
+                "program": " ".join(os.path.basename(a) for a in sys.argv[:2]) or "python",
+            }
+        )
         writable = os.access(f"/proc/self/fd/{fd}", os.W_OK) and _try_write(fd, info.encode() + b"\n")
         try:
             yield path

@@ -15,8 +15,16 @@ from pathlib import Path
 from typing import Any
 
 # Services that change latency figures when they run: they move IRQs, pick idle states or governors, or retune.
-TUNING_SERVICES = ("irqbalance", "tuned", "power-profiles-daemon", "thermald", "rtkit-daemon", "cpupower",
-                   "stalld", "tlp")
+TUNING_SERVICES = (
+    "irqbalance",
+    "tuned",
+    "power-profiles-daemon",
+    "thermald",
+    "rtkit-daemon",
+    "cpupower",
+    "stalld",
+    "tlp",
+)
 
 
 class _Reader:
@@ -78,8 +86,13 @@ def _topology(r: _Reader) -> dict[str, Any]:
         for s in sorted((d / "cpuidle").glob("state[0-9]*"), key=lambda p: int(p.name[5:])):
             srel = str(s.relative_to(r.root))
             latency = r.text(f"{srel}/latency")
-            states.append({"name": r.text(f"{srel}/name"), "exit_latency_us": int(latency) if latency
-                           and latency.isdigit() else None, "disabled": r.text(f"{srel}/disable") == "1"})
+            states.append(
+                {
+                    "name": r.text(f"{srel}/name"),
+                    "exit_latency_us": int(latency) if latency and latency.isdigit() else None,
+                    "disabled": r.text(f"{srel}/disable") == "1",
+                }
+            )
         entry["idle_states"] = states
         cpus[int(d.name[3:])] = entry
     if not cpus:
@@ -89,7 +102,8 @@ def _topology(r: _Reader) -> dict[str, Any]:
     return {
         "online": _cpulist(r.text("sys/devices/system/cpu/online", "online_cpus")),
         "smt_control": smt,
-        "smt_active": (r.text("sys/devices/system/cpu/smt/active") == "1") if smt is not None
+        "smt_active": (r.text("sys/devices/system/cpu/smt/active") == "1")
+        if smt is not None
         else (any(len(s) > 1 for s in siblings) if siblings else None),
         "packages": len({c["package"] for c in cpus.values() if c["package"] is not None}) or None,
         "cpus": cpus,
@@ -173,8 +187,11 @@ def _meminfo(r: _Reader) -> dict[str, Any]:
         if m and m.group(1) in ("MemTotal", "MemAvailable", "HugePages_Total"):
             fields[m.group(1)] = int(m.group(2))
     nodes = sorted(int(d.name[4:]) for d in (r.root / "sys/devices/system/node").glob("node[0-9]*"))
-    return {"total_kib": fields.get("MemTotal"), "available_kib": fields.get("MemAvailable"),
-            "numa_nodes": nodes or None}
+    return {
+        "total_kib": fields.get("MemTotal"),
+        "available_kib": fields.get("MemAvailable"),
+        "numa_nodes": nodes or None,
+    }
 
 
 def describe(root: Path = Path("/")) -> dict[str, Any]:
@@ -186,8 +203,10 @@ def describe(root: Path = Path("/")) -> dict[str, Any]:
     qos = r.bytes("dev/cpu_dma_latency", "pm_qos_value") if str(root) == "/" and os.geteuid() == 0 else None
     description: dict[str, Any] = {
         "clocksource": r.text("sys/devices/system/clocksource/clocksource0/current_clocksource", "clocksource"),
-        "clocksources_available": (r.text("sys/devices/system/clocksource/clocksource0/available_clocksource")
-                                   or "").split() or None,
+        "clocksources_available": (
+            r.text("sys/devices/system/clocksource/clocksource0/available_clocksource") or ""
+        ).split()
+        or None,
         "topology": _topology(r),
         "cpuidle_driver": r.text("sys/devices/system/cpu/cpuidle/current_driver", "cpuidle_driver"),
         "cpuidle_governor": r.text("sys/devices/system/cpu/cpuidle/current_governor_ro")

@@ -25,20 +25,22 @@ EXPECTED = [
     (re.compile(r"migration/\d+"), "per-CPU stopper: runs only to move tasks and for stop_machine"),
     (re.compile(r"(watchdog/\d+|watchdogd)"), "lockup detector / watchdog feeder: brief and periodic"),
     (re.compile(r"irq/\d+-.*"), "threaded interrupt handler (FIFO 50 by default): part of the kernel's latency"),
-    (re.compile(r"(ksoftirqd|ktimers|ktimersoftd|irq_work|posixcputmr|rcuc|rcub|idle_inject)/\d+"),
-     "per-CPU kernel housekeeping thread"),
+    (
+        re.compile(r"(ksoftirqd|ktimers|ktimersoftd|irq_work|posixcputmr|rcuc|rcub|idle_inject)/\d+"),
+        "per-CPU kernel housekeeping thread",
+    ),
     (re.compile(r"(rcu_preempt|rcu_sched|rcuop/\d+|rcuog/\d+|rcub/\d+)"), "RCU kernel thread"),
 ]
 
 
 @dataclass
 class RtTask:
-    pid: int            # the process (thread group) id
+    pid: int  # the process (thread group) id
     tid: int
     comm: str
-    policy: str         # FIFO, RR, DEADLINE
+    policy: str  # FIFO, RR, DEADLINE
     priority: int | None  # rt_priority; None for DEADLINE, which preempts every FIFO and RR task
-    cpus: list[int]     # where it may run
+    cpus: list[int]  # where it may run
     kernel: bool
     on_cpus: list[int]  # the measured CPUs it can preempt the sampler on
     expected: str | None = None  # why it is expected; None: a competitor
@@ -95,11 +97,11 @@ def scan(priorities: dict[int, int], own_pids: set[int] | None = None, root: Pat
         try:
             with open(f"{base}/stat", encoding="utf-8", errors="replace") as f:
                 text = f.read()
-            fields = text[text.rindex(")") + 2:].split()
+            fields = text[text.rindex(")") + 2 :].split()
             policy = int(fields[38])  # field 41 of proc(5); fields[0] is field 3 (state)
             if policy not in _POLICIES:
                 continue
-            comm = text[text.index("(") + 1:text.rindex(")")]
+            comm = text[text.index("(") + 1 : text.rindex(")")]
             rt_priority, flags = int(fields[37]), int(fields[6])
             with open(f"{base}/status", encoding="utf-8", errors="replace") as f:
                 status = f.read()
@@ -113,8 +115,19 @@ def scan(priorities: dict[int, int], own_pids: set[int] | None = None, root: Pat
         if not on:
             continue
         kernel = bool(flags & _PF_KTHREAD)
-        found.append(RtTask(pid=pid, tid=tid, comm=comm, policy=name, priority=prio, cpus=cpus, kernel=kernel,
-                            on_cpus=on, expected=_expected(comm, kernel, own, pid)))
+        found.append(
+            RtTask(
+                pid=pid,
+                tid=tid,
+                comm=comm,
+                policy=name,
+                priority=prio,
+                cpus=cpus,
+                kernel=kernel,
+                on_cpus=on,
+                expected=_expected(comm, kernel, own, pid),
+            )
+        )
     return found
 
 

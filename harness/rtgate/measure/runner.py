@@ -15,8 +15,9 @@ import sysconfig
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 from rtgate import __version__
 from rtgate.core import validity
@@ -64,10 +65,13 @@ def load_cpus(spec: LoadSpec, m: Measurement) -> list[int]:
     if spec.cpus == "others":
         others = [c for c in allowed if c not in measured]
         if not others:
-            raise RtgateError(f"measurement {m.name}: the load goes on the other CPUs, but the measurement "
-                              "uses every CPU (set load cpus: measured or all)")
+            raise RtgateError(
+                f"measurement {m.name}: the load goes on the other CPUs, but the measurement "
+                "uses every CPU (set load cpus: measured or all)"
+            )
         return others
     return list(spec.cpus)
+
 
 SAMPLER = "rtgate-sampler"
 
@@ -86,8 +90,9 @@ def find_sampler(explicit: str | None = None) -> str:
     found = shutil.which(SAMPLER)
     if found:
         return found
-    raise SamplerError(f"{SAMPLER} not found: install rtgate with 'pip install .', "
-                       "or pass --sampler PATH / set RTGATE_SAMPLER")
+    raise SamplerError(
+        f"{SAMPLER} not found: install rtgate with 'pip install .', or pass --sampler PATH / set RTGATE_SAMPLER"
+    )
 
 
 class _Progress:
@@ -96,8 +101,9 @@ class _Progress:
     The sampler prints its status to stderr on SIGUSR1; stderr is a file (a pipe would kill the
     sampler with SIGPIPE if rtgate died first), read here as it grows."""
 
-    def __init__(self, proc: subprocess.Popen[str], name: str, total_s: float | None, out: IO[str],
-                 stderr_path: Path) -> None:
+    def __init__(
+        self, proc: subprocess.Popen[str], name: str, total_s: float | None, out: IO[str], stderr_path: Path
+    ) -> None:
         self.proc, self.name, self.total_s, self.out = proc, name, total_s, out
         self.stderr_path = stderr_path
         self.offset = 0
@@ -122,7 +128,7 @@ class _Progress:
                 text = f.read()
         except OSError:
             return
-        complete = text[:text.rfind("\n") + 1]
+        complete = text[: text.rfind("\n") + 1]
         self.offset += len(complete.encode("utf-8", errors="replace"))
         for line in complete.splitlines():
             if line.startswith("T:"):
@@ -155,8 +161,9 @@ def load_bound(m: Measurement, duration_s: int | None) -> int:
     return int(m.load.warmup_seconds + expected * 1.1 + 30)
 
 
-def run_measurement(sampler: str, m: Measurement, outdir: Path, duration_s: int | None = None,
-                    progress: bool | None = None) -> tuple[RunResult, str | None]:
+def run_measurement(
+    sampler: str, m: Measurement, outdir: Path, duration_s: int | None = None, progress: bool | None = None
+) -> tuple[RunResult, str | None]:
     """Returns the results and the signal that stopped the run early (None: it ran to its end).
 
     The system's conditions and competing real-time tasks are recorded with the results; a load runs
@@ -167,8 +174,9 @@ def run_measurement(sampler: str, m: Measurement, outdir: Path, duration_s: int 
         return _measure(sampler, m, outdir, duration_s, progress)
 
 
-def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
-             progress: bool | None) -> tuple[RunResult, str | None]:
+def _measure(
+    sampler: str, m: Measurement, outdir: Path, duration_s: int | None, progress: bool | None
+) -> tuple[RunResult, str | None]:
     quiet_before = busy.snapshot()  # before rtgate's own load and sampler add to it
     system = capture()
     priorities = sampler_priorities(m)
@@ -176,10 +184,12 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
     reasons = unmet(m.require, system, measured_cpus(m))
     rt_matters = bool(m.require.get("no_competing_rt"))
     if rt_matters and competitors(before):
-        reasons.append(_competing_text(competitors(before), "requires no competing real-time task on the "
-                                                            "measured CPUs; found"))
+        reasons.append(
+            _competing_text(competitors(before), "requires no competing real-time task on the measured CPUs; found")
+        )
     if m.backend == "timerlat":
         from rtgate.measure import timerlat
+
         reasons += timerlat.unavailable(m)
     if reasons:
         raise RequirementsNotMet(reasons)
@@ -195,8 +205,12 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
         stale.unlink(missing_ok=True)
     # Written first: results beside it without a validity record are then known to be cut short.
     _write_atomic(env_path, _dumps({"results": json_path.name, "state": "measuring", "system": system}))
-    load = Load(m.load, load_cpus(m.load, m) if m.load.kind != "none" else [], outdir / f"{m.name}.load",
-                bound_s=load_bound(m, duration_s))
+    load = Load(
+        m.load,
+        load_cpus(m.load, m) if m.load.kind != "none" else [],
+        outdir / f"{m.name}.load",
+        bound_s=load_bound(m, duration_s),
+    )
     during: dict[tuple[int, int], RtTask] = {}
     try:
         # One measurement at a time on this machine, its load included: a second sampler or load
@@ -214,8 +228,18 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
                 load.stop()
     except (StoppedBeforeMeasuring, StoppedWhileWaiting) as e:
         load.stop()
-        _write_atomic(env_path, _dumps({"results": json_path.name, "state": "not measured",
-                                        "stopped_by": STOP.signal, "system": system, "load": load.summary()}))
+        _write_atomic(
+            env_path,
+            _dumps(
+                {
+                    "results": json_path.name,
+                    "state": "not measured",
+                    "stopped_by": STOP.signal,
+                    "system": system,
+                    "load": load.summary(),
+                }
+            ),
+        )
         if isinstance(e, StoppedWhileWaiting):
             raise StoppedBeforeMeasuring(STOP.signal or "a signal", "while waiting for another measurement") from e
         raise
@@ -226,8 +250,9 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
     over = validity.overrun(run)
     if over:
         invalid.append(over)
-    seen = {(t["pid"], t["tid"]): t for t in competitors(before) + competitors(list(during.values()))
-            + competitors(after)}
+    seen = {
+        (t["pid"], t["tid"]): t for t in competitors(before) + competitors(list(during.values())) + competitors(after)
+    }
     if rt_matters and seen:
         invalid.append(_competing_text(list(seen.values()), "a competing real-time task could preempt the sampler:"))
     record = {
@@ -241,11 +266,13 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
         "results": validity.digest(run),
         "load": load.summary(),
         "machine_load": busy.machine_load(quiet_before, busy_after),
-        "rt_tasks": {"sampler_priority": {str(c): p for c, p in sorted(priorities.items())},
-                     "competing_matters": rt_matters,
-                     "before": [t.as_dict() for t in before],
-                     "during": [t.as_dict() for t in during.values()],  # competitors only
-                     "after": [t.as_dict() for t in after]},
+        "rt_tasks": {
+            "sampler_priority": {str(c): p for c, p in sorted(priorities.items())},
+            "competing_matters": rt_matters,
+            "before": [t.as_dict() for t in before],
+            "during": [t.as_dict() for t in during.values()],  # competitors only
+            "after": [t.as_dict() for t in after],
+        },
         "environment": env_path.name,
     }
     add_record(json_path, record)
@@ -258,15 +285,21 @@ def _measure(sampler: str, m: Measurement, outdir: Path, duration_s: int | None,
     return run, STOP.signal
 
 
-def _measure_timerlat(m: Measurement, outdir: Path, duration_s: int | None,
-                      system: dict[str, Any]) -> tuple[RunResult, str | None]:
+def _measure_timerlat(
+    m: Measurement, outdir: Path, duration_s: int | None, system: dict[str, Any]
+) -> tuple[RunResult, str | None]:
     """The timerlat backend: rtla instead of the sampler, with the same load and stop handling around it."""
     from rtgate.measure import timerlat
+
     outdir.mkdir(parents=True, exist_ok=True)
     env_path = outdir / f"{m.name}.environment.json"
     env_path.unlink(missing_ok=True)
-    load = Load(m.load, load_cpus(m.load, m) if m.load.kind != "none" else [], outdir / f"{m.name}.load",
-                bound_s=load_bound(m, duration_s))
+    load = Load(
+        m.load,
+        load_cpus(m.load, m) if m.load.kind != "none" else [],
+        outdir / f"{m.name}.load",
+        bound_s=load_bound(m, duration_s),
+    )
     try:
         load.start()
         if STOP.requested:
@@ -287,15 +320,18 @@ def _measure_timerlat(m: Measurement, outdir: Path, duration_s: int | None,
 
 
 def _competing_text(tasks: list[Any], lead: str) -> str:
-    return f"{lead} " + ", ".join(t.describe() if isinstance(t, RtTask) else validity.describe_task(t)
-                                  for t in tasks)
+    return f"{lead} " + ", ".join(t.describe() if isinstance(t, RtTask) else validity.describe_task(t) for t in tasks)
 
 
 def _warn_competitors(name: str, tasks: list[RtTask]) -> None:
     found = competitors(tasks)
     if found:
-        print(f"rtgate: warning: {name}: real-time task(s) that can preempt the sampler on the measured CPUs: "
-              + ", ".join(validity.describe_task(t) for t in found), file=sys.stderr, flush=True)
+        print(
+            f"rtgate: warning: {name}: real-time task(s) that can preempt the sampler on the measured CPUs: "
+            + ", ".join(validity.describe_task(t) for t in found),
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _dumps(doc: dict[str, Any]) -> str:
@@ -356,8 +392,15 @@ def _wait(proc: subprocess.Popen[str], watch: Callable[[], None]) -> int:
             proc.kill()
 
 
-def _run_sampler(sampler: str, m: Measurement, json_path: Path, duration_s: int | None,
-                 progress: bool | None, priorities: dict[int, int], during: dict[tuple[int, int], RtTask]) -> None:
+def _run_sampler(
+    sampler: str,
+    m: Measurement,
+    json_path: Path,
+    duration_s: int | None,
+    progress: bool | None,
+    priorities: dict[int, int],
+    during: dict[tuple[int, int], RtTask],
+) -> None:
     outdir = json_path.parent
     argv = [sampler] + sampler_args(m, str(json_path), duration_s=duration_s)
     (outdir / f"{m.name}.cmdline").write_text(" ".join(argv) + "\n", encoding="utf-8")
@@ -369,26 +412,38 @@ def _run_sampler(sampler: str, m: Measurement, json_path: Path, duration_s: int 
         try:
             # Same process group as rtgate: a terminal's Ctrl-C reaches it directly. It gets SIGTERM
             # if rtgate dies, and then still writes its results.
-            proc = subprocess.Popen(argv, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, text=True,
-                                    preexec_fn=die_with_parent(signal.SIGTERM))
+            proc = subprocess.Popen(
+                argv,
+                stdout=stdout,
+                stderr=stderr,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                preexec_fn=die_with_parent(signal.SIGTERM),
+            )
         except OSError as e:
             raise SamplerError(f"cannot start {sampler}: {e.strerror}") from e
         bar = _Progress(proc, m.name, expected_seconds(m, duration_s), sys.stderr, stderr_path)
         if progress:
             bar.thread.start()
+
         def watch() -> None:  # a competitor that comes and goes mid-run is seen too
             for t in scan(priorities, own_pids={proc.pid}):
                 if not t.expected and (t.pid, t.tid) not in during:
                     during[(t.pid, t.tid)] = t
+
         try:
             rc = _wait(proc, watch)
         finally:
             bar.finish()
-    errors = [line for line in stderr_path.read_text(encoding="utf-8", errors="replace").splitlines()
-              if line.strip() and not line.startswith(("T:", "#"))]
+    errors = [
+        line
+        for line in stderr_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        if line.strip() and not line.startswith(("T:", "#"))
+    ]
     if rc == 2:
-        raise SamplerError(f"{sampler} rejected the options for measurement {m.name!r}: "
-                           + ("; ".join(errors) or f"exit status {rc}"))
+        raise SamplerError(
+            f"{sampler} rejected the options for measurement {m.name!r}: " + ("; ".join(errors) or f"exit status {rc}")
+        )
     if not json_path.exists():
         detail = "; ".join(errors) or f"exit status {rc}"
         raise SamplerError(f"measurement {m.name!r}: the sampler measured nothing: {detail}")

@@ -16,13 +16,15 @@ def with_duration(settings: SamplerSettings, duration_s: int | None) -> SamplerS
     return replace(settings, duration_s=duration_s, loops=None)
 
 
-def sampler_args(m: Measurement, json_path: str | None, duration_s: int | None = None,
-                 native_gates: bool = False) -> list[str]:
+def sampler_args(
+    m: Measurement, json_path: str | None, duration_s: int | None = None, native_gates: bool = False
+) -> list[str]:
     """Options only (no program name). Plain cyclictest spelling where one group allows it.
 
     native_gates: add the measurement's gates as --gate options (boards without Python)."""
     if m.backend != "sampler":
         from rtgate.errors import RtgateError
+
         raise RtgateError(f"measurement {m.name} uses the {m.backend} backend, which rtgate-sampler cannot run")
     s = with_duration(m.sampler, duration_s)
     groups = s.threads
@@ -77,6 +79,7 @@ def sampler_args(m: Measurement, json_path: str | None, duration_s: int | None =
         args += [f"--json={json_path}", f"--checkpoint={s.checkpoint_seconds}"]
     if native_gates:
         from rtgate.measure.native_gates import native_args
+
         args += native_args(m)
     return args
 
@@ -91,5 +94,4 @@ def expected_seconds(m: Measurement, duration_s: int | None = None) -> float | N
 
 
 def _threads(m: Measurement) -> int:
-    return sum(g.count or (len(g.cpus) if isinstance(g.cpus, list) else os.cpu_count() or 1)
-               for g in m.sampler.threads)
+    return sum(g.count or (len(g.cpus) if isinstance(g.cpus, list) else os.cpu_count() or 1) for g in m.sampler.threads)

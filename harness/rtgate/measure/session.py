@@ -6,19 +6,28 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from rtgate.errors import RtgateError
 from rtgate.core.gates import Status, Verdict, _select, evaluate, thread_ids
 from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.setup import evaluate_measured, parse_accept
+from rtgate.core.thresholds import (
+    GateSpec,
+    Measurement,
+    SamplerSettings,
+    ThreadGroup,
+    ThresholdFile,
+    find_thresholds,
+    parse_duration,
+    parse_rate,
+)
+from rtgate.errors import RtgateError
+from rtgate.measure.runner import RequirementsNotMet, StoppedBeforeMeasuring, find_sampler, run_measurement
 from rtgate.parsers import load_results
 from rtgate.reports.verdicts_json import verdicts_document, write_json
-from rtgate.measure.runner import RequirementsNotMet, StoppedBeforeMeasuring, find_sampler, run_measurement
-from rtgate.core.thresholds import (GateSpec, Measurement, SamplerSettings, ThreadGroup, ThresholdFile,
-                                   find_thresholds, parse_duration, parse_rate)
 
 
 @dataclass
@@ -31,11 +40,12 @@ class Settings:
     output_dir: Path = Path("rtgate-results")
     junit: str | None = None
     json: str | None = None
-    accept_setup: str = ""       # set-up differences of --rtgate-results to accept (see rtgate.core.setup)
+    accept_setup: str = ""  # set-up differences of --rtgate-results to accept (see rtgate.core.setup)
 
 
 def _local_cpus() -> list[int]:
     import os
+
     try:
         return sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -55,8 +65,9 @@ def _predicted_run(m: Measurement) -> RunResult:
         else:
             cpus = [None] * (g.count or 1)
         for cpu in cpus:
-            threads.append(ThreadResult(index=len(threads), cycles=0, min=None, max=None, avg=None, cpu=cpu,
-                                        priority=g.priority))
+            threads.append(
+                ThreadResult(index=len(threads), cycles=0, min=None, max=None, avg=None, cpu=cpu, priority=g.priority)
+            )
     return RunResult(source="(predicted)", format="predicted", unit="us", threads=threads)
 
 
@@ -107,19 +118,40 @@ class LatencyResult:
         values = [t.max for t in self.run.threads if t.max is not None]
         return max(values) / self.run.units_per_us() if values else None
 
-    def gate(self, *, max_us: float | None = None, percentile: float | None = None, limit_us: float | None = None,
-             above_us: float | None = None, rate: Any = None, avg_us: float | None = None,
-             missed: int | None = None, confidence: float = 0.95, cpus: list[int] | None = None) -> GateResult:
+    def gate(
+        self,
+        *,
+        max_us: float | None = None,
+        percentile: float | None = None,
+        limit_us: float | None = None,
+        above_us: float | None = None,
+        rate: Any = None,
+        avg_us: float | None = None,
+        missed: int | None = None,
+        confidence: float = 0.95,
+        cpus: list[int] | None = None,
+    ) -> GateResult:
         """One gate over every thread (or the threads on `cpus`), e.g. gate(max_us=80),
         gate(percentile=99.9, limit_us=50), gate(above_us=100, rate="0.1%"), gate(avg_us=20), gate(missed=0)."""
         if max_us is not None:
             spec = GateSpec(name=f"max-{max_us:g}us", kind="max", where=("<test>", 0), limit_us=float(max_us))
         elif percentile is not None and limit_us is not None:
-            spec = GateSpec(name=f"p{percentile:g}-{limit_us:g}us", kind="percentile", where=("<test>", 0),
-                            percentile=float(percentile), limit_us=float(limit_us))
+            spec = GateSpec(
+                name=f"p{percentile:g}-{limit_us:g}us",
+                kind="percentile",
+                where=("<test>", 0),
+                percentile=float(percentile),
+                limit_us=float(limit_us),
+            )
         elif above_us is not None and rate is not None:
-            spec = GateSpec(name=f"above-{above_us:g}us", kind="miss_rate", where=("<test>", 0),
-                            above_us=float(above_us), rate=parse_rate(rate), confidence=confidence)
+            spec = GateSpec(
+                name=f"above-{above_us:g}us",
+                kind="miss_rate",
+                where=("<test>", 0),
+                above_us=float(above_us),
+                rate=parse_rate(rate),
+                confidence=confidence,
+            )
         elif avg_us is not None:
             spec = GateSpec(name=f"avg-{avg_us:g}us", kind="avg", where=("<test>", 0), limit_us=float(avg_us))
         elif missed is not None:
@@ -127,8 +159,13 @@ class LatencyResult:
         else:
             raise ValueError("gate() takes max_us, percentile + limit_us, above_us + rate, avg_us or missed")
         spec.cpus = cpus
-        m = Measurement(name=self.measurement.name, description="", sampler=self.measurement.sampler,
-                        gates=[spec], where=self.measurement.where)
+        m = Measurement(
+            name=self.measurement.name,
+            description="",
+            sampler=self.measurement.sampler,
+            gates=[spec],
+            where=self.measurement.where,
+        )
         verdicts = evaluate(m, self.run)
         if self.on_gate:
             for v in verdicts:
@@ -168,8 +205,9 @@ class GateSession:
         named = [p for n, p in self._results if n == name]
         bare = [p for n, p in self._results if n is None]
         if bare and len(tf.measurements) > 1:
-            raise RtgateError(f"{tf.path} has several measurements ({', '.join(tf.measurements)}): "
-                              f"give results as MEASUREMENT=PATH")
+            raise RtgateError(
+                f"{tf.path} has several measurements ({', '.join(tf.measurements)}): give results as MEASUREMENT=PATH"
+            )
         paths = named or bare
         if not paths:
             raise RtgateError(f"no results given for measurement {name!r} of {tf.path}")
@@ -201,8 +239,7 @@ class GateSession:
         if run is None:
             outdir = self.settings.output_dir / _safe(tf.platform)
             try:
-                run, self.stopped_by = run_measurement(find_sampler(self.settings.sampler), m, outdir,
-                                                       self.duration_s)
+                run, self.stopped_by = run_measurement(find_sampler(self.settings.sampler), m, outdir, self.duration_s)
             except RequirementsNotMet as e:
                 raise RtgateError(f"measurement {m.name} not measured: {e}") from e
             except StoppedBeforeMeasuring as e:
@@ -224,39 +261,61 @@ class GateSession:
         want = {(g, t) for g, ts in expected.items() for t in ts}
         if got != want:
             # The threads that ran are not the ones collected: never let a gate go unreported.
-            raise RtgateError(f"measurement {m.name}: the run's threads do not match the collected gates "
-                              f"(unexpected: {sorted(got - want)}, missing: {sorted(want - got)})")
+            raise RtgateError(
+                f"measurement {m.name}: the run's threads do not match the collected gates "
+                f"(unexpected: {sorted(got - want)}, missing: {sorted(want - got)})"
+            )
         return table
 
-    def _not_measured(self, tf: ThresholdFile, m: Measurement, expected: dict[str, list[str]],
-                      reason: str) -> dict[tuple[str, str], Verdict]:
+    def _not_measured(
+        self, tf: ThresholdFile, m: Measurement, expected: dict[str, list[str]], reason: str
+    ) -> dict[tuple[str, str], Verdict]:
         """INCONCLUSIVE for every collected gate of a measurement a stop signal kept from being measured."""
         display = _display(Path(tf.path), self.rootdir)
         self._platforms[tf.platform] = display
         table = {}
         for gate in m.gates:
-            for thread in (["worst"] if gate.scope == "worst" else expected.get(gate.name, [])):
+            for thread in ["worst"] if gate.scope == "worst" else expected.get(gate.name, []):
                 v = Verdict(m.name, gate.name, gate.kind, thread, Status.INCONCLUSIVE, reason, critical=gate.critical)
                 self.verdicts.append((display, v))
                 table[(gate.name, thread)] = v
         return table
 
-    def measure_for_test(self, name: str, duration: Any = "5s", interval_us: int = 1000, priority: int = 80,
-                         threads: int = 1, cpus: list[int] | str | None = None, policy: str = "fifo",
-                         mlockall: bool = True) -> LatencyResult:
-        group = ThreadGroup(name="all", count=None if cpus == "all" else (threads if cpus is None else
-                            max(threads, len(cpus) if isinstance(cpus, list) else 1)),
-                            cpus=cpus, priority=priority if policy in ("fifo", "rr") else 0, policy=policy)
+    def measure_for_test(
+        self,
+        name: str,
+        duration: Any = "5s",
+        interval_us: int = 1000,
+        priority: int = 80,
+        threads: int = 1,
+        cpus: list[int] | str | None = None,
+        policy: str = "fifo",
+        mlockall: bool = True,
+    ) -> LatencyResult:
+        group = ThreadGroup(
+            name="all",
+            count=None
+            if cpus == "all"
+            else (threads if cpus is None else max(threads, len(cpus) if isinstance(cpus, list) else 1)),
+            cpus=cpus,
+            priority=priority if policy in ("fifo", "rr") else 0,
+            policy=policy,
+        )
         try:
             seconds = parse_duration(duration)
         except ValueError as e:
             raise RtgateError(f"rt_latency duration {e}") from None
-        m = Measurement(name=_safe(name), description="", where=("<test>", 0), gates=[],
-                        sampler=SamplerSettings(interval_us=interval_us, duration_s=seconds, mlockall=mlockall,
-                                                threads=[group]))
+        m = Measurement(
+            name=_safe(name),
+            description="",
+            where=("<test>", 0),
+            gates=[],
+            sampler=SamplerSettings(interval_us=interval_us, duration_s=seconds, mlockall=mlockall, threads=[group]),
+        )
         try:
-            run, self.stopped_by = run_measurement(find_sampler(self.settings.sampler), m,
-                                                   self.settings.output_dir / "tests", self.duration_s)
+            run, self.stopped_by = run_measurement(
+                find_sampler(self.settings.sampler), m, self.settings.output_dir / "tests", self.duration_s
+            )
         except StoppedBeforeMeasuring as e:
             self.stopped_by = e.signal
             raise
@@ -279,24 +338,44 @@ class GateSession:
         verdicts = [v for _, v in self.verdicts]
         platform = ",".join(sorted(self._platforms)) or "pytest"
         if self.settings.json:
-            write_json(self.settings.json, verdicts_document(platform, sorted(self._platforms.values()), verdicts,
-                                                              self.settings.allow_inconclusive))
+            write_json(
+                self.settings.json,
+                verdicts_document(
+                    platform, sorted(self._platforms.values()), verdicts, self.settings.allow_inconclusive
+                ),
+            )
         if self.settings.junit:
             from rtgate.reports.junit import build_junit, write_junit
             from rtgate.reports.text import summary_table
-            write_junit(self.settings.junit, build_junit(platform, verdicts,
-                                                         summary_table(platform, verdicts,
-                                                                       self.settings.allow_inconclusive),
-                                                         self.settings.allow_inconclusive))
+
+            write_junit(
+                self.settings.junit,
+                build_junit(
+                    platform,
+                    verdicts,
+                    summary_table(platform, verdicts, self.settings.allow_inconclusive),
+                    self.settings.allow_inconclusive,
+                ),
+            )
 
 
 def verdict_from_dict(d: dict[str, Any]) -> Verdict:
     """Verdict.as_dict() read back (how verdicts travel from pytest-xdist workers)."""
-    return Verdict(measurement=d["measurement"], gate=d["gate"], kind=d["kind"], thread=d["thread"],
-                   status=Status(d["status"]), reason=d["reason"], value=d.get("value"),
-                   value_text=d.get("value_text") or "", limit=d.get("limit"), bound=d.get("bound"),
-                   samples=d.get("samples") or 0, critical=bool(d.get("critical")),
-                   properties=dict(d.get("properties") or {}))
+    return Verdict(
+        measurement=d["measurement"],
+        gate=d["gate"],
+        kind=d["kind"],
+        thread=d["thread"],
+        status=Status(d["status"]),
+        reason=d["reason"],
+        value=d.get("value"),
+        value_text=d.get("value_text") or "",
+        limit=d.get("limit"),
+        bound=d.get("bound"),
+        samples=d.get("samples") or 0,
+        critical=bool(d.get("critical")),
+        properties=dict(d.get("properties") or {}),
+    )
 
 
 def _safe(name: str) -> str:

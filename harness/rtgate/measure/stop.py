@@ -12,8 +12,9 @@ import ctypes
 import os
 import signal
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _PR_SET_PDEATHSIG = 1
@@ -34,7 +35,7 @@ class StopRequest:
             self.signal = signal.Signals(signum).name
 
     @contextmanager
-    def handling(self) -> Iterator["StopRequest"]:
+    def handling(self) -> Iterator[StopRequest]:
         """Turn the stop signals into a request for the duration of the block (nests; main thread only:
         elsewhere the caller's handlers stay)."""
         if self._depth == 0:
@@ -81,4 +82,5 @@ def die_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None]:
         prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
         if os.getppid() != parent:  # the parent died before prctl took effect
             os._exit(1)
+
     return preexec

@@ -17,8 +17,9 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from rtgate.core.model import RunResult
 from rtgate.core.timerlat_spec import MAX_ENTRIES, POLICIES, TimerlatSettings, with_all_cpus
@@ -30,9 +31,9 @@ if TYPE_CHECKING:
     from rtgate.core.thresholds import Measurement
 
 RTLA = "rtla"
-TRACE_LINES = 60         # of the saved trace, quoted as the analysis
-KILL_WAIT_S = 30          # after SIGKILL, before rtgate gives up waiting for rtla
-GRACE_S = 120            # beyond its duration, for rtla to set up the tracer (slow under emulation) and stop
+TRACE_LINES = 60  # of the saved trace, quoted as the analysis
+KILL_WAIT_S = 30  # after SIGKILL, before rtgate gives up waiting for rtla
+GRACE_S = 120  # beyond its duration, for rtla to set up the tracer (slow under emulation) and stop
 
 
 def stop_limits(m: Measurement) -> dict[str, int]:
@@ -75,8 +76,20 @@ def measured_cpu_list(s: TimerlatSettings) -> list[int]:
 def rtla_args(m: Measurement, duration_s: int | None, trace_path: str | None) -> list[str]:
     """Options of `rtla timerlat hist` for a measurement (no program name)."""
     s = m.timerlat
-    args = ["timerlat", "hist", "-p", str(s.interval_us), "-d", f"{duration_s or s.duration_s}s",
-            "-c", ",".join(map(str, measured_cpu_list(s))), "-b", str(s.bucket_us), "-E", str(entries(m))]
+    args = [
+        "timerlat",
+        "hist",
+        "-p",
+        str(s.interval_us),
+        "-d",
+        f"{duration_s or s.duration_s}s",
+        "-c",
+        ",".join(map(str, measured_cpu_list(s))),
+        "-b",
+        str(s.bucket_us),
+        "-E",
+        str(entries(m)),
+    ]
     if s.priority is not None:
         args += ["-P", f"{POLICIES[s.policy]}:{s.priority}"]
     if s.latency_us is not None:
@@ -139,8 +152,9 @@ def _help(rtla: str) -> str:
     return r.stdout + r.stderr
 
 
-def run(m: Measurement, outdir: Path, duration_s: int | None = None,
-        stop_requested: Callable[[], bool] = lambda: False) -> RunResult:
+def run(
+    m: Measurement, outdir: Path, duration_s: int | None = None, stop_requested: Callable[[], bool] = lambda: False
+) -> RunResult:
     """Run rtla for a measurement. When stop_requested() turns true, rtla gets SIGINT: it stops and
     prints what it has, which is returned (the caller marks the run stopped)."""
     rtla = find_rtla()
@@ -155,8 +169,9 @@ def run(m: Measurement, outdir: Path, duration_s: int | None = None,
     (outdir / f"{m.name}.cmdline").write_text(" ".join(argv) + "\n", encoding="utf-8")
     with out_path.open("w", encoding="utf-8") as out, (outdir / f"{m.name}.stderr").open("w") as err:
         try:
-            proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=outdir,
-                                    preexec_fn=_child_setup())
+            proc = subprocess.Popen(
+                argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=outdir, preexec_fn=_child_setup()
+            )
         except OSError as e:
             raise SamplerError(f"cannot start {rtla}: {e.strerror}") from e
         rc = _wait(proc, (duration_s or m.timerlat.duration_s) + GRACE_S, stop_requested)
@@ -183,6 +198,7 @@ def _child_setup() -> Callable[[], None]:
     def setup() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         on_parent_death()
+
     return setup
 
 
@@ -208,8 +224,10 @@ def _wait(proc: subprocess.Popen[bytes], seconds: float, stop_requested: Callabl
                     where = Path(f"/proc/{proc.pid}/wchan").read_text().strip() or "?"
                 except OSError:
                     where = "?"
-                raise SamplerError(f"rtla (pid {proc.pid}) does not die even with SIGKILL: stuck in the kernel "
-                                   f"at {where}; the tracer may be left on")
+                raise SamplerError(
+                    f"rtla (pid {proc.pid}) does not die even with SIGKILL: stuck in the kernel "
+                    f"at {where}; the tracer may be left on"
+                )
             if now - asked > GRACE_S:
                 proc.kill()
             elif now >= next_int:  # again and again: rtla ignores it until its handler is installed

@@ -24,8 +24,11 @@ def detect_format(path: Path, head: str) -> str:
         return "verbose"
     if summary.looks_like(head):
         return "summary"
-    raise ResultsError("not a format rtgate reads (rtgate or rt-tests JSON, cyclictest histogram, "
-                       "T: summary lines, -v samples or rtla timerlat hist)", path=str(path))
+    raise ResultsError(
+        "not a format rtgate reads (rtgate or rt-tests JSON, cyclictest histogram, "
+        "T: summary lines, -v samples or rtla timerlat hist)",
+        path=str(path),
+    )
 
 
 def load_results(path: str | Path, fmt: str = "auto", unit: str | None = None) -> RunResult:
@@ -44,9 +47,11 @@ def load_results(path: str | Path, fmt: str = "auto", unit: str | None = None) -
     if fmt == "json":
         run = json_results.parse(p)
         if unit is not None and unit != run.unit:
-            raise ResultsError(f"--unit {unit} contradicts the results, which state their unit: {run.unit} "
-                               f"({'resolution_in_ns / -N' if run.format == 'rt-tests-json' else 'rtgate.unit'})",
-                               path=str(p))
+            raise ResultsError(
+                f"--unit {unit} contradicts the results, which state their unit: {run.unit} "
+                f"({'resolution_in_ns / -N' if run.format == 'rt-tests-json' else 'rtgate.unit'})",
+                path=str(p),
+            )
         return run
     if fmt == "rtla":  # states its unit in its header; a contradicting --unit is refused
         return rtla.parse(p, unit)
@@ -64,24 +69,33 @@ def check_plausible_unit(run: RunResult, interval_us: int | None, explicit: bool
     Read as ns, every wake-up under 1 us, or any under 0.1 us (less than a timer interrupt and a context
     switch take), is not a real system; read as us, every wake-up more than a period late is not a
     measurement anyone ran (it would have skipped every other period)."""
-    measured = [(t, float(t.min), float(t.max)) for t in run.threads
-                if t.cycles and t.max is not None and t.min is not None]
+    measured = [
+        (t, float(t.min), float(t.max)) for t in run.threads if t.cycles and t.max is not None and t.min is not None
+    ]
     if not measured:
         return
     lows, highs = [lo for _, lo, _ in measured], [hi for _, _, hi in measured]
     how = f"--unit {run.unit}" if explicit else f"{run.unit} (the default for {run.format})"
     if run.unit == "ns" and max(highs) < 1000:
-        raise ResultsError(f"read as {how}, every latency is under 1 us (max {max(highs):g} ns): "
-                           "these values look like microseconds (use --unit us)", path=run.source)
+        raise ResultsError(
+            f"read as {how}, every latency is under 1 us (max {max(highs):g} ns): "
+            "these values look like microseconds (use --unit us)",
+            path=run.source,
+        )
     if run.unit == "ns" and max(lows) < 100:
-        raise ResultsError(f"read as {how}, the fastest wake-up took {min(lows):g} ns, less than "
-                           "a timer interrupt takes: these values look like microseconds (use --unit us)",
-                           path=run.source)
+        raise ResultsError(
+            f"read as {how}, the fastest wake-up took {min(lows):g} ns, less than "
+            "a timer interrupt takes: these values look like microseconds (use --unit us)",
+            path=run.source,
+        )
     if run.unit == "us":
         periods = [(t, lo, t.interval_us or interval_us) for t, lo, _ in measured]
         if all(iv is not None and lo > iv for _, lo, iv in periods):
             t, _, iv = periods[0]
             asked = "" if t.interval_us else ", or come from a run at a longer period than the thresholds ask"
-            raise ResultsError(f"read as {how}, every latency is above the period (thread {t.index}: min "
-                               f"{t.min:g} us > interval {iv} us): these values look like nanoseconds "
-                               f"(use --unit ns){asked}", path=run.source)
+            raise ResultsError(
+                f"read as {how}, every latency is above the period (thread {t.index}: min "
+                f"{t.min:g} us > interval {iv} us): these values look like nanoseconds "
+                f"(use --unit ns){asked}",
+                path=run.source,
+            )

@@ -15,22 +15,63 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_SHORT_VALUE = set("bcdDhHilopF")    # short options that take a value
-_SHORT_OPTIONAL = set("atA")         # optional value: attached, or a following number
-_LONG_VALUE = {"priority", "interval", "distance", "duration", "loops", "policy", "histogram", "histofall",
-               "histfile", "json", "breaktrace", "clock", "latency", "mainaffinity", "spike", "spike-nodes",
-               "oscope", "fifo", "thread-cpus", "thread-priorities", "checkpoint", "block", "gate"}
+_SHORT_VALUE = set("bcdDhHilopF")  # short options that take a value
+_SHORT_OPTIONAL = set("atA")  # optional value: attached, or a following number
+_LONG_VALUE = {
+    "priority",
+    "interval",
+    "distance",
+    "duration",
+    "loops",
+    "policy",
+    "histogram",
+    "histofall",
+    "histfile",
+    "json",
+    "breaktrace",
+    "clock",
+    "latency",
+    "mainaffinity",
+    "spike",
+    "spike-nodes",
+    "oscope",
+    "fifo",
+    "thread-cpus",
+    "thread-priorities",
+    "checkpoint",
+    "block",
+    "gate",
+}
 _LONG_OPTIONAL = {"threads", "affinity", "aligned", "secaligned"}
-_SHORT_TO_LONG = {"p": "priority", "i": "interval", "d": "distance", "D": "duration", "l": "loops",
-                  "h": "histogram", "H": "histofall", "b": "breaktrace", "c": "clock", "o": "oscope",
-                  "t": "threads", "a": "affinity", "A": "aligned", "S": "smp", "N": "nsecs", "r": "relative",
-                  "x": "posix_timers", "m": "mlockall", "q": "quiet", "v": "verbose", "F": "fifo"}
+_SHORT_TO_LONG = {
+    "p": "priority",
+    "i": "interval",
+    "d": "distance",
+    "D": "duration",
+    "l": "loops",
+    "h": "histogram",
+    "H": "histofall",
+    "b": "breaktrace",
+    "c": "clock",
+    "o": "oscope",
+    "t": "threads",
+    "a": "affinity",
+    "A": "aligned",
+    "S": "smp",
+    "N": "nsecs",
+    "r": "relative",
+    "x": "posix_timers",
+    "m": "mlockall",
+    "q": "quiet",
+    "v": "verbose",
+    "F": "fifo",
+}
 
 
 @dataclass
 class Options:
     program: str = ""
-    values: dict[str, str | None] = field(default_factory=dict)   # long name -> value (None: flag)
+    values: dict[str, str | None] = field(default_factory=dict)  # long name -> value (None: flag)
     problems: list[str] = field(default_factory=list)
 
 
@@ -58,7 +99,7 @@ def split_options(cmdline: str) -> Options:
             while j < len(w):
                 c = w[j]
                 long = _SHORT_TO_LONG.get(c, c)
-                rest = w[j + 1:]
+                rest = w[j + 1 :]
                 if c in _SHORT_VALUE:
                     if rest:
                         opts.values[long] = rest
@@ -111,15 +152,15 @@ class CommandSetup:
     distance_us: int
     duration_s: int | None
     loops: int | None
-    priority: int | None          # None: not given (depends on the policy and thread count)
+    priority: int | None  # None: not given (depends on the policy and thread count)
     policy: str | None
     priospread: bool
-    threads: int | None           # None: one per CPU (-S, -t without a number)
+    threads: int | None  # None: one per CPU (-S, -t without a number)
     nsecs: bool
     relative: bool
     histogram: int | None
     breaktrace: int | None
-    thread_priorities: list[int] | None = None   # rtgate-sampler's --thread-priorities
+    thread_priorities: list[int] | None = None  # rtgate-sampler's --thread-priorities
     problems: list[str] = field(default_factory=list)
 
     def priorities(self, nthreads: int) -> list[int | None]:
@@ -139,7 +180,7 @@ class CommandSetup:
         if self.policy in ("fifo", "rr"):
             return self.policy
         if self.priority or self.priospread:
-            return "fifo"   # cyclictest: "policy and priority don't match: setting policy to SCHED_FIFO"
+            return "fifo"  # cyclictest: "policy and priority don't match: setting policy to SCHED_FIFO"
         return self.policy or "other"
 
     def intervals(self, nthreads: int) -> list[int]:
@@ -153,7 +194,7 @@ def parse_cmdline(cmdline: str) -> CommandSetup:
     distance = _int(v.get("distance"))
     sampler = o.program.startswith("rtgate-sampler")
     if hist and not sampler:
-        distance = 0     # cyclictest: "distance is ignored and set to 0, if histogram enabled"
+        distance = 0  # cyclictest: "distance is ignored and set to 0, if histogram enabled"
     elif distance is None:
         distance = 500
     threads: int | None = 1
@@ -168,8 +209,19 @@ def parse_cmdline(cmdline: str) -> CommandSetup:
     if thread_prios:
         prios = [p for p in (_int(x) for x in thread_prios.split(",")) if p is not None]
     return CommandSetup(
-        program=o.program, interval_us=_int(v.get("interval")) or 1000, distance_us=max(0, distance),
-        duration_s=parse_duration(v.get("duration")) or None, loops=_int(v.get("loops")) or None,
-        priority=_int(v.get("priority")), policy=v.get("policy"), priospread="priospread" in v,
-        threads=threads, nsecs="nsecs" in v, relative="relative" in v, histogram=hist,
-        breaktrace=_int(v.get("breaktrace")), thread_priorities=prios, problems=o.problems)
+        program=o.program,
+        interval_us=_int(v.get("interval")) or 1000,
+        distance_us=max(0, distance),
+        duration_s=parse_duration(v.get("duration")) or None,
+        loops=_int(v.get("loops")) or None,
+        priority=_int(v.get("priority")),
+        policy=v.get("policy"),
+        priospread="priospread" in v,
+        threads=threads,
+        nsecs="nsecs" in v,
+        relative="relative" in v,
+        histogram=hist,
+        breaktrace=_int(v.get("breaktrace")),
+        thread_priorities=prios,
+        problems=o.problems,
+    )

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from rtgate.errors import ResultsError
 
@@ -36,14 +36,17 @@ def whole(text: str, path: Path, line: int, what: str) -> int:
     """A printed count or latency, refused beyond 64 bits instead of overflowing a float later."""
     digits = text.lstrip("0")
     if len(digits) > MAX_DIGITS or (len(digits) == MAX_DIGITS and int(digits) > 2**63 - 1):
-        raise ResultsError(f"{what} {text[:24]}{'...' if len(text) > 24 else ''} is beyond 64 bits",
-                           path=str(path), line=line)
+        raise ResultsError(
+            f"{what} {text[:24]}{'...' if len(text) > 24 else ''} is beyond 64 bits", path=str(path), line=line
+        )
     return int(digits or "0")
 
 
 def line_locator(lines: dict[tuple[int, str], int], default: dict[int, int] | None = None):  # type: ignore[no-untyped-def]
     """For check_run: the line a thread's field was read from, and the thread as the key."""
+
     def locate(pos: int, name: str) -> tuple[int | None, str | None]:
         line = lines.get((pos, name)) or (default or {}).get(pos)
         return line, f"thread {pos}: {name}" if name else f"thread {pos}"
+
     return locate

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
-from rtgate.errors import ResultsError
 from rtgate.core.model import Histogram, RunResult, ThreadResult
 from rtgate.core.validate import check_run
+from rtgate.errors import ResultsError
 from rtgate.parsers.common import ANSI, check_unit, line_locator, numbered_lines, whole
 
 _ROW = re.compile(r"^(\d+) (\d+(?:\t\d+)*)\s*$")
@@ -35,15 +36,21 @@ def parse(path: Path, unit: str = "us") -> RunResult:
         if m and not footer:
             index = whole(m.group(1), path, number, "bucket")
             if rows and index <= rows[-1][0]:
-                raise ResultsError(f"row {index} comes after row {rows[-1][0]}: rows must be strictly increasing",
-                                   path=str(path), line=number)
+                raise ResultsError(
+                    f"row {index} comes after row {rows[-1][0]}: rows must be strictly increasing",
+                    path=str(path),
+                    line=number,
+                )
             rows.append((index, [whole(x, path, number, "count") for x in m.group(2).split("\t")], number))
             continue
         m = _FOOTER.match(line)
         if m:
             if m.group(1) in footer:
-                raise ResultsError(f"a second '# {m.group(1)}:' line (first on line {footer[m.group(1)][1]})",
-                                   path=str(path), line=number)
+                raise ResultsError(
+                    f"a second '# {m.group(1)}:' line (first on line {footer[m.group(1)][1]})",
+                    path=str(path),
+                    line=number,
+                )
             footer[m.group(1)] = ([whole(x, path, number, m.group(1)) for x in m.group(2).split()], number)
             continue
         if line.startswith("# Histogram Overflow at cycle number:"):
@@ -53,8 +60,7 @@ def parse(path: Path, unit: str = "us") -> RunResult:
         if m and in_cycle_list:
             thread_no = whole(m.group(1), path, number, "thread")
             if thread_no in cycle_lists:
-                raise ResultsError(f"a second overflow cycle list for thread {thread_no}", path=str(path),
-                                   line=number)
+                raise ResultsError(f"a second overflow cycle list for thread {thread_no}", path=str(path), line=number)
             cycle_lists[thread_no] = [whole(x, path, number, "cycle") for x in m.group(2).split()]
             cycle_lines[thread_no] = number
             continue
@@ -73,8 +79,7 @@ def parse(path: Path, unit: str = "us") -> RunResult:
     for key in ("Avg Latencies", "Max Latencies", "Histogram Overflows"):
         values, line_no = footer[key]
         if len(values) not in (n, n + 1):
-            raise ResultsError(f"'# {key}:' has {len(values)} columns for {n} threads",
-                               path=str(path), line=line_no)
+            raise ResultsError(f"'# {key}:' has {len(values)} columns for {n} threads", path=str(path), line=line_no)
     _check_columns(path, n, rows, footer)
     counts: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     for index, cols, line_no in rows:
@@ -90,59 +95,98 @@ def parse(path: Path, unit: str = "us") -> RunResult:
     for j in range(n):
         in_range = sum(c for _, c in counts[j])
         if totals and len(totals[0]) > j and totals[0][j] != in_range:
-            raise ResultsError(f"thread {j}: '# Total:' says {totals[0][j]} but the rows hold {in_range}",
-                               path=str(path), line=totals[1])
+            raise ResultsError(
+                f"thread {j}: '# Total:' says {totals[0][j]} but the rows hold {in_range}",
+                path=str(path),
+                line=totals[1],
+            )
         cycles = in_range + overflows[j]
-        hist = Histogram(unit=unit, buckets=[(b, b + 1, c) for b, c in counts[j]],
-                         overflow=overflows[j], range_end=range_end)
-        threads.append(ThreadResult(
-            index=j, cycles=cycles,
-            min=mins[j] if cycles else None, max=maxs[j] if cycles else None,
-            avg=avgs[j] if cycles else None, histogram=hist))
+        hist = Histogram(
+            unit=unit, buckets=[(b, b + 1, c) for b, c in counts[j]], overflow=overflows[j], range_end=range_end
+        )
+        threads.append(
+            ThreadResult(
+                index=j,
+                cycles=cycles,
+                min=mins[j] if cycles else None,
+                max=maxs[j] if cycles else None,
+                avg=avgs[j] if cycles else None,
+                histogram=hist,
+            )
+        )
     _check_cycle_lists(path, threads, cycle_lists, cycle_lines)
-    lines = {(j, key): footer[label][1] for j in range(n) for key, label in
-             (("min", "Min Latencies"), ("avg", "Avg Latencies"), ("max", "Max Latencies"),
-              ("cycles", "Histogram Overflows"), ("histogram", "Histogram Overflows"))}
+    lines = {
+        (j, key): footer[label][1]
+        for j in range(n)
+        for key, label in (
+            ("min", "Min Latencies"),
+            ("avg", "Avg Latencies"),
+            ("max", "Max Latencies"),
+            ("cycles", "Histogram Overflows"),
+            ("histogram", "Histogram Overflows"),
+        )
+    }
     if totals:
         lines.update({(j, "cycles"): totals[1] for j in range(n)})
     for t in threads:
-        t.missed_derivation = ("histogram text says neither the interval nor how long the run was: "
-                               "missed periods cannot be known")
-    run = RunResult(source=str(path), format="histogram-text", unit=unit, threads=threads,
-                    environment={"overflow_cycles": cycle_lists})
+        t.missed_derivation = (
+            "histogram text says neither the interval nor how long the run was: missed periods cannot be known"
+        )
+    run = RunResult(
+        source=str(path),
+        format="histogram-text",
+        unit=unit,
+        threads=threads,
+        environment={"overflow_cycles": cycle_lists},
+    )
     return check_run(run, line_locator(lines))
 
 
-def _check_columns(path: Path, n: int, rows: list[tuple[int, list[int], int]],
-                   footer: dict[str, tuple[list[int], int]]) -> None:
+def _check_columns(
+    path: Path, n: int, rows: list[tuple[int, list[int], int]], footer: dict[str, tuple[list[int], int]]
+) -> None:
     """-H adds a column that sums the threads' (the overall max for Max Latencies): it must agree."""
     for index, cols, line_no in rows:
         if len(cols) == n + 1 and cols[n] != sum(cols[:n]):
-            raise ResultsError(f"row {index}: the sum column says {cols[n]} but the threads hold {sum(cols[:n])}",
-                               path=str(path), line=line_no)
+            raise ResultsError(
+                f"row {index}: the sum column says {cols[n]} but the threads hold {sum(cols[:n])}",
+                path=str(path),
+                line=line_no,
+            )
     for key, combine in (("Max Latencies", max), ("Histogram Overflows", sum)):
         values, line_no = footer[key]
         if len(values) == n + 1 and values[n] != combine(values[:n]):
-            raise ResultsError(f"'# {key}:' the last column says {values[n]}, the threads say "
-                               f"{combine(values[:n])}", path=str(path), line=line_no)
+            raise ResultsError(
+                f"'# {key}:' the last column says {values[n]}, the threads say {combine(values[:n])}",
+                path=str(path),
+                line=line_no,
+            )
     for key in ("Min Latencies", "Avg Latencies"):
         values, line_no = footer[key]
         if len(values) != n:
             raise ResultsError(f"'# {key}:' has {len(values)} columns for {n} threads", path=str(path), line=line_no)
 
 
-def _check_cycle_lists(path: Path, threads: list[ThreadResult], lists: dict[int, list[int]],
-                       lines: dict[int, int]) -> None:
+def _check_cycle_lists(
+    path: Path, threads: list[ThreadResult], lists: dict[int, list[int]], lines: dict[int, int]
+) -> None:
     """The overflow cycle list names cycles that overflowed: no more than overflowed, each once, in order."""
     for j, cycles in lists.items():
         if j >= len(threads):
-            raise ResultsError(f"an overflow cycle list for thread {j}, which has no column", path=str(path),
-                               line=lines[j])
+            raise ResultsError(
+                f"an overflow cycle list for thread {j}, which has no column", path=str(path), line=lines[j]
+            )
         t = threads[j]
         overflow = t.histogram.overflow if t.histogram else 0
         if len(cycles) > overflow:
-            raise ResultsError(f"thread {j}: {len(cycles)} overflow cycles listed but '# Histogram Overflows:' "
-                               f"says {overflow}", path=str(path), line=lines[j])
-        if any(b <= a for a, b in zip(cycles, cycles[1:])) or (cycles and cycles[-1] >= t.cycles):
-            raise ResultsError(f"thread {j}: overflow cycle numbers must increase and stay below {t.cycles}",
-                               path=str(path), line=lines[j])
+            raise ResultsError(
+                f"thread {j}: {len(cycles)} overflow cycles listed but '# Histogram Overflows:' says {overflow}",
+                path=str(path),
+                line=lines[j],
+            )
+        if any(b <= a for a, b in itertools.pairwise(cycles)) or (cycles and cycles[-1] >= t.cycles):
+            raise ResultsError(
+                f"thread {j}: overflow cycle numbers must increase and stay below {t.cycles}",
+                path=str(path),
+                line=lines[j],
+            )

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shlex
@@ -18,7 +19,7 @@ from rtgate.parsers.cmdline import parse_cmdline
 from rtgate.parsers.periods import derive_missed
 
 # cyclictest prints avg of a thread without samples as nan or -nan: not JSON.
-_NAN = re.compile(r'(?<=[:\[,\s])-?nan(?=\s*[,}\]\n])')
+_NAN = re.compile(r"(?<=[:\[,\s])-?nan(?=\s*[,}\]\n])")
 _SENTINEL_MIN = 1000000
 
 
@@ -38,6 +39,7 @@ def parse(path: Path) -> RunResult:
 
 
 # ---------------------------------------------------------------- validation (types and structure)
+
 
 class _Constant(Exception):
     pass
@@ -59,18 +61,21 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _decode(path: Path, text: str) -> Any:
     def load(t: str) -> Any:
         return json.loads(t, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+
     try:
         try:
             return load(text)
         except json.JSONDecodeError:
             return load(_NAN.sub("null", text))  # only cyclictest's nan needs the rewrite
     except json.JSONDecodeError as e:
-        raise ResultsError(f"invalid or truncated JSON: {e.msg} (column {e.colno})",
-                           path=str(path), line=e.lineno) from None
+        raise ResultsError(
+            f"invalid or truncated JSON: {e.msg} (column {e.colno})", path=str(path), line=e.lineno
+        ) from None
     except _Constant as e:
         what = str(e)
-        raise ResultsError(what if " twice " in what else f"{what} is not a number JSON allows",
-                           path=str(path)) from None
+        raise ResultsError(
+            what if " twice " in what else f"{what} is not a number JSON allows", path=str(path)
+        ) from None
     except RecursionError:
         raise ResultsError("invalid JSON: nested too deeply", path=str(path)) from None
     except ValueError as e:  # e.g. an integer of more than 4300 digits
@@ -81,13 +86,24 @@ _NUM = (int, float)
 
 
 def _type_error(path: Path, key: str, value: Any, expected: str) -> ResultsError:
-    shown = type(value).__name__ if not isinstance(value, (str, int, float)) or isinstance(value, bool) \
+    shown = (
+        type(value).__name__
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool)
         else repr(value)[:40]
+    )
     return ResultsError(f"must be {expected}, not {shown}", path=str(path), key=key)
 
 
-def _expect(path: Path, obj: dict[str, Any], key: str, where: str, kinds: tuple[type, ...],
-            expected: str, optional: bool = True, nullable: bool = True) -> None:
+def _expect(
+    path: Path,
+    obj: dict[str, Any],
+    key: str,
+    where: str,
+    kinds: tuple[type, ...],
+    expected: str,
+    optional: bool = True,
+    nullable: bool = True,
+) -> None:
     """`obj[key]` has one of `kinds` (bool never counts as a number), or is absent/null when allowed."""
     if key not in obj:
         if not optional:
@@ -97,8 +113,9 @@ def _expect(path: Path, obj: dict[str, Any], key: str, where: str, kinds: tuple[
     if value is None and nullable:
         return
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        raise _type_error(path, f"{where}.{key}" if where else (repr(key) if key.endswith(":") else key),
-                          value, expected)
+        raise _type_error(
+            path, f"{where}.{key}" if where else (repr(key) if key.endswith(":") else key), value, expected
+        )
 
 
 def _check_top_types(path: Path, doc: dict[str, Any]) -> None:
@@ -115,8 +132,11 @@ def _check_top_types(path: Path, doc: dict[str, Any]) -> None:
 def _check_counts(path: Path, hist: dict[str, Any], where: str) -> None:
     for b, c in hist.items():
         if not (b.isascii() and b.isdigit() and len(b) <= 19) or type(c) is not int or not 0 <= c < 2**63:
-            raise ResultsError(f"bad histogram entry {b[:24]!r}: {str(c)[:24]} (want \"latency\": count)",
-                               path=str(path), key=where + ".histogram")
+            raise ResultsError(
+                f'bad histogram entry {b[:24]!r}: {str(c)[:24]} (want "latency": count)',
+                path=str(path),
+                key=where + ".histogram",
+            )
 
 
 def _check_rt_tests_types(path: Path, doc: dict[str, Any]) -> None:
@@ -142,8 +162,9 @@ def _check_rt_tests_types(path: Path, doc: dict[str, Any]) -> None:
         _expect(path, t, "histogram", where, (dict,), "an object")
     announced = doc.get("num_threads")
     if isinstance(announced, int) and announced != len(threads):
-        raise ResultsError(f"num_threads says {announced} but {len(threads)} threads have data",
-                           path=str(path), key="num_threads")
+        raise ResultsError(
+            f"num_threads says {announced} but {len(threads)} threads have data", path=str(path), key="num_threads"
+        )
 
 
 def _check_rtgate_types(path: Path, doc: dict[str, Any]) -> None:
@@ -178,20 +199,29 @@ def _check_rtgate_types(path: Path, doc: dict[str, Any]) -> None:
             raise ResultsError("must be a whole number from 0 to 2^64-1", path=str(path), key=where + ".sum")
         avg, cycles = t.get("avg"), t.get("cycles")
         if isinstance(avg, _NUM) and not isinstance(avg, bool) and not 0 <= avg < 2**64:
-            raise ResultsError(f"must be a finite, non-negative latency, not {str(avg)[:24]}", path=str(path),
-                               key=where + ".avg")
-        if type(total) is int and type(cycles) is int and cycles > 0 and isinstance(avg, _NUM) \
-                and not isinstance(avg, bool) and 0 <= avg < 2**64 \
-                and abs(total / cycles - avg) > 0.005 + 1e-6 * abs(avg):  # a 400-digit avg: check_run
-            raise ResultsError(f"avg {avg!r} is not sum / cycles ({total / cycles:.2f})", path=str(path),
-                               key=where + ".avg")
+            raise ResultsError(
+                f"must be a finite, non-negative latency, not {str(avg)[:24]}", path=str(path), key=where + ".avg"
+            )
+        if (
+            type(total) is int
+            and type(cycles) is int
+            and cycles > 0
+            and isinstance(avg, _NUM)
+            and not isinstance(avg, bool)
+            and 0 <= avg < 2**64
+            and abs(total / cycles - avg) > 0.005 + 1e-6 * abs(avg)
+        ):  # a 400-digit avg: check_run
+            raise ResultsError(
+                f"avg {avg!r} is not sum / cycles ({total / cycles:.2f})", path=str(path), key=where + ".avg"
+            )
         _expect(path, t, "block_maxima", where, (dict,), "an object")
         raw = t.get("histogram")
         if isinstance(raw, list):
             lows = [b[0] for b in raw if isinstance(b, list) and b and type(b[0]) is int]
-            if len(lows) == len(raw) and any(b <= a for a, b in zip(lows, lows[1:])):
-                raise ResultsError("histogram buckets must be strictly increasing", path=str(path),
-                                   key=where + ".histogram")
+            if len(lows) == len(raw) and any(b <= a for a, b in itertools.pairwise(lows)):
+                raise ResultsError(
+                    "histogram buckets must be strictly increasing", path=str(path), key=where + ".histogram"
+                )
         bm = t.get("block_maxima")
         if isinstance(bm, dict):
             bw = where + ".block_maxima"
@@ -209,8 +239,9 @@ def _check_sections_agree(path: Path, doc: dict[str, Any], threads: list[Any]) -
     """rtgate-sampler writes every thread twice (rt-tests layout and its own): both must say the same."""
     announced = doc.get("num_threads")
     if isinstance(announced, int) and announced != len(threads):
-        raise ResultsError(f"num_threads says {announced} but {len(threads)} threads have data",
-                           path=str(path), key="num_threads")
+        raise ResultsError(
+            f"num_threads says {announced} but {len(threads)} threads have data", path=str(path), key="num_threads"
+        )
     rt = doc.get("thread")
     if not isinstance(rt, dict):
         return
@@ -221,8 +252,11 @@ def _check_sections_agree(path: Path, doc: dict[str, Any], threads: list[Any]) -
         for name in ("cycles", "min", "max"):
             a, b = t.get(name), other.get(name)
             if a is not None and b is not None and a != b:
-                raise ResultsError(f"{name} is {a!r} here but {b!r} in thread.{t.get('index')}",
-                                   path=str(path), key=f"rtgate.threads[{i}].{name}")
+                raise ResultsError(
+                    f"{name} is {a!r} here but {b!r} in thread.{t.get('index')}",
+                    path=str(path),
+                    key=f"rtgate.threads[{i}].{name}",
+                )
 
 
 def _json_locator(path: Path, doc: dict[str, Any]):  # type: ignore[no-untyped-def]
@@ -236,6 +270,7 @@ def _json_locator(path: Path, doc: dict[str, Any]):  # type: ignore[no-untyped-d
             keys = sorted((k for k in doc.get("thread", {}) if str(k).isdigit()), key=int)
             base = f"thread.{keys[pos]}" if pos < len(keys) else "thread"
         return None, f"{base}.{name}" if name else base
+
     return locate
 
 
@@ -244,8 +279,7 @@ def _need(obj: dict[str, Any], key: str, path: Path, where: str, kind: type | tu
         raise ResultsError(f"missing key {key!r}", path=str(path), key=where)
     value = obj[key]
     if not isinstance(value, kind) or isinstance(value, bool):
-        raise ResultsError(f"{key!r} has the wrong type ({type(value).__name__})",
-                           path=str(path), key=where)
+        raise ResultsError(f"{key!r} has the wrong type ({type(value).__name__})", path=str(path), key=where)
     return value
 
 
@@ -259,8 +293,8 @@ def _cmdline_hist_limit(cmdline: str | None) -> int | None:
         words = cmdline.split()
     for i, w in enumerate(words):
         for opt in ("--histogram=", "--histofall="):
-            if w.startswith(opt) and w[len(opt):].isdigit():
-                return int(w[len(opt):])
+            if w.startswith(opt) and w[len(opt) :].isdigit():
+                return int(w[len(opt) :])
         if w in ("-h", "-H", "--histogram", "--histofall") and i + 1 < len(words) and words[i + 1].isdigit():
             return int(words[i + 1])
         if re.fullmatch(r"-[hH]\d+", w):
@@ -286,8 +320,12 @@ def _parse_rt_tests(path: Path, doc: dict[str, Any]) -> RunResult:
     if resolution in (0, 1):
         unit = "ns" if resolution == 1 else "us"
         if command is not None and command.nsecs != (unit == "ns"):
-            raise ResultsError(f"contradicts itself: resolution_in_ns is {resolution} but the command line "
-                               f"{'has' if command.nsecs else 'has no'} -N", path=str(path), key="resolution_in_ns")
+            raise ResultsError(
+                f"contradicts itself: resolution_in_ns is {resolution} but the command line "
+                f"{'has' if command.nsecs else 'has no'} -N",
+                path=str(path),
+                key="resolution_in_ns",
+            )
     else:
         unit = "ns" if command is not None and command.nsecs else "us"
     limit = _cmdline_hist_limit(cmdline)
@@ -320,26 +358,44 @@ def _parse_rt_tests(path: Path, doc: dict[str, Any]) -> RunResult:
             counts = []
             for b, c in (raw or {}).items():
                 if not str(b).isdigit() or not isinstance(c, int) or c < 0:
-                    raise ResultsError(f"bad histogram entry {b!r}: {c!r}", path=str(path),
-                                       key=where + ".histogram")
+                    raise ResultsError(f"bad histogram entry {b!r}: {c!r}", path=str(path), key=where + ".histogram")
                 counts.append((int(b), c))
             in_range = sum(c for _, c in counts)
             highest = max((b for b, _ in counts), default=-1)
-            hist = Histogram(unit=unit, buckets=[(b, b + 1, c) for b, c in sorted(counts) if c],
-                             overflow=max(0, cycles - in_range),
-                             range_end=limit if limit is not None else highest + 1)
-        threads.append(ThreadResult(
-            index=int(key), cycles=cycles, min=tmin, max=tmax, avg=avg,
-            cpu=t.get("cpu") if isinstance(t.get("cpu"), int) else None,
-            priority=priorities[len(threads)] if len(threads) < nthreads else None,
-            policy=command.effective_policy() if command else None,
-            interval_us=intervals[len(threads)] if len(threads) < nthreads else None,
-            missed=None, histogram=hist))
+            hist = Histogram(
+                unit=unit,
+                buckets=[(b, b + 1, c) for b, c in sorted(counts) if c],
+                overflow=max(0, cycles - in_range),
+                range_end=limit if limit is not None else highest + 1,
+            )
+        threads.append(
+            ThreadResult(
+                index=int(key),
+                cycles=cycles,
+                min=tmin,
+                max=tmax,
+                avg=avg,
+                cpu=t.get("cpu") if isinstance(t.get("cpu"), int) else None,
+                priority=priorities[len(threads)] if len(threads) < nthreads else None,
+                policy=command.effective_policy() if command else None,
+                interval_us=intervals[len(threads)] if len(threads) < nthreads else None,
+                missed=None,
+                histogram=hist,
+            )
+        )
     if not threads:
         raise ResultsError("no threads in results", path=str(path), key="thread")
-    run = RunResult(source=str(path), format="rt-tests-json", unit=unit, threads=threads,
-                    complete=True, cmdline=cmdline, start_time=doc.get("start_time"),
-                    end_time=doc.get("end_time"), environment=_environment(doc))
+    run = RunResult(
+        source=str(path),
+        format="rt-tests-json",
+        unit=unit,
+        threads=threads,
+        complete=True,
+        cmdline=cmdline,
+        start_time=doc.get("start_time"),
+        end_time=doc.get("end_time"),
+        environment=_environment(doc),
+    )
     check_run(run, _json_locator(path, doc))  # before deriving anything from the figures
     elapsed = _elapsed_bounds(doc.get("start_time"), doc.get("end_time"))
     if command is None:
@@ -347,11 +403,22 @@ def _parse_rt_tests(path: Path, doc: dict[str, Any]) -> RunResult:
             t.missed_derivation = "rt-tests JSON without a command line: missed periods cannot be known"
         return run
     run.measured_setup = MeasuredSetup(
-        source="rt-tests command line", tool=command.program, interval_us=command.interval_us,
-        distance_us=command.distance_us, duration_s=command.duration_s, loops=command.loops,
-        policy=command.effective_policy(), priority=threads[0].priority, priospread=command.priospread,
-        threads=len(threads), nsecs=unit == "ns", relative=command.relative, breaktrace=command.breaktrace,
-        elapsed_s=elapsed, notes=list(command.problems))
+        source="rt-tests command line",
+        tool=command.program,
+        interval_us=command.interval_us,
+        distance_us=command.distance_us,
+        duration_s=command.duration_s,
+        loops=command.loops,
+        policy=command.effective_policy(),
+        priority=threads[0].priority,
+        priospread=command.priospread,
+        threads=len(threads),
+        nsecs=unit == "ns",
+        relative=command.relative,
+        breaktrace=command.breaktrace,
+        elapsed_s=elapsed,
+        notes=list(command.problems),
+    )
     derive_missed(run, run.measured_setup, "rt-tests JSON")
     return run
 
@@ -372,8 +439,7 @@ def _elapsed_bounds(start: Any, end: Any) -> tuple[float, float] | None:
 def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
     rg = _need(doc, "rtgate", path, "rtgate", dict)
     if rg.get("format") != 1:
-        raise ResultsError(f"unsupported rtgate format {rg.get('format')!r}", path=str(path),
-                           key="rtgate.format")
+        raise ResultsError(f"unsupported rtgate format {rg.get('format')!r}", path=str(path), key="rtgate.format")
     unit = rg.get("unit")
     if unit not in ("us", "ns"):
         raise ResultsError(f"unit must be us or ns, not {unit!r}", path=str(path), key="rtgate.unit")
@@ -386,33 +452,47 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
         raw = _need(t, "histogram", path, where, list)
         try:
             buckets = [(lo, hi, c) for lo, hi, c in raw]
-            ok = all(type(lo) is int and type(c) is int and (hi is None or type(hi) is int)
-                     for lo, hi, c in buckets)
+            ok = all(type(lo) is int and type(c) is int and (hi is None or type(hi) is int) for lo, hi, c in buckets)
         except (TypeError, ValueError):
             ok = False
         if not ok:
-            raise ResultsError("histogram buckets must be [low, high or null, count] integers",
-                               path=str(path), key=where + ".histogram")
+            raise ResultsError(
+                "histogram buckets must be [low, high or null, count] integers",
+                path=str(path),
+                key=where + ".histogram",
+            )
         hist = Histogram(unit=unit, buckets=buckets, overflow=0, range_end=None)
         if hist.total != cycles:
-            raise ResultsError(f"histogram holds {hist.total} samples but cycles is {cycles}",
-                               path=str(path), key=where)
+            raise ResultsError(
+                f"histogram holds {hist.total} samples but cycles is {cycles}", path=str(path), key=where
+            )
         bm = t.get("block_maxima")
         blocks = None
         if isinstance(bm, dict):
-            blocks = BlockMaxima(block_cycles=int(bm.get("block_cycles", 0)),
-                                 block_seconds=float(bm.get("block_seconds", 0.0)),
-                                 values=[int(v) for v in bm.get("values", [])],
-                                 partial_cycles=int(bm.get("partial_cycles", 0)),
-                                 partial_max=bm.get("partial_max"))
-        threads.append(ThreadResult(
-            index=_need(t, "index", path, where, int), cycles=cycles,
-            min=t.get("min"), max=t.get("max"),
-            # the exact sum beats the printed two decimals: the C gates use it too
-            avg=t["sum"] / cycles if isinstance(t.get("sum"), int) and cycles else t.get("avg"),
-            cpu=t.get("cpu"), priority=t.get("priority"), policy=t.get("policy"),
-            interval_us=t.get("interval_us"), missed=_need(t, "missed_periods", path, where, int),
-            histogram=hist, block_maxima=blocks))
+            blocks = BlockMaxima(
+                block_cycles=int(bm.get("block_cycles", 0)),
+                block_seconds=float(bm.get("block_seconds", 0.0)),
+                values=[int(v) for v in bm.get("values", [])],
+                partial_cycles=int(bm.get("partial_cycles", 0)),
+                partial_max=bm.get("partial_max"),
+            )
+        threads.append(
+            ThreadResult(
+                index=_need(t, "index", path, where, int),
+                cycles=cycles,
+                min=t.get("min"),
+                max=t.get("max"),
+                # the exact sum beats the printed two decimals: the C gates use it too
+                avg=t["sum"] / cycles if isinstance(t.get("sum"), int) and cycles else t.get("avg"),
+                cpu=t.get("cpu"),
+                priority=t.get("priority"),
+                policy=t.get("policy"),
+                interval_us=t.get("interval_us"),
+                missed=_need(t, "missed_periods", path, where, int),
+                histogram=hist,
+                block_maxima=blocks,
+            )
+        )
     if not threads:
         raise ResultsError("no threads in results", path=str(path), key="rtgate.threads")
     env = _environment(doc)
@@ -421,11 +501,20 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
     env["mlockall"] = rg.get("mlockall")
     if "rtgate_run" in doc:  # the validity record rtgate run adds (core/validity.py checks it)
         env["rtgate_run"] = doc["rtgate_run"]
-    run = RunResult(source=str(path), format="rtgate-json", unit=unit, threads=threads,
-                    complete=bool(rg.get("complete")), stop_reason=rg.get("stop_reason"),
-                    signal=rg.get("signal"), cmdline=doc.get("cmdline:"),
-                    start_time=doc.get("start_time"), end_time=doc.get("end_time"),
-                    elapsed_s=rg.get("elapsed_s"), environment=env)
+    run = RunResult(
+        source=str(path),
+        format="rtgate-json",
+        unit=unit,
+        threads=threads,
+        complete=bool(rg.get("complete")),
+        stop_reason=rg.get("stop_reason"),
+        signal=rg.get("signal"),
+        cmdline=doc.get("cmdline:"),
+        start_time=doc.get("start_time"),
+        end_time=doc.get("end_time"),
+        elapsed_s=rg.get("elapsed_s"),
+        environment=env,
+    )
     run.measured_setup = _rtgate_setup(rg, threads)
     return run
 
@@ -439,7 +528,15 @@ def _rtgate_setup(rg: dict[str, Any], threads: list[ThreadResult]) -> MeasuredSe
     elapsed = _positive(rg.get("elapsed_s"))
     first = threads[0]
     return MeasuredSetup(
-        source="rtgate JSON", tool=str(rg.get("sampler") or "rtgate-sampler"), interval_us=first.interval_us,
-        duration_s=_positive(rg.get("duration_s")), loops=_positive(rg.get("loops")), policy=first.policy,
-        priority=first.priority, threads=len(threads), nsecs=rg.get("unit") == "ns",
-        relative=bool(rg.get("relative")), elapsed_s=(elapsed, elapsed) if elapsed else None)
+        source="rtgate JSON",
+        tool=str(rg.get("sampler") or "rtgate-sampler"),
+        interval_us=first.interval_us,
+        duration_s=_positive(rg.get("duration_s")),
+        loops=_positive(rg.get("loops")),
+        policy=first.policy,
+        priority=first.priority,
+        threads=len(threads),
+        nsecs=rg.get("unit") == "ns",
+        relative=bool(rg.get("relative")),
+        elapsed_s=(elapsed, elapsed) if elapsed else None,
+    )

@@ -24,7 +24,7 @@ from rtgate.core.setup import MeasuredSetup
 
 # How far the true average can be above the printed one, in the results' unit.
 AVG_SLACK = {"histogram-text": 1.0, "summary-text": 1.0, "rt-tests-json": 0.005}
-EARLY_SHARE = 0.05   # more than 5 % of the periods unaccounted for: the run stopped early
+EARLY_SHARE = 0.05  # more than 5 % of the periods unaccounted for: the run stopped early
 
 
 def _skips_below(value: float, interval: float) -> int:
@@ -37,9 +37,9 @@ def latency_bounds(run: RunResult, t: ThreadResult, interval_us: int) -> tuple[i
     if t.cycles == 0 or t.max is None:
         return 0, 0
     iv = interval_us * run.units_per_us()
-    top = t.max + 1                      # values are truncated to whole units: the true max is below max+1
+    top = t.max + 1  # values are truncated to whole units: the true max is below max+1
     hi_max = _skips_below(top, iv)
-    lo_max = _skips_below(t.max, iv)     # the max sample itself was at least this late
+    lo_max = _skips_below(t.max, iv)  # the max sample itself was at least this late
     sum_hi = None
     if t.avg is not None:
         total = (t.avg + AVG_SLACK.get(run.format, 0.0)) * t.cycles
@@ -56,8 +56,9 @@ def latency_bounds(run: RunResult, t: ThreadResult, interval_us: int) -> tuple[i
         if h.overflow:
             start = h.range_end or 0
             in_overflow_max = t.max >= start
-            lo += (lo_max if in_overflow_max else 0) + (h.overflow - (1 if in_overflow_max else 0)) * \
-                _skips_below(start, iv)
+            lo += (lo_max if in_overflow_max else 0) + (h.overflow - (1 if in_overflow_max else 0)) * _skips_below(
+                start, iv
+            )
             hi += h.overflow * hi_max
         lo = max(lo, lo_max)
     if sum_hi is not None:
@@ -81,8 +82,11 @@ def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> Non
             t.missed = None
             t.missed_derivation = "relative sleeps (-r) never skip a period, they stretch it: unknowable"
         return
-    broke = setup is not None and setup.breaktrace is not None and any(
-        t.max is not None and t.max > setup.breaktrace for t in run.threads)
+    broke = (
+        setup is not None
+        and setup.breaktrace is not None
+        and any(t.max is not None and t.max > setup.breaktrace for t in run.threads)
+    )
     loops = setup.loops if setup else None
     reached = [t for t in run.threads if loops and t.cycles >= loops]
     bounds: dict[int, tuple[int, int]] = {}
@@ -97,13 +101,17 @@ def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> Non
             t.missed_derivation = f"{what} do not say the interval: missed periods cannot be known"
             continue
         lat_lo, lat_hi = bounds[t.index]
-        lat = (f"its latencies allow {lat_lo}" if lat_lo == lat_hi else f"its latencies allow {lat_lo}..{lat_hi}")
+        lat = f"its latencies allow {lat_lo}" if lat_lo == lat_hi else f"its latencies allow {lat_lo}..{lat_hi}"
         expected: int | None = None
         basis = ""
         if setup is None or broke or (setup.duration_s is None and loops is None):
-            why = ("the run stopped at -b" if broke else "the command line has neither -D nor -l"
-                   if setup is not None and "command line" in setup.source else
-                   f"{what} do not say how long the run was")
+            why = (
+                "the run stopped at -b"
+                if broke
+                else "the command line has neither -D nor -l"
+                if setup is not None and "command line" in setup.source
+                else f"{what} do not say how long the run was"
+            )
             t.missed, t.missed_upper = lat_lo, (lat_hi if lat_hi > lat_lo else None)
             t.missed_derivation = f"expected periods unknown ({why}); {lat}"
             continue
@@ -114,8 +122,9 @@ def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> Non
                 hi = min(hi, max(lat_lo, math.floor(elapsed[1] * 1e6 / iv) - t.cycles))
             t.missed, t.missed_upper = lat_lo, (hi if hi > lat_lo else None)
             t.expected_periods = None
-            t.missed_derivation = (f"reached -l {loops}, so only its latencies show what it skipped: {lat}"
-                                   + (f", the clock at most {hi}" if hi < lat_hi else ""))
+            t.missed_derivation = f"reached -l {loops}, so only its latencies show what it skipped: {lat}" + (
+                f", the clock at most {hi}" if hi < lat_hi else ""
+            )
             continue
         if reached:
             first = reached[0]
@@ -133,29 +142,36 @@ def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> Non
         if t.cycles > expected + 2:
             # More samples than the periods the command line allows: it did not run as we read it.
             t.missed, t.missed_upper = lat_lo, (lat_hi if lat_hi > lat_lo else None)
-            t.missed_derivation = (f"{basis}: {expected} periods expected but {t.cycles} cycles, so the command "
-                                   f"line does not say how it ran; {lat}")
+            t.missed_derivation = (
+                f"{basis}: {expected} periods expected but {t.cycles} cycles, so the command "
+                f"line does not say how it ran; {lat}"
+            )
             continue
         t.expected_periods = expected
         deficit = expected - t.cycles
-        cnt_lo = max(0, deficit - 1)       # one period of start/stop slack
+        cnt_lo = max(0, deficit - 1)  # one period of start/stop slack
         cnt_hi = max(0, deficit + 1)
         if cnt_lo > lat_hi:
             # Periods nobody skipped: the thread was not measuring (stopped early, or started late).
             unaccounted = cnt_lo - lat_hi
             if unaccounted > max(2, EARLY_SHARE * expected):
-                early.append(f"thread {t.index} has {t.cycles} cycles of {expected} expected ({basis}) and its "
-                             f"latencies explain at most {lat_hi} skipped")
+                early.append(
+                    f"thread {t.index} has {t.cycles} cycles of {expected} expected ({basis}) and its "
+                    f"latencies explain at most {lat_hi} skipped"
+                )
             t.missed, t.missed_upper = lat_lo, (lat_hi if lat_hi > lat_lo else None)
-            t.missed_derivation = (f"{basis}: {expected} periods expected, {t.cycles} cycles; {lat}, so "
-                                   f"{unaccounted} periods were not measured rather than missed")
+            t.missed_derivation = (
+                f"{basis}: {expected} periods expected, {t.cycles} cycles; {lat}, so "
+                f"{unaccounted} periods were not measured rather than missed"
+            )
             continue
         # A late last wake-up can skip periods past the end of the run: the count caps the latencies.
         lo = max(cnt_lo, min(lat_lo, cnt_hi))
         hi = max(lo, min(lat_hi, cnt_hi))
         t.missed, t.missed_upper = lo, (hi if hi > lo else None)
         shown = f"{lo}" if hi == lo else f"{lo}..{hi}"
-        t.missed_derivation = (f"{basis}: {expected} periods expected, {t.cycles} cycles, {shown} missed "
-                               f"(one period of slack; {lat})")
+        t.missed_derivation = (
+            f"{basis}: {expected} periods expected, {t.cycles} cycles, {shown} missed (one period of slack; {lat})"
+        )
     if setup is not None and early:
         setup.stopped_early = "; ".join(early)

@@ -27,9 +27,9 @@ import math
 import re
 from pathlib import Path
 
-from rtgate.errors import ResultsError
 from rtgate.core.model import Histogram, RunResult, ThreadResult
 from rtgate.core.timerlat_spec import CONTEXTS
+from rtgate.errors import ResultsError
 from rtgate.parsers.common import numbered_lines
 
 MAGIC = "# RTLA timerlat histogram"
@@ -44,8 +44,10 @@ _MISSED = re.compile(r"^(\d+) \(([\d.]+)%\) events missed")
 def looks_like(head: str) -> bool:
     if MAGIC in head:
         return True
-    return any(line.startswith("Index") and _COLUMN.match(line.split()[1] if len(line.split()) > 1 else "")
-               for line in head.splitlines())
+    return any(
+        line.startswith("Index") and _COLUMN.match(line.split()[1] if len(line.split()) > 1 else "")
+        for line in head.splitlines()
+    )
 
 
 def _numbers(words: list[str], n: int, what: str, path: Path, line: int) -> list[int | None]:
@@ -94,18 +96,28 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
                 for w in words[1:]:
                     c = _COLUMN.match(w)
                     if not c:
-                        raise ResultsError(f"unknown column {w!r} (rtla timerlat hist has IRQ-, Thr- and Usr-NNN)",
-                                           path=str(path), line=number)
+                        raise ResultsError(
+                            f"unknown column {w!r} (rtla timerlat hist has IRQ-, Thr- and Usr-NNN)",
+                            path=str(path),
+                            line=number,
+                        )
                     columns.append((COLUMNS[c.group(1)], int(c.group(2))))
                 header_line = number
                 if len(set(columns)) != len(columns):
                     raise ResultsError("a column appears twice", path=str(path), line=number)
                 continue
             if words and _COLUMN.match(words[0]):
-                raise ResultsError("no Index column: rtgate needs the bucket values (run rtla without --no-index)",
-                                   path=str(path), line=number)
-            raise ResultsError(f"not rtla timerlat hist output: {line[:80]!r} before the 'Index' header "
-                               "(rtla timerlat top, or an error message?)", path=str(path), line=number)
+                raise ResultsError(
+                    "no Index column: rtgate needs the bucket values (run rtla without --no-index)",
+                    path=str(path),
+                    line=number,
+                )
+            raise ResultsError(
+                f"not rtla timerlat hist output: {line[:80]!r} before the 'Index' header "
+                "(rtla timerlat top, or an error message?)",
+                path=str(path),
+                line=number,
+            )
         if not line.strip():
             continue
         key = words[0].rstrip(":") if words[0].endswith(":") else None
@@ -131,8 +143,9 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
             if any(v is None for v in values):
                 raise ResultsError(f"row {words[0]} has '-' for a count", path=str(path), line=number)
             if rows and int(words[0]) <= rows[-1][0]:
-                raise ResultsError(f"row {words[0]} after row {rows[-1][0]}: rows must ascend",
-                                   path=str(path), line=number)
+                raise ResultsError(
+                    f"row {words[0]} after row {rows[-1][0]}: rows must ascend", path=str(path), line=number
+                )
             rows.append((int(words[0]), values, number))
             continue
         if "max" not in summary:
@@ -146,8 +159,11 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
             stopped = True
         tail.append(line)
     if header_line is None:
-        raise ResultsError("no 'Index' header line: not rtla timerlat hist output (or --no-header, "
-                           "which rtgate cannot read: the columns are unnamed)", path=str(path))
+        raise ResultsError(
+            "no 'Index' header line: not rtla timerlat hist output (or --no-header, "
+            "which rtgate cannot read: the columns are unnamed)",
+            path=str(path),
+        )
     if not columns and not stopped:
         # When a stop threshold is hit before rtla counted any sample it prints no column at all.
         raise ResultsError("no CPU had a sample: rtla printed no columns", path=str(path), line=header_line)
@@ -156,8 +172,9 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
             raise ResultsError(f"truncated: no '{key}:' row (run rtla without --no-summary)", path=str(path))
     the_unit = found_unit or unit or "us"
     if unit and found_unit and unit != found_unit:
-        raise ResultsError(f"--unit {unit} contradicts the results, which state their unit: {found_unit} "
-                           "(# Time unit)", path=str(path))
+        raise ResultsError(
+            f"--unit {unit} contradicts the results, which state their unit: {found_unit} (# Time unit)", path=str(path)
+        )
     width = _width([r[0] for r in rows], bucket)
     threads: list[ThreadResult] = []
     problems: list[str] = []
@@ -171,22 +188,37 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
         count = count or 0
         in_rows = sum(c for _, c in counts)  # type: ignore[misc]
         if in_rows + over != count:
-            raise ResultsError(f"{name}: the rows and 'over:' hold {in_rows + over} samples but 'count:' says "
-                               f"{count}", path=str(path), line=summary["count"][1])
+            raise ResultsError(
+                f"{name}: the rows and 'over:' hold {in_rows + over} samples but 'count:' says {count}",
+                path=str(path),
+                line=summary["count"][1],
+            )
         if count and high is None:
             raise ResultsError(f"{name}: {count} samples but no max", path=str(path), line=summary["max"][1])
         if count and counts and high is not None and high < counts[-1][0]:
-            raise ResultsError(f"{name}: max {high} lies below its highest bucket {counts[-1][0]}",
-                               path=str(path), line=summary["max"][1])
+            raise ResultsError(
+                f"{name}: max {high} lies below its highest bucket {counts[-1][0]}",
+                path=str(path),
+                line=summary["max"][1],
+            )
         buckets: list[tuple[int, int | None, int]] = []
         for idx, n_in in counts:
             w = width if width else (high + 1 - idx if high is not None else None)  # only row 0: up to the max
             buckets.append((idx, None if w is None else idx + w, n_in))
         range_end = entries * (bucket or 1) if entries else (rows[-1][0] + 1 if rows else 0)
-        threads.append(ThreadResult(
-            index=len(threads), cycles=count, min=low if count else None, max=high if count else None,
-            avg=avg if count else None, cpu=cpu, missed=None, label=context,
-            histogram=Histogram(unit=the_unit, buckets=buckets, overflow=over, range_end=range_end)))
+        threads.append(
+            ThreadResult(
+                index=len(threads),
+                cycles=count,
+                min=low if count else None,
+                max=high if count else None,
+                avg=avg if count else None,
+                cpu=cpu,
+                missed=None,
+                label=context,
+                histogram=Histogram(unit=the_unit, buckets=buckets, overflow=over, range_end=range_end),
+            )
+        )
     by_cpu: dict[int, dict[str, int]] = {}
     for t in threads:
         by_cpu.setdefault(t.cpu or 0, {})[t.label or ""] = t.cycles
@@ -203,9 +235,16 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
         env["analysis"] = "\n".join(tail).strip("\n")
     elif any(x.strip() for x in tail):
         env["rtla_notes"] = "\n".join(tail).strip("\n")
-    return RunResult(source=str(path), format="rtla-timerlat-hist", unit=the_unit, threads=threads,
-                     complete=True, stop_reason="threshold" if stopped else None,
-                     elapsed_s=float(duration) if duration is not None else None, environment=env)
+    return RunResult(
+        source=str(path),
+        format="rtla-timerlat-hist",
+        unit=the_unit,
+        threads=threads,
+        complete=True,
+        stop_reason="threshold" if stopped else None,
+        elapsed_s=float(duration) if duration is not None else None,
+        environment=env,
+    )
 
 
 def _width(indices: list[int], bucket: int | None) -> int | None:

@@ -8,13 +8,15 @@ from pathlib import Path
 
 from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.setup import MeasuredSetup
-from rtgate.errors import ResultsError
 from rtgate.core.validate import check_run
+from rtgate.errors import ResultsError
 from rtgate.parsers.common import ANSI, check_unit, line_locator, numbered_lines, whole
 from rtgate.parsers.periods import derive_missed
 
-_T = re.compile(r"^T:\s*(\d+)\s+\(\s*(\d+)\)\s+P:\s*(\d+)\s+I:\s*(\d+)\s+C:\s*(\d+)\s+"
-                r"Min:\s*(\d+)\s+Act:\s*(\d+)\s+Avg:\s*(\d+)\s+Max:\s*(\d+)(?:\s+SMI:\s*\d+)?\s*$")
+_T = re.compile(
+    r"^T:\s*(\d+)\s+\(\s*(\d+)\)\s+P:\s*(\d+)\s+I:\s*(\d+)\s+C:\s*(\d+)\s+"
+    r"Min:\s*(\d+)\s+Act:\s*(\d+)\s+Avg:\s*(\d+)\s+Max:\s*(\d+)(?:\s+SMI:\s*\d+)?\s*$"
+)
 
 
 _POLICY = re.compile(r"^policy: ([a-z/]+):")
@@ -41,11 +43,18 @@ def parse(path: Path, unit: str = "us") -> RunResult:
         if not m:
             raise ResultsError(f"malformed T: line {line[:80]!r}", path=str(path), line=number)
         idx, _tid, prio, interval, cycles, tmin, _act, avg, tmax = (
-            whole(g, path, number, "T: field") for g in m.groups())
+            whole(g, path, number, "T: field") for g in m.groups()
+        )
         t = ThreadResult(
-            index=idx, cycles=cycles,
-            min=tmin if cycles else None, max=tmax if cycles else None, avg=avg if cycles else None,
-            priority=prio, interval_us=interval, policy=policy)
+            index=idx,
+            cycles=cycles,
+            min=tmin if cycles else None,
+            max=tmax if cycles else None,
+            avg=avg if cycles else None,
+            priority=prio,
+            interval_us=interval,
+            policy=policy,
+        )
         if idx in latest:
             _check_progress(path, number, latest[idx], t)
         latest[idx] = t
@@ -56,8 +65,13 @@ def parse(path: Path, unit: str = "us") -> RunResult:
     threads = [latest[i] for i in order]
     run = RunResult(source=str(path), format="summary-text", unit=unit, threads=threads)
     check_run(run, line_locator({}, {pos: where[i] for pos, i in enumerate(order)}))
-    run.measured_setup = MeasuredSetup(source="T: lines", interval_us=threads[0].interval_us, policy=policy,
-                                       priority=threads[0].priority, threads=len(threads))
+    run.measured_setup = MeasuredSetup(
+        source="T: lines",
+        interval_us=threads[0].interval_us,
+        policy=policy,
+        priority=threads[0].priority,
+        threads=len(threads),
+    )
     derive_missed(run, run.measured_setup, "T: lines")
     return run
 
@@ -65,11 +79,15 @@ def parse(path: Path, unit: str = "us") -> RunResult:
 def _check_progress(path: Path, number: int, before: ThreadResult, now: ThreadResult) -> None:
     """Live lines of one thread only move forward: more cycles, a max that never drops, a min that never rises."""
     if now.cycles < before.cycles:
-        raise ResultsError(f"thread {now.index}: C: went back from {before.cycles} to {now.cycles} "
-                           "(lines out of order, or two runs in one file)", path=str(path), line=number)
+        raise ResultsError(
+            f"thread {now.index}: C: went back from {before.cycles} to {now.cycles} "
+            "(lines out of order, or two runs in one file)",
+            path=str(path),
+            line=number,
+        )
     if before.cycles and now.max is not None and before.max is not None and now.max < before.max:
-        raise ResultsError(f"thread {now.index}: Max: dropped from {before.max} to {now.max}",
-                           path=str(path), line=number)
+        raise ResultsError(
+            f"thread {now.index}: Max: dropped from {before.max} to {now.max}", path=str(path), line=number
+        )
     if before.cycles and now.min is not None and before.min is not None and now.min > before.min:
-        raise ResultsError(f"thread {now.index}: Min: rose from {before.min} to {now.min}",
-                           path=str(path), line=number)
+        raise ResultsError(f"thread {now.index}: Min: rose from {before.min} to {now.min}", path=str(path), line=number)

@@ -14,8 +14,10 @@ from rtgate.errors import ResultsError
 from rtgate.parsers.common import check_unit, line_locator, numbered_lines, whole
 
 _SAMPLE = re.compile(r"^\s*(\d+):\s*(\d+):\s*(\d+)(?:\s+\d+)?\s*$")
-_HEADER = re.compile(r"^(Max CPUs = \d+|Online CPUs = \d+|Thread \d+ Interval: \d+|"
-                     r"Thread \d+ using cpu \d+\.|Using \d+ cpus\.|#.*|)$")
+_HEADER = re.compile(
+    r"^(Max CPUs = \d+|Online CPUs = \d+|Thread \d+ Interval: \d+|"
+    r"Thread \d+ using cpu \d+\.|Using \d+ cpus\.|#.*|)$"
+)
 
 
 def looks_like(head: str) -> bool:
@@ -48,35 +50,50 @@ def parse(path: Path, unit: str = "us") -> RunResult:
                     header_lines.setdefault(announced, number)
                 continue
             raise ResultsError(f"not a verbose sample: {line[:80]!r}", path=str(path), line=number)
-        idx, cycle, value = (whole(m.group(i), path, number, what)
-                             for i, what in ((1, "thread"), (2, "cycle"), (3, "latency")))
+        idx, cycle, value = (
+            whole(m.group(i), path, number, what) for i, what in ((1, "thread"), (2, "cycle"), (3, "latency"))
+        )
         t = threads.setdefault(idx, _Thread())
         if cycle != t.next_cycle:
             # Lost lines (or -o reduction) hide samples: never evaluate a partial picture.
-            raise ResultsError(f"thread {idx} jumps from cycle {t.next_cycle - 1} to {cycle}: "
-                               "samples are missing (lost output or -o reduction)",
-                               path=str(path), line=number)
+            raise ResultsError(
+                f"thread {idx} jumps from cycle {t.next_cycle - 1} to {cycle}: "
+                "samples are missing (lost output or -o reduction)",
+                path=str(path),
+                line=number,
+            )
         t.next_cycle = cycle + 1
         t.values[value] += 1
     if not threads:
         raise ResultsError("no samples", path=str(path))
     for idx in sorted(set(intervals) - set(threads)):
-        raise ResultsError(f"thread {idx} is announced but has no samples (output cut, or lines lost)",
-                           path=str(path), line=header_lines[idx])
+        raise ResultsError(
+            f"thread {idx} is announced but has no samples (output cut, or lines lost)",
+            path=str(path),
+            line=header_lines[idx],
+        )
     result = []
     for idx in sorted(threads):
         t = threads[idx]
         cycles = t.next_cycle
         total = sum(v * c for v, c in t.values.items())
-        result.append(ThreadResult(
-            index=idx, cycles=cycles, min=min(t.values), max=max(t.values), avg=total / cycles,
-            interval_us=intervals.get(idx),
-            histogram=Histogram(unit=unit, buckets=merge_counts(t.values.items())),
-            missed_derivation="-v samples say neither how long the run was nor (cyclictest prints the next "
-                              "thread's interval in its header) the exact interval: missed periods cannot be known"))
+        result.append(
+            ThreadResult(
+                index=idx,
+                cycles=cycles,
+                min=min(t.values),
+                max=max(t.values),
+                avg=total / cycles,
+                interval_us=intervals.get(idx),
+                histogram=Histogram(unit=unit, buckets=merge_counts(t.values.items())),
+                missed_derivation="-v samples say neither how long the run was nor (cyclictest prints the next "
+                "thread's interval in its header) the exact interval: missed periods cannot be known",
+            )
+        )
     run = RunResult(source=str(path), format="verbose-text", unit=unit, threads=result)
     check_run(run, line_locator({}))
     if intervals:
-        run.measured_setup = MeasuredSetup(source="-v headers", interval_us=result[0].interval_us,
-                                           threads=len(result), verbose_intervals=True)
+        run.measured_setup = MeasuredSetup(
+            source="-v headers", interval_us=result[0].interval_us, threads=len(result), verbose_intervals=True
+        )
     return run

@@ -10,14 +10,14 @@ from typing import Any
 
 import jinja2
 
-from rtgate.reports.evt import estimate
 from rtgate.core import validity
 from rtgate.core.gates import Status, Verdict
-from rtgate.measure import busy
 from rtgate.core.model import RunResult
+from rtgate.core.thresholds import ThresholdFile
+from rtgate.measure import busy
+from rtgate.reports.evt import estimate
 from rtgate.reports.plots import histogram_figure, png, timeline_figure, trend_figure
 from rtgate.reports.text import limit_text
-from rtgate.core.thresholds import ThresholdFile
 
 
 def _b64(data: bytes) -> str:
@@ -44,8 +44,13 @@ def _recorded_environment(run: RunResult) -> dict[str, Any]:
     return env
 
 
-def render_report(tf: ThresholdFile, runs: dict[str, RunResult], verdicts: list[Verdict],
-                  trend: dict[str, list[float]] | None = None, comparisons: list[Any] | None = None) -> str:
+def render_report(
+    tf: ThresholdFile,
+    runs: dict[str, RunResult],
+    verdicts: list[Verdict],
+    trend: dict[str, list[float]] | None = None,
+    comparisons: list[Any] | None = None,
+) -> str:
     sections = []
     environment: dict[str, Any] = {}
     for name, run in runs.items():
@@ -61,21 +66,22 @@ def render_report(tf: ThresholdFile, runs: dict[str, RunResult], verdicts: list[
         sections.append({"title": f"Measurement {name}", "images": images, "estimate": est})
         recorded = _recorded_environment(run)
         system = recorded.get("system") if isinstance(recorded.get("system"), dict) else {}
-        for key in ("kernel_release", "preemption", "cpu_model", "cpu_count", "virtualisation",
-                    "sched_rt_runtime_us"):
+        for key in ("kernel_release", "preemption", "cpu_model", "cpu_count", "virtualisation", "sched_rt_runtime_us"):
             if system.get(key) is not None:
                 environment[key] = system[key]
         machine = system.get("machine") or {}
         board = machine.get("board") or {}
-        for label, value in (("clocksource", machine.get("clocksource")),
-                             ("cpuidle", machine.get("cpuidle_driver")),
-                             ("PM QoS latency (us)", machine.get("pm_qos_latency_us")),
-                             ("SMT active", (machine.get("topology") or {}).get("smt_active")),
-                             ("irqbalance running", machine.get("irqbalance_running")),
-                             ("timer_migration", machine.get("timer_migration")),
-                             ("transparent hugepages", machine.get("transparent_hugepage")),
-                             ("isolated CPUs (kernel)", machine.get("isolated_cpus")),
-                             ("board", board.get("dt_model") or board.get("dmi_product_name"))):
+        for label, value in (
+            ("clocksource", machine.get("clocksource")),
+            ("cpuidle", machine.get("cpuidle_driver")),
+            ("PM QoS latency (us)", machine.get("pm_qos_latency_us")),
+            ("SMT active", (machine.get("topology") or {}).get("smt_active")),
+            ("irqbalance running", machine.get("irqbalance_running")),
+            ("timer_migration", machine.get("timer_migration")),
+            ("transparent hugepages", machine.get("transparent_hugepage")),
+            ("isolated CPUs (kernel)", machine.get("isolated_cpus")),
+            ("board", board.get("dt_model") or board.get("dmi_product_name")),
+        ):
             if value not in (None, "", []):
                 environment[label] = value
         load = recorded.get("load")
@@ -87,15 +93,29 @@ def render_report(tf: ThresholdFile, runs: dict[str, RunResult], verdicts: list[
             if machine_load.get("busy"):
                 environment[f"{name} busy machine"] = "; ".join(machine_load["busy"])
     if trend:
-        sections.append({"title": "Trend over releases",
-                         "images": [{"alt": "trend", "data": _b64(png(trend_figure(trend, "max")))}],
-                         "estimate": None})
+        sections.append(
+            {
+                "title": "Trend over releases",
+                "images": [{"alt": "trend", "data": _b64(png(trend_figure(trend, "max")))}],
+                "estimate": None,
+            }
+        )
     statuses = {v.status for v in verdicts}
-    overall = "FAIL" if statuses & {Status.FAIL, Status.ERROR} else \
-        "INCONCLUSIVE" if Status.INCONCLUSIVE in statuses else "PASS"
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
-                             autoescape=True)
+    overall = (
+        "FAIL"
+        if statuses & {Status.FAIL, Status.ERROR}
+        else "INCONCLUSIVE"
+        if Status.INCONCLUSIVE in statuses
+        else "PASS"
+    )
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")), autoescape=True)
     env.filters["limit_text"] = limit_text
     return env.get_template("report.html.jinja2").render(
-        platform=tf.platform, description=tf.description, overall=overall, verdicts=verdicts,
-        sections=sections, comparisons=comparisons or [], environment=environment)
+        platform=tf.platform,
+        description=tf.description,
+        overall=overall,
+        verdicts=verdicts,
+        sections=sections,
+        comparisons=comparisons or [],
+        environment=environment,
+    )

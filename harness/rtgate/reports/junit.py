@@ -32,9 +32,16 @@ def _text(v: object) -> str:
 
 def figures(v: Verdict) -> dict[str, object]:
     """A verdict's figures, flat and printable: what Jenkins keeps as properties and GitLab sees in system-out."""
-    out: dict[str, object] = {"status": v.status.value, "kind": v.kind, "value": v.value,
-                              "value_text": v.value_text, "limit": v.limit, "bound": v.bound,
-                              "samples": v.samples, "critical": v.critical}
+    out: dict[str, object] = {
+        "status": v.status.value,
+        "kind": v.kind,
+        "value": v.value,
+        "value_text": v.value_text,
+        "limit": v.limit,
+        "bound": v.bound,
+        "samples": v.samples,
+        "critical": v.critical,
+    }
     out.update(v.properties)
     return {k: val for k, val in out.items() if val is not None and not isinstance(val, (list, dict))}
 
@@ -55,8 +62,13 @@ def _result(v: Verdict, allow_inconclusive: bool) -> list[object]:
     return []
 
 
-def build_junit(platform: str, verdicts: list[Verdict], summary: str, allow_inconclusive: bool = False,
-                durations: dict[str, float] | None = None) -> JUnitXml:
+def build_junit(
+    platform: str,
+    verdicts: list[Verdict],
+    summary: str,
+    allow_inconclusive: bool = False,
+    durations: dict[str, float] | None = None,
+) -> JUnitXml:
     xml = JUnitXml(name=f"rtgate {platform}")
     by_measurement: dict[str, list[Verdict]] = {}
     for v in verdicts:

@@ -18,19 +18,40 @@ def _node(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", text)
 
 
-def kcidb_document(origin: str, build_id: str, platform: str, measurement: str, run: RunResult,
-                   verdicts: list[Verdict], run_number: int = 0) -> dict[str, Any]:
+def kcidb_document(
+    origin: str,
+    build_id: str,
+    platform: str,
+    measurement: str,
+    run: RunResult,
+    verdicts: list[Verdict],
+    run_number: int = 0,
+) -> dict[str, Any]:
     """run_number keeps test ids unique when several runs go into one submission."""
     base = f"rt-tests.rtgate.{_node(measurement)}"
     start = datetime.now(timezone.utc).isoformat()
-    env = {"comment": platform, "misc": {"platform": platform, "source": run.source,
-                                         "kernel_release": (run.environment.get("system") or {}).get("kernel_release")}}
+    env = {
+        "comment": platform,
+        "misc": {
+            "platform": platform,
+            "source": run.source,
+            "kernel_release": (run.environment.get("system") or {}).get("kernel_release"),
+        },
+    }
     tests: list[dict[str, Any]] = []
 
     def add(path: str, status: str, comment: str, number: dict[str, Any] | None, misc: dict[str, Any]) -> None:
-        test: dict[str, Any] = {"id": f"{origin}:{build_id}:{run_number}:{path}:{len(tests)}", "build_id": build_id,
-                                "origin": origin, "path": path, "status": status, "start_time": start,
-                                "environment": env, "comment": comment[:1000], "misc": misc}
+        test: dict[str, Any] = {
+            "id": f"{origin}:{build_id}:{run_number}:{path}:{len(tests)}",
+            "build_id": build_id,
+            "origin": origin,
+            "path": path,
+            "status": status,
+            "start_time": start,
+            "environment": env,
+            "comment": comment[:1000],
+            "misc": misc,
+        }
         if number is not None:
             test["number"] = number
         tests.append(test)
@@ -38,13 +59,20 @@ def kcidb_document(origin: str, build_id: str, platform: str, measurement: str, 
     for v in verdicts:
         number = None
         if v.value is not None:
-            number = ({"value": v.value, "unit": "%", "prefix": "metric"} if v.kind in ("miss_rate",) or v.bound
-                      else {"value": v.value * 1e-6, "unit": "s", "prefix": "metric"})
+            number = (
+                {"value": v.value, "unit": "%", "prefix": "metric"}
+                if v.kind in ("miss_rate",) or v.bound
+                else {"value": v.value * 1e-6, "unit": "s", "prefix": "metric"}
+            )
             if number["unit"] == "%":
                 number["value"] = v.value * 100.0
-        add(f"{base}.{_node(v.gate)}.{_node(v.thread)}", _STATUS[v.status],
-            (f"{v.status.value}: " if v.status == Status.INCONCLUSIVE else "") + v.reason, number,
-            {"kind": v.kind, "limit": v.limit, "bound": v.bound, "samples": v.samples, "critical": v.critical})
+        add(
+            f"{base}.{_node(v.gate)}.{_node(v.thread)}",
+            _STATUS[v.status],
+            (f"{v.status.value}: " if v.status == Status.INCONCLUSIVE else "") + v.reason,
+            number,
+            {"kind": v.kind, "limit": v.limit, "bound": v.bound, "samples": v.samples, "critical": v.critical},
+        )
     scale = run.units_per_us()
     for t in run.threads:
         tid = f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}"
@@ -56,7 +84,11 @@ def kcidb_document(origin: str, build_id: str, platform: str, measurement: str, 
                     figures[f"p{q:g}".replace(".", "_")] = pv
         for name, value in figures.items():
             if value is not None:
-                add(f"{base}.{_node(tid)}.{name}", "DONE", f"{name} latency of {t.describe()}",
+                add(
+                    f"{base}.{_node(tid)}.{name}",
+                    "DONE",
+                    f"{name} latency of {t.describe()}",
                     {"value": value / scale * 1e-6, "unit": "s", "prefix": "metric"},
-                    {"cycles": t.cycles, "missed_periods": t.missed})
+                    {"cycles": t.cycles, "missed_periods": t.missed},
+                )
     return {"version": {"major": 5, "minor": 3}, "tests": tests}

@@ -9,11 +9,11 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
-from rtgate.core.model import RunResult  # noqa: E402
-from rtgate.core.thresholds import Measurement  # noqa: E402
+from rtgate.core.model import RunResult
+from rtgate.core.thresholds import Measurement
 
 
 def _limits(m: Measurement | None) -> list[tuple[str, float]]:
@@ -59,9 +59,17 @@ def histogram_figure(run: RunResult, m: Measurement | None = None) -> Figure:
     # Limit labels sit on rows of their own, left to right by limit, so close limits never overlap.
     for row, (name, limit) in enumerate(sorted(_limits(m), key=lambda nl: nl[1])):
         ax.axvline(limit, color="red", linestyle="--", linewidth=1)
-        ax.text(limit, 0.97 - 0.08 * (row % 10), f" {name} {limit:g} us", color="red", va="top", ha="left",
-                fontsize=8, transform=ax.get_xaxis_transform(),
-                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.7, "pad": 1})
+        ax.text(
+            limit,
+            0.97 - 0.08 * (row % 10),
+            f" {name} {limit:g} us",
+            color="red",
+            va="top",
+            ha="left",
+            fontsize=8,
+            transform=ax.get_xaxis_transform(),
+            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.7, "pad": 1},
+        )
     ax.set_yscale("log")
     ax.set_xlabel("latency (us)")
     ax.set_ylabel("samples")
@@ -83,8 +91,13 @@ def timeline_figure(run: RunResult, m: Measurement | None = None) -> Figure:
         values = list(bm.values)
         if bm.partial_max is not None:  # the block in progress when the run ended: its max may be the run's
             values.append(bm.partial_max)
-        ax.plot([i * bm.block_seconds for i in range(len(values))], [v / scale for v in values],
-                marker=".", linewidth=1, label=tid)
+        ax.plot(
+            [i * bm.block_seconds for i in range(len(values))],
+            [v / scale for v in values],
+            marker=".",
+            linewidth=1,
+            label=tid,
+        )
     for name, limit in _limits(m):
         ax.axhline(limit, color="red", linestyle="--", linewidth=1, label=f"{name} {limit:g} us")
     ax.set_xlabel("time (s)")
@@ -120,5 +133,9 @@ def png(fig: Figure) -> bytes:
 def describe(fig: Figure) -> dict[str, Any]:
     """What a figure shows, for tests and logs: line labels, scales, limit lines."""
     ax = fig.axes[0]
-    return {"labels": [ln.get_label() for ln in ax.lines if not ln.get_label().startswith("_")],
-            "yscale": ax.get_yscale(), "lines": len(ax.lines), "title": ax.get_title()}
+    return {
+        "labels": [ln.get_label() for ln in ax.lines if not ln.get_label().startswith("_")],
+        "yscale": ax.get_yscale(),
+        "lines": len(ax.lines),
+        "title": ax.get_title(),
+    }

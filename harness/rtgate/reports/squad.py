@@ -51,8 +51,9 @@ def _gate_metric(v: Verdict) -> dict[str, Any] | None:
     return {"value": v.value, "unit": "us"}
 
 
-def squad_documents(platform: str, runs: list[tuple[str, RunResult, list[Verdict]]],
-                    allow_inconclusive: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+def squad_documents(
+    platform: str, runs: list[tuple[str, RunResult, list[Verdict]]], allow_inconclusive: bool = False
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The tests and metrics documents for the measurements given as (name, results, verdicts)."""
     tests: dict[str, Any] = {}
     metrics: dict[str, Any] = {}
@@ -80,19 +81,28 @@ def squad_documents(platform: str, runs: list[tuple[str, RunResult, list[Verdict
     return tests, metrics
 
 
-def submit(url: str, token: str, group: str, project: str, build: str, environment: str,
-           documents: dict[str, Any], timeout: float = 60.0) -> str:
+def submit(
+    url: str,
+    token: str,
+    group: str,
+    project: str,
+    build: str,
+    environment: str,
+    documents: dict[str, Any],
+    timeout: float = 60.0,
+) -> str:
     """POST the documents to a SQUAD server; returns the id of the test run it created."""
     parts = [urllib.parse.quote(p, safe="") for p in (group, project, build, environment)]
     endpoint = url.rstrip("/") + "/api/submit/" + "/".join(parts)
     body = urllib.parse.urlencode({k: json.dumps(v) for k, v in documents.items()}).encode()
     request = urllib.request.Request(endpoint, data=body, method="POST", headers={"Auth-Token": token})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (the user's own URL)
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.read().decode("utf-8", "replace").strip()
     except urllib.error.HTTPError as e:
         detail = e.read().decode("utf-8", "replace").strip().splitlines()
-        raise RtgateError(f"SQUAD refused the submission ({e.code}): {detail[0] if detail else e.reason}",
-                          path=endpoint) from None
+        raise RtgateError(
+            f"SQUAD refused the submission ({e.code}): {detail[0] if detail else e.reason}", path=endpoint
+        ) from None
     except (urllib.error.URLError, OSError) as e:
         raise RtgateError(f"cannot reach SQUAD: {getattr(e, 'reason', e)}", path=endpoint) from None

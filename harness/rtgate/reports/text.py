@@ -27,8 +27,9 @@ def summary_table(platform: str, verdicts: list[Verdict], allow_inconclusive: bo
     rows = [("STATUS", "MEASUREMENT", "GATE", "THREAD", "VALUE", "LIMIT", "SAMPLES")]
     for v in verdicts:
         limit = limit_text(v, units=False)
-        rows.append((v.status.value, v.measurement, v.gate, v.thread, v.value_text or "-", limit or "-",
-                     str(v.samples or "-")))
+        rows.append(
+            (v.status.value, v.measurement, v.gate, v.thread, v.value_text or "-", limit or "-", str(v.samples or "-"))
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [f"rtgate: platform {platform}"]
     for r in rows:
@@ -49,14 +50,18 @@ def summary_table(platform: str, verdicts: list[Verdict], allow_inconclusive: bo
             lines.append(f"rtla analysis of {v.measurement}:")
             lines.extend("    " + ln for ln in str(analysis).splitlines())
     if critical:
-        lines.append(f"rtgate: CRITICAL: {len(critical)} critical gate{'s' if len(critical) > 1 else ''} failed: "
-                     + ", ".join(v.test_id for v in critical))
+        lines.append(
+            f"rtgate: CRITICAL: {len(critical)} critical gate{'s' if len(critical) > 1 else ''} failed: "
+            + ", ".join(v.test_id for v in critical)
+        )
     counts = {s: sum(1 for v in verdicts if v.status == s) for s in Status}
     verdict = "PASS"
     if counts[Status.FAIL] or counts[Status.ERROR]:
         verdict = "FAIL"
     elif counts[Status.INCONCLUSIVE] and not allow_inconclusive:
         verdict = "INCONCLUSIVE"
-    lines.append(f"rtgate: {verdict}: {counts[Status.PASS]} passed, {counts[Status.FAIL]} failed, "
-                 f"{counts[Status.INCONCLUSIVE]} inconclusive, {counts[Status.ERROR]} errors")
+    lines.append(
+        f"rtgate: {verdict}: {counts[Status.PASS]} passed, {counts[Status.FAIL]} failed, "
+        f"{counts[Status.INCONCLUSIVE]} inconclusive, {counts[Status.ERROR]} errors"
+    )
     return "\n".join(lines) + "\n"

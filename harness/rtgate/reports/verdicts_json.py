@@ -11,8 +11,13 @@ from rtgate.core.gates import Verdict, exit_code
 from rtgate.safe_io import write_text
 
 
-def verdicts_document(platform: str, threshold_files: list[str], verdicts: list[Verdict],
-                      allow_inconclusive: bool, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def verdicts_document(
+    platform: str,
+    threshold_files: list[str],
+    verdicts: list[Verdict],
+    allow_inconclusive: bool,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "rtgate_version": __version__,
         "platform": platform,

@@ -15,8 +15,14 @@ import os
 import re
 import time
 
-_OPS = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
-        "eq": operator.eq, "ne": operator.ne}
+_OPS = {
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "eq": operator.eq,
+    "ne": operator.ne,
+}
 _LEGAL = re.compile(r"[A-Za-z0-9_]+")
 FLAT_COLUMNS = "test_name spec board kernel timestamp build_number tguid value ref_operator ref_value status"
 
@@ -43,16 +49,21 @@ def _load(path, default):
 
 
 def _criteria():
-    board_file = os.path.join(os.environ["FUEGO_RW"], "boards",
-                              "%s-%s-criteria.json" % (os.environ["NODE_NAME"], os.environ["TESTDIR"]))
+    board_file = os.path.join(
+        os.environ["FUEGO_RW"], "boards", "%s-%s-criteria.json" % (os.environ["NODE_NAME"], os.environ["TESTDIR"])
+    )
     path = board_file if os.path.exists(board_file) else os.path.join(os.environ["TEST_HOME"], "criteria.json")
     return {c["tguid"]: c for c in _load(path, {"criteria": []})["criteria"]}
 
 
 def _units():
     ref = _load(os.path.join(os.environ["TEST_HOME"], "reference.json"), {"test_sets": []})
-    return {"%s.%s.%s" % (s["name"], c["name"], m["name"]): m.get("unit")
-            for s in ref["test_sets"] for c in s["test_cases"] for m in c["measurements"]}
+    return {
+        "%s.%s.%s" % (s["name"], c["name"], m["name"]): m.get("unit")
+        for s in ref["test_sets"]
+        for c in s["test_cases"]
+        for m in c["measurements"]
+    }
 
 
 def _status(children, criterion):
@@ -135,10 +146,25 @@ def _charts(run):
         for s in run["test_sets"]:
             for c in s["test_cases"]:
                 for m in c["measurements"]:
-                    f.write(" ".join(str(x) for x in (
-                        run["name"], md["test_spec"], md["board"], md["kernel_version"] or "-", stamp,
-                        md["build_number"], "%s.%s.%s" % (s["name"], c["name"], m["name"]), m["measure"],
-                        m.get("ref_operator", "-"), m.get("ref_value", "-"), m["status"])) + "\n")
+                    f.write(
+                        " ".join(
+                            str(x)
+                            for x in (
+                                run["name"],
+                                md["test_spec"],
+                                md["board"],
+                                md["kernel_version"] or "-",
+                                stamp,
+                                md["build_number"],
+                                "%s.%s.%s" % (s["name"], c["name"], m["name"]),
+                                m["measure"],
+                                m.get("ref_operator", "-"),
+                                m.get("ref_value", "-"),
+                                m["status"],
+                            )
+                        )
+                        + "\n"
+                    )
     rows = []
     with open(flat) as f:
         for line in f:
@@ -149,12 +175,18 @@ def _charts(run):
     for tguid in config.get("measures", []):
         mine = [r for r in rows if r["tguid"] == tguid]
         label = "%s-%s-%s-%s-%s" % (md["board"], md["test_spec"], run["name"], md["kernel_version"] or "-", tguid)
-        data = [{"label": label, "data": [[r["build_number"], r["value"]] for r in mine], "points": {"symbol": "circle"}}]
+        data = [
+            {"label": label, "data": [[r["build_number"], r["value"]] for r in mine], "points": {"symbol": "circle"}}
+        ]
         refs = [[r["build_number"], r["ref_value"]] for r in mine if r["ref_value"] != "-"]
         if refs:
             data.append({"label": label + "-ref", "data": refs, "points": {"symbol": "cross"}})
         set_name = split_tguid(tguid)[0]
-        charts.append({"title": "%s-%s" % (run["name"], set_name),
-                       "chart": {"chart_type": config.get("chart_type", "measure_plot"), "data": data}})
+        charts.append(
+            {
+                "title": "%s-%s" % (run["name"], set_name),
+                "chart": {"chart_type": config.get("chart_type", "measure_plot"), "data": data},
+            }
+        )
     with open(os.path.join(logs, "flot_chart_data.json"), "w") as f:
         json.dump({"chart_config": config, "charts": charts}, f, indent=2)
