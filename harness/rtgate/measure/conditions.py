@@ -8,6 +8,27 @@ import resource
 from dataclasses import dataclass
 from typing import Any
 
+# Every check's id, as the results record it ("preflight") and README lists it.
+CHECK_IDS = (
+    "privilege",
+    "preempt_rt",
+    "rt_throttling",
+    "isolcpus",
+    "governor",
+    "hypervisor",
+    "busy",
+    "idle_states",
+    "pm_qos",
+    "smt",
+    "irqbalance",
+    "timer_migration",
+    "thp",
+    "clocksource",
+    "nohz_full",
+    "competing_rt",
+    "expected_rt",
+)
+
 
 @dataclass
 class Check:

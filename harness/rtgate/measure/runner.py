@@ -72,7 +72,9 @@ def load_cpus(spec: LoadSpec, plan: ThreadPlan) -> list[int]:
                 "uses every CPU (set load cpus: measured or all)"
             )
         return others
-    return list(spec.cpus)
+    if isinstance(spec.cpus, list):
+        return list(spec.cpus)
+    raise RtgateError(f"measurement {plan.measurement}: load cpus {spec.cpus!r} (measured, others, all or a list)")
 
 
 SAMPLER = "rtgate-sampler"
