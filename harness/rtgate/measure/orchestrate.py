@@ -68,6 +68,20 @@ def measure_and_judge(
     Unmet `require:` ends every gate ERROR unmeasured; so does any preflight warning when strict (the
     --strict option or the threshold file's strict:). A stop signal before the sampler starts ends
     them INCONCLUSIVE."""
+    # A stop signal during it is a request (nested in `rtgate run`'s own, which then sees it too).
+    with STOP.handling():
+        return _measure_and_judge(sampler, m, outdir, duration_s, strict, history, progress)
+
+
+def _measure_and_judge(
+    sampler: str,
+    m: Measurement,
+    outdir: Path,
+    duration_s: int | None,
+    strict: bool,
+    history: HistoryRow | None,
+    progress: bool | None,
+) -> Outcome:
     if STOP.requested:
         reason = f"not measured: rtgate was stopped by {STOP.signal}"
         return Outcome(m, not_measured(m, reason), stopped_by=STOP.signal, reason=reason)

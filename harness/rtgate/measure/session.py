@@ -62,6 +62,9 @@ def predicted_thread_ids(m: Measurement, run: RunResult | None) -> dict[str, lis
     ids = thread_ids(run, labels)
     out: dict[str, list[str]] = {}
     for gate in m.gates:
+        if gate.scope == "worst":  # one verdict for the worst thread, as the plugin collects it
+            out[gate.name] = ["worst"]
+            continue
         chosen, missing = _select(run, gate, labels)
         out[gate.name] = ["all"] if missing or not chosen else [ids[t.index] for t in chosen]
     return out
@@ -232,12 +235,17 @@ class GateSession:
             verdicts = evaluate_measured(m, run, self.accept)
         display = _display(Path(tf.path), self.rootdir)
         self._platforms[tf.platform] = display
-        self.verdicts.extend((display, v) for v in verdicts)
         table = {(v.gate, v.thread): v for v in verdicts}
+        reported = list(verdicts)
         for v in verdicts:  # a run not measured or not to be judged: its verdict on every collected test
             if v.thread == "all" and v.status in (Status.ERROR, Status.INCONCLUSIVE):
                 del table[(v.gate, v.thread)]
-                table.update({(v.gate, t): dataclasses.replace(v, thread=t) for t in expected.get(v.gate, [])})
+                spread = {(v.gate, t): dataclasses.replace(v, thread=t) for t in expected.get(v.gate, [])}
+                table.update(spread)
+                if v.status == Status.INCONCLUSIVE:  # stopped before measuring: reported per collected test
+                    reported.remove(v)
+                    reported.extend(spread.values())
+        self.verdicts.extend((display, v) for v in reported)
         got = set(table)
         want = {(g, t) for g, ts in expected.items() for t in ts}
         if got != want:
