@@ -273,9 +273,8 @@ def handle_trend(args: argparse.Namespace) -> int:
             per_release = {
                 r: _values(db.threads(platform, m, r), args.metric).get("worst", []) for r in db.releases(platform, m)
             }
-            limits = (
-                [g.limit_us for g in tf.measurements[m].gates if g.kind == "max"] if tf and m in tf.measurements else []
-            )
+            gates = tf.measurements[m].gates if tf and m in tf.measurements else []
+            limits = [g.limit_us for g in gates if g.kind == "max" and g.limit_us is not None]
             write_bytes(args.plot, png(trend_figure(per_release, args.metric, min(limits) if limits else None)))
     print(f"rtgate history: {platform} {m}: {args.metric} of the worst thread per run")
     print(f"{'RELEASE':24} {'RUNS':>4} {'MEDIAN':>10} {'MIN':>10} {'MAX':>10}")

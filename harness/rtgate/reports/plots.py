@@ -134,7 +134,7 @@ def describe(fig: Figure) -> dict[str, Any]:
     """What a figure shows, for tests and logs: line labels, scales, limit lines."""
     ax = fig.axes[0]
     return {
-        "labels": [ln.get_label() for ln in ax.lines if not ln.get_label().startswith("_")],
+        "labels": [str(ln.get_label()) for ln in ax.lines if not str(ln.get_label()).startswith("_")],
         "yscale": ax.get_yscale(),
         "lines": len(ax.lines),
         "title": ax.get_title(),

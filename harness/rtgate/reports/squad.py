@@ -98,7 +98,7 @@ def submit(
     request = urllib.request.Request(endpoint, data=body, method="POST", headers={"Auth-Token": token})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.read().decode("utf-8", "replace").strip()
+            return str(response.read().decode("utf-8", "replace")).strip()
     except urllib.error.HTTPError as e:
         detail = e.read().decode("utf-8", "replace").strip().splitlines()
         raise RtgateError(
