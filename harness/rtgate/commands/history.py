@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rtgate.core.gate_kinds import KINDS
 from rtgate.core.model import RunResult
 from rtgate.core.setup import evaluate_measured
 from rtgate.core.thresholds import ThresholdFile, load_thresholds
@@ -180,7 +181,7 @@ def _settings(tf: ThresholdFile | None, metrics: list[str] | None, measurement: 
         s.metrics = metrics
     elif tf and measurement in tf.measurements:
         # Tail mass above the gate limits, beside the figures.
-        limits = {g.above_us for g in tf.measurements[measurement].gates if g.kind == "miss_rate"}
+        limits = {g.above_us for g in tf.measurements[measurement].gates if "above_us" in KINDS[g.kind].takes}
         s.metrics = s.metrics + [f"above_{lim:g}" for lim in sorted(x for x in limits if x is not None)]
     return s
 

@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from rtgate.core.gate_kinds import KINDS
 from rtgate.core.model import RunResult
 from rtgate.core.thresholds import Measurement
 
@@ -21,7 +22,8 @@ def _limits(m: Measurement | None) -> list[tuple[str, float]]:
         return []
     out = []
     for g in m.gates:
-        limit = g.limit_us if g.kind in ("max", "percentile") else g.above_us if g.kind == "miss_rate" else None
+        key = KINDS[g.kind].latency_key
+        limit = getattr(g, key) if key else None
         if limit is not None:
             out.append((g.name, float(limit)))
     return out
