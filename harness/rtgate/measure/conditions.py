@@ -102,10 +102,10 @@ def machine_mismatch(require: dict[str, Any], env: dict[str, Any]) -> str | None
         "dmi_product": board.get("dmi_product_name"),
         "cpu_count": env.get("cpu_count"),
     }
-    wrong = []
+    wrong: list[str] = []
     if require.get("architecture") and require["architecture"] != this["architecture"]:
         wrong.append("architecture")
-    if require.get("compatible") and require["compatible"] not in this["compatible"]:
+    if require.get("compatible") and require["compatible"] not in (this["compatible"] or []):
         wrong.append("compatible")
     if require.get("dmi_product") and require["dmi_product"] != this["dmi_product"]:
         wrong.append("dmi_product")
