@@ -10,8 +10,8 @@ void bm_init(struct block_maxima *b, _Atomic uint64_t *storage, uint64_t cap, ui
 	atomic_init(&b->cur_max, 0);
 	atomic_init(&b->cur_n, 0);
 	atomic_init(&b->seq, 0);
-	for (uint64_t i = 0; i < cap; i++)
-		atomic_init(&b->values[i], 0);
+	/* storage is left untouched (an entry is read only after it is written): without -m,
+	 * only the pages a run fills become resident. */
 }
 
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
