@@ -116,7 +116,7 @@ static void prepare_threads(struct sampler *s)
 
 		ts->index = i;
 		ts->cpu = p->thread_cpu[i];
-		ts->node = sys_cpu_node(ts->cpu);
+		ts->node = p->smp ? -1 : sys_cpu_node(ts->cpu); /* as cyclictest: -S places no memory */
 		ts->policy = p->policy;
 		ts->priority = p->thread_prio[i] >= 0 ? p->thread_prio[i] : p->priority - (p->priospread ? i : 0);
 		ts->interval_ns = interval_ns;

@@ -637,8 +637,10 @@ static int resolve_threads(struct params *p, const struct cpu_info *cpus, struct
 		set_err(err, errlen, "too many threads (%d, at most %d)", p->num_threads, MAX_THREADS);
 		return -1;
 	}
+	/* cyclictest 2.x pins every thread round-robin: over -a's CPUs, else over the CPUs the
+	 * process may use when it starts (taskset, cpuset); --thread-cpus '*' leaves one unpinned */
 	for (i = 0; i < p->num_threads; i++)
-		p->thread_cpu[i] = p->affinity ? list[i % n] : -1;
+		p->thread_cpu[i] = list[i % n];
 	if (st->n_list_cpus || st->n_list_prios) {
 		/* rtgate extension: per-thread CPUs and priorities, as threshold files describe them */
 		int k = st->n_list_cpus ? st->n_list_cpus : st->n_list_prios;
