@@ -65,7 +65,7 @@ def render_report(
                 est = estimate([v / run.units_per_us() for v in worst.values], worst.block_seconds)
         sections.append({"title": f"Measurement {name}", "images": images, "estimate": est})
         recorded = _recorded_environment(run)
-        system = recorded.get("system") if isinstance(recorded.get("system"), dict) else {}
+        system: dict[str, Any] = recorded["system"] if isinstance(recorded.get("system"), dict) else {}
         for key in ("kernel_release", "preemption", "cpu_model", "cpu_count", "virtualisation", "sched_rt_runtime_us"):
             if system.get(key) is not None:
                 environment[key] = system[key]
