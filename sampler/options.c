@@ -375,13 +375,19 @@ static int set_labels(struct params *p, const char *name, const char *val, char 
 		return -1;
 	}
 	strcpy(buf, val);
+	/* one table for the process, allocated only when labels are given (with -m a static one
+	 * would be locked for the whole run), reused by every parse */
+	static char (*storage)[32];
+
 	p->nlabels = 0;
-	if (!p->thread_labels)
-		p->thread_labels = calloc(MAX_THREADS, sizeof(*p->thread_labels));
-	if (!p->thread_labels) {
+	if (!storage)
+		storage = calloc(MAX_THREADS, sizeof(*storage));
+	if (!storage) {
 		set_err(err, errlen, "%s: out of memory", name);
 		return -1;
 	}
+	memset(storage, 0, MAX_THREADS * sizeof(*storage));
+	p->thread_labels = storage;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (p->nlabels == MAX_THREADS || strlen(tok) >= sizeof(p->thread_labels[0])) {
 			set_err(err, errlen, "%s: too many or too long labels", name);
