@@ -125,8 +125,8 @@ static void prepare_threads(struct sampler *s)
 			ts->overflow_cap = p->hist_limit;
 			ts->overflow_cycles = zpages(p->hist_limit, sizeof(uint64_t));
 		}
-		bm_init(&ts->maxima, zpages(BLOCK_CAP, sizeof(_Atomic uint64_t)), BLOCK_CAP,
-			block_cycles ? block_cycles : 1);
+		bm_init(&ts->maxima, zpages(BLOCK_CAP, sizeof(ctr64)), BLOCK_CAP,
+			block_cycles ? block_cycles : 1, &ts->wseq);
 		if (p->verbose) {
 			ts->ring = zpages(RING_SIZE, sizeof(*ts->ring));
 			ts->ring_mask = RING_SIZE - 1;
@@ -365,13 +365,15 @@ static void drain_verbose(struct sampler *s)
 {
 	for (int i = 0; i < s->p.num_threads; i++) {
 		struct thread_state *ts = &s->ts[i];
-		uint64_t end = atomic_load_explicit(&ts->cycles, memory_order_acquire);
+		uint64_t end = ctr_read(&ts->cycles, &ts->wseq);
 		uint64_t c = s->verbose_read[i];
+
+		atomic_thread_fence(memory_order_acquire); /* pairs with the release before cycles: ring entries */
 
 		if (end - c > RING_SIZE)
 			c = end - RING_SIZE; /* the thread lapped us: those samples are only in the histogram */
 		for (; c < end; c++) {
-			uint64_t v = atomic_load_explicit(&ts->ring[c & ts->ring_mask], memory_order_relaxed);
+			uint64_t v = ctr_read(&ts->ring[c & ts->ring_mask], &ts->wseq);
 
 			if (s->oscope_n[i] == 0 || v > s->oscope_max[i]) {
 				s->oscope_max[i] = v;
@@ -445,7 +447,7 @@ static void watch(struct sampler *s)
 			uint64_t max_sum = 0;
 
 			for (int i = 0; i < s->p.num_threads; i++)
-				max_sum += atomic_load_explicit(&s->ts[i].max, memory_order_relaxed);
+				max_sum += ctr_read(&s->ts[i].max, &s->ts[i].wseq);
 			if (!s->p.refresh_on_max || max_sum != last_max_sum || done) {
 				text_live_header(stdout, &s->p);
 				print_status(stdout, s);

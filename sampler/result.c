@@ -5,6 +5,8 @@
 #include <string.h>
 
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+/* a 64-bit value of a thread that may be running, whole (counter.h) */
+#define READ(x) ctr_read(&(x), &ts->wseq)
 
 void result_counters(struct thread_result *tr, struct thread_state *ts)
 {
@@ -16,30 +18,29 @@ void result_counters(struct thread_result *tr, struct thread_state *ts)
 	tr->policy = ts->policy;
 	tr->tid = LOAD(ts->tid);
 	tr->interval_us = ts->interval_ns / 1000;
-	tr->min = LOAD(ts->min);
-	tr->max = LOAD(ts->max);
-	tr->act = LOAD(ts->act);
-	tr->sum = LOAD(ts->sum);
-	tr->missed = LOAD(ts->missed);
-	tr->cycles = LOAD(ts->cycles);
+	tr->min = READ(ts->min);
+	tr->max = READ(ts->max);
+	tr->act = READ(ts->act);
+	tr->sum = READ(ts->sum);
+	tr->missed = READ(ts->missed);
+	tr->cycles = READ(ts->cycles);
 }
 
-/* The histogram is read in place once the thread is joined: its atomics are plain integers. */
-_Static_assert(sizeof(_Atomic uint64_t) == sizeof(uint64_t), "atomic counters must be plain integers");
+/* The histogram is read in place once the thread is joined: counter.h lays a ctr64 out as a uint64_t. */
 
 static void result_common(struct thread_result *tr, struct thread_state *ts)
 {
 	tr->overflow_cycles = ts->overflow_cycles;
-	tr->n_overflow_cycles = atomic_load(&ts->n_overflow_cycles);
+	tr->n_overflow_cycles = READ(ts->n_overflow_cycles);
 	if (tr->n_overflow_cycles > ts->overflow_cap)
 		tr->n_overflow_cycles = ts->overflow_cap;
 	tr->spikes = ts->spikes;
-	tr->n_spikes = atomic_load(&ts->n_spikes);
-	tr->spikes_total = LOAD(ts->spikes_total);
-	tr->break_value = LOAD(ts->break_value);
+	tr->n_spikes = READ(ts->n_spikes);
+	tr->spikes_total = READ(ts->spikes_total);
+	tr->break_value = READ(ts->break_value);
 	tr->reason = LOAD(ts->reason);
-	tr->first_wake_ns = LOAD(ts->first_wake_ns);
-	tr->last_wake_ns = LOAD(ts->last_wake_ns);
+	tr->first_wake_ns = (int64_t)READ(ts->first_wake_ns);
+	tr->last_wake_ns = (int64_t)READ(ts->last_wake_ns);
 }
 
 void result_final(struct thread_result *tr, struct thread_state *ts, const struct hist_layout *l,
@@ -58,10 +59,10 @@ void result_final(struct thread_result *tr, struct thread_state *ts, const struc
 	tr->cycles = total;
 	tr->overflow = over;
 	tr->blocks = (const uint64_t *)(const void *)ts->maxima.values;
-	tr->bview.count = LOAD(ts->maxima.count);
-	tr->bview.block_cycles = LOAD(ts->maxima.block_cycles);
-	tr->bview.partial_max = LOAD(ts->maxima.cur_max);
-	tr->bview.partial_n = LOAD(ts->maxima.cur_n);
+	tr->bview.count = READ(ts->maxima.count);
+	tr->bview.block_cycles = READ(ts->maxima.block_cycles);
+	tr->bview.partial_max = READ(ts->maxima.cur_max);
+	tr->bview.partial_n = READ(ts->maxima.cur_n);
 	result_common(tr, ts);
 }
 
@@ -74,7 +75,7 @@ int result_running(struct thread_result *tr, struct thread_state *ts, const stru
 
 	result_counters(tr, ts);
 	for (size_t i = 0; i < l->nbuckets; i++)
-		cap += LOAD(ts->hist[i]) != 0;
+		cap += READ(ts->hist[i]) != 0;
 	cap += cap / 4 + 16; /* buckets that fill while we copy */
 	for (;;) {
 		int full = 0;
@@ -85,7 +86,7 @@ int result_running(struct thread_result *tr, struct thread_state *ts, const stru
 			goto oom;
 		/* While the thread runs, counts and the histogram may be a sample apart: count from the copy. */
 		for (size_t i = 0, k = 0; i < l->nbuckets; i++) {
-			uint64_t v = LOAD(ts->hist[i]);
+			uint64_t v = READ(ts->hist[i]);
 
 			if (!v)
 				continue;
@@ -116,7 +117,7 @@ int result_running(struct thread_result *tr, struct thread_state *ts, const stru
 	tr->hist_n = n;
 	tr->cycles = total;
 	tr->overflow = over;
-	block_cap = LOAD(ts->maxima.count) + 64; /* blocks close once per --block: far apart */
+	block_cap = READ(ts->maxima.count) + 64; /* blocks close once per --block: far apart */
 	if (block_cap > ts->maxima.cap)
 		block_cap = ts->maxima.cap;
 	blocks = malloc((size_t)block_cap * sizeof(*blocks) + 1);
