@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 			missed++;
 		}
 	}
-	printf("T: 0 Min: %lld Avg: %lld Max: %lld Missed: %lld\n", (long long)min,
-	       (long long)(sum / (loops ? loops : 1)), (long long)max, (long long)missed);
+	printf("T: 0 Min: %lld Avg: %.2f Max: %lld Missed: %lld\n", (long long)min,
+	       (double)sum / (double)(loops ? loops : 1), (long long)max, (long long)missed);
 	return 0;
 }

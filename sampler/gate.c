@@ -7,7 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mathfns.h"
 #include "numparse.h"
+
+/* libm, loaded when the first gate is evaluated (mathfns.h) */
+static const struct mathfns *M;
 
 static void set_err(char *err, size_t len, const char *fmt, ...)
 {
@@ -241,7 +245,7 @@ static double betainc(double a, double b, double x)
 		return 0.0;
 	if (x >= 1.0)
 		return 1.0;
-	front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	front = M->exp(M->lgamma(a + b) - M->lgamma(a) - M->lgamma(b) + a * M->log(x) + b * M->log1p(-x));
 	if (x < (a + 1.0) / (a + b + 2.0))
 		return front * betacf(a, b, x) / a;
 	return 1.0 - front * betacf(b, a, 1.0 - x) / b;
@@ -267,7 +271,7 @@ static double normal_quantile(double q)
 	double r, t;
 
 	if (q < 0.02425) {
-		r = sqrt(-2.0 * log(q));
+		r = M->sqrt(-2.0 * M->log(q));
 		return (((((c[0] * r + c[1]) * r + c[2]) * r + c[3]) * r + c[4]) * r + c[5]) /
 		       ((((d[0] * r + d[1]) * r + d[2]) * r + d[3]) * r + 1.0);
 	}
@@ -288,14 +292,14 @@ static void cdf_root(unsigned long long k, unsigned long long n, double level, d
 	const double rel_tol = 1e-7;
 	double a = (double)k + 1.0, b = (double)(n - k), log_norm, lo, hi, p, z, mean, sd, skew;
 
-	log_norm = lgamma(a) + lgamma(b) - lgamma(a + b);
+	log_norm = M->lgamma(a) + M->lgamma(b) - M->lgamma(a + b);
 	/* k is a median of Binomial(n, k/n): P(X <= k | k/n) >= 1/2 >= P(X <= k | (k+1)/n). */
 	lo = level <= 0.5 ? (double)k / (double)n : 0.0;
 	hi = level >= 0.5 ? ((double)k + 1.0) / (double)n : 1.0;
 	z = normal_quantile(1.0 - level);
 	mean = a / (a + b);
-	sd = sqrt(a * b / ((a + b) * (a + b) * (a + b + 1.0)));
-	skew = 2.0 * (b - a) * sqrt(a + b + 1.0) / ((a + b + 2.0) * sqrt(a * b));
+	sd = M->sqrt(a * b / ((a + b) * (a + b) * (a + b + 1.0)));
+	skew = 2.0 * (b - a) * M->sqrt(a + b + 1.0) / ((a + b + 2.0) * M->sqrt(a * b));
 	p = mean + sd * (z + skew * (z * z - 1.0) / 6.0);
 	if (p < lo + (hi - lo) * 1e-9)
 		p = lo + (hi - lo) * 1e-9;
@@ -310,7 +314,7 @@ static void cdf_root(unsigned long long k, unsigned long long n, double level, d
 			hi = p;
 		if (hi - lo <= rel_tol * hi)
 			break;
-		density = exp((a - 1.0) * log(p) + (b - 1.0) * log1p(-p) - log_norm);
+		density = M->exp((a - 1.0) * M->log(p) + (b - 1.0) * M->log1p(-p) - log_norm);
 		step = density > 0 ? f / density : INFINITY;
 		if (fabs(step) < rel_tol * p / 4)
 			nxt = f > 0 ? p + rel_tol * p / 2 : p - rel_tol * p / 2;
@@ -327,10 +331,10 @@ double gate_cp_upper(unsigned long long k, unsigned long long n, double confiden
 {
 	double lo, hi;
 
-	if (n == 0 || k >= n)
+	if (n == 0 || k >= n || !(M = mathfns_get(NULL)))
 		return 1.0;
 	if (k == 0)
-		return 1.0 - pow(1.0 - confidence, 1.0 / (double)n);
+		return 1.0 - M->pow(1.0 - confidence, 1.0 / (double)n);
 	cdf_root(k, n, 1.0 - confidence, &lo, &hi);
 	return hi;
 }
@@ -340,10 +344,10 @@ double gate_cp_lower(unsigned long long k, unsigned long long n, double confiden
 {
 	double lo, hi;
 
-	if (n == 0 || k == 0)
+	if (n == 0 || k == 0 || !(M = mathfns_get(NULL)))
 		return 0.0;
 	if (k >= n)
-		return pow(1.0 - confidence, 1.0 / (double)n);
+		return M->pow(1.0 - confidence, 1.0 / (double)n);
 	cdf_root(k - 1, n, confidence, &lo, &hi);
 	return lo;
 }
@@ -426,7 +430,7 @@ static const char *kind_name(int kind)
 /* "%g"-like without trailing noise: integers plain, else two decimals, as gates.py _fmt. */
 static void fmt_num(char *buf, size_t len, double v)
 {
-	if (v == floor(v) && fabs(v) < 1e15)
+	if (fabs(v) < 1e15 && v == (double)(long long)v)
 		snprintf(buf, len, "%.0f", v);
 	else
 		snprintf(buf, len, "%.2f", v);
@@ -476,7 +480,7 @@ static void count_above(const struct run_result *r, const struct thread_result *
 static double percentile(const struct run_result *r, const struct thread_result *t, double q)
 {
 	uint64_t total = t->cycles, seen = 0;
-	double rank = ceil(q * (double)total / 100.0 - 1e-9);
+	double rank = M->ceil(q * (double)total / 100.0 - 1e-9);
 
 	if (rank < 1)
 		rank = 1;
@@ -620,7 +624,7 @@ static void eval_thread(struct eval *e)
 		return;
 	}
 	if (!need)
-		need = g->kind == GATE_PERCENTILE ? (uint64_t)ceil(100.0 / (100.0 - g->percentile) - 1e-9) : 1;
+		need = g->kind == GATE_PERCENTILE ? (uint64_t)M->ceil(100.0 / (100.0 - g->percentile) - 1e-9) : 1;
 	if (n < need) {
 		e->v->samples = n;
 		verdict(e, GATE_INCONCLUSIVE, "only %llu samples, the %s gate needs %llu", (unsigned long long)n,
@@ -644,8 +648,9 @@ static void eval_thread(struct eval *e)
 		snprintf(name, sizeof(name), "p%g", q);
 		count_above(e->r, t, g->limit * e->scale, &k_min, &k_max);
 		if (t->missed) {
-			is_missed = ceil(q * (double)n / 100.0 - 1e-9) > (double)t->cycles;
-			qh = 100.0 * fmin(1.0, (q / 100.0) * (double)n / (double)t->cycles);
+			is_missed = M->ceil(q * (double)n / 100.0 - 1e-9) > (double)t->cycles;
+			qh = (q / 100.0) * (double)n / (double)t->cycles;
+			qh = 100.0 * (qh < 1.0 ? qh : 1.0);
 		}
 		if (!is_missed)
 			v = percentile(e->r, t, qh) / e->scale;
@@ -714,6 +719,7 @@ int gate_evaluate(const struct gate_spec *g, const struct run_result *r, char id
 	char missing[160] = "";
 	double scale = r->p->nsecs ? 1000.0 : 1.0;
 
+	M = mathfns_get(&problem);
 	if (!r->complete)
 		problem = "the results are a checkpoint of a run that did not finish";
 	else if (r->reason == STOP_ERROR)

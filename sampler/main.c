@@ -24,7 +24,7 @@
 
 #define BLOCK_CAP 4096        /* block-maxima entries per thread before coarsening */
 #define RING_SIZE 16384       /* -v: samples buffered per thread between prints */
-#define STACK_SIZE (64 * 1024) /* the measurement loop uses a few hundred bytes */
+#define STACK_SIZE (32 * 1024) /* as cyclictest's; the loop and a signal frame use a few KiB */
 #define TICK_NS 10000000LL    /* main loop period on screen, as cyclictest's refresh */
 #define QUIET_TICK_NS 1000000000LL /* -q: thread ends and signals wake main at once */
 #define LEAD_NS 2000000LL     /* from the start instant to the first period: thread creation */
@@ -54,8 +54,6 @@ struct sampler {
 	struct thread_state *ts;
 	struct thread_arg *args;
 	struct thread_result *tr;
-	uint64_t **hist_bufs;
-	uint64_t **block_bufs;
 	uint64_t *verbose_read;
 	uint64_t *oscope_n, *oscope_max, *oscope_cycle;
 	int latency_fd;
@@ -79,9 +77,19 @@ static void *xcalloc(size_t n, size_t size)
 	return ptr;
 }
 
+/* Zeroed pages straight from the kernel: untouched until used (calloc would clear heap memory). */
+static void *zpages(size_t n, size_t size)
+{
+	void *ptr = mmap(NULL, (n ? n : 1) * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (ptr == MAP_FAILED)
+		die_oom();
+	return ptr;
+}
+
 /*
  * Everything a thread will touch is allocated here, before the first sample. Buffers come
- * zeroed from calloc and are not written: with -m, mlockall(MCL_FUTURE) maps every page now;
+ * zeroed from mmap and are not written: with -m, mlockall(MCL_FUTURE) maps every page now;
  * without it, as with cyclictest, only the pages a run uses become resident (a histogram
  * of 17,665 buckets touches the few pages its latencies fall in).
  */
@@ -97,8 +105,6 @@ static void prepare_threads(struct sampler *s)
 	memset(s->ts, 0, (size_t)n * sizeof(*s->ts));
 	s->args = xcalloc((size_t)n, sizeof(*s->args));
 	s->tr = xcalloc((size_t)n, sizeof(*s->tr));
-	s->hist_bufs = xcalloc((size_t)n, sizeof(*s->hist_bufs));
-	s->block_bufs = xcalloc((size_t)n, sizeof(*s->block_bufs));
 	s->verbose_read = xcalloc((size_t)n, sizeof(uint64_t));
 	s->oscope_n = xcalloc((size_t)n, sizeof(uint64_t));
 	s->oscope_max = xcalloc((size_t)n, sizeof(uint64_t));
@@ -110,27 +116,25 @@ static void prepare_threads(struct sampler *s)
 
 		ts->index = i;
 		ts->cpu = p->thread_cpu[i];
-		ts->node = sys_cpu_node(ts->cpu);
+		ts->node = p->smp ? -1 : sys_cpu_node(ts->cpu); /* as cyclictest: -S places no memory */
 		ts->policy = p->policy;
 		ts->priority = p->thread_prio[i] >= 0 ? p->thread_prio[i] : p->priority - (p->priospread ? i : 0);
 		ts->interval_ns = interval_ns;
-		ts->hist = xcalloc(nb, sizeof(*ts->hist));
+		ts->hist = zpages(nb, sizeof(*ts->hist));
 		if (p->hist_limit) {
 			ts->overflow_cap = p->hist_limit;
-			ts->overflow_cycles = xcalloc(p->hist_limit, sizeof(uint64_t));
+			ts->overflow_cycles = zpages(p->hist_limit, sizeof(uint64_t));
 		}
-		bm_init(&ts->maxima, xcalloc(BLOCK_CAP, sizeof(_Atomic uint64_t)), BLOCK_CAP,
-			block_cycles ? block_cycles : 1);
+		bm_init(&ts->maxima, zpages(BLOCK_CAP, sizeof(ctr64)), BLOCK_CAP,
+			block_cycles ? block_cycles : 1, &ts->wseq);
 		if (p->verbose) {
-			ts->ring = xcalloc(RING_SIZE, sizeof(*ts->ring));
+			ts->ring = zpages(RING_SIZE, sizeof(*ts->ring));
 			ts->ring_mask = RING_SIZE - 1;
 		}
 		if (p->spike) {
 			ts->spike_cap = p->spike_nodes;
-			ts->spikes = xcalloc(p->spike_nodes, sizeof(*ts->spikes));
+			ts->spikes = zpages(p->spike_nodes, sizeof(*ts->spikes));
 		}
-		s->hist_bufs[i] = xcalloc(nb, sizeof(uint64_t));
-		s->block_bufs[i] = xcalloc(BLOCK_CAP, sizeof(uint64_t));
 		s->args[i].ctl = &s->ctl;
 		s->args[i].ts = ts;
 	}
@@ -149,6 +153,14 @@ static void install_signals(void)
 	sigaction(SIGUSR1, &sa, NULL);
 	sa.sa_handler = on_wake;
 	sigaction(WAKE_SIGNAL, &sa, NULL);
+}
+
+/* Locked with -m, so small; never below what this libc needs (128 KiB on aarch64). */
+static size_t stack_size(void)
+{
+	long min = sysconf(_SC_THREAD_STACK_MIN);
+
+	return min > STACK_SIZE ? (size_t)min : STACK_SIZE;
 }
 
 /* First wake of thread i: the start instant, its phase, one interval. */
@@ -211,7 +223,7 @@ static int start_threads(struct sampler *s)
 			ts->stop_at_ns = ts->first_next_ns - (int64_t)ts->interval_ns +
 					 (int64_t)p->duration_s * 1000000000LL;
 		pthread_attr_init(&attr);
-		pthread_attr_setstacksize(&attr, STACK_SIZE);
+		pthread_attr_setstacksize(&attr, stack_size());
 		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
 		pthread_attr_setschedpolicy(&attr, ts->policy);
 		pthread_attr_setschedparam(&attr, &sp);
@@ -264,7 +276,14 @@ static int start_threads(struct sampler *s)
 	return 0;
 }
 
-static void snapshot(struct sampler *s, struct run_result *r, int complete)
+static void release_snapshot(struct run_result *r)
+{
+	for (int i = 0; i < r->nthreads; i++)
+		result_release(&r->t[i]);
+}
+
+/* complete: threads are joined, results are read in place; else a checkpoint's copies (0 or -1). */
+static int snapshot(struct sampler *s, struct run_result *r, int complete)
 {
 	int break_idx = atomic_load(&s->ctl.break_claimed) - 1;
 
@@ -274,9 +293,14 @@ static void snapshot(struct sampler *s, struct run_result *r, int complete)
 	r->sys = &s->sys;
 	r->nthreads = s->p.num_threads;
 	r->t = s->tr;
-	for (int i = 0; i < r->nthreads; i++)
-		result_snapshot(&s->tr[i], &s->ts[i], &s->ctl.layout, &s->p, s->hist_bufs[i],
-				s->block_bufs[i], BLOCK_CAP);
+	for (int i = 0; i < r->nthreads; i++) {
+		if (complete) {
+			result_final(&s->tr[i], &s->ts[i], &s->ctl.layout, &s->p);
+		} else if (result_running(&s->tr[i], &s->ts[i], &s->ctl.layout, &s->p)) {
+			release_snapshot(r);
+			return -1;
+		}
+	}
 	r->complete = complete;
 	r->start_rt_ns = s->start_rt_ns;
 	r->end_rt_ns = now_ns(CLOCK_REALTIME);
@@ -293,7 +317,7 @@ static void snapshot(struct sampler *s, struct run_result *r, int complete)
 	r->break_thread = break_idx;
 	r->reason = STOP_NONE;
 	if (!complete)
-		return;
+		return 0;
 	if (sig_stop) {
 		r->reason = STOP_SIGNAL;
 		r->signal = sig_stop;
@@ -319,16 +343,21 @@ static void snapshot(struct sampler *s, struct run_result *r, int complete)
 		}
 	}
 	r->return_code = r->reason == STOP_ERROR ? 1 : 0;
+	return 0;
 }
 
 static void write_checkpoint(struct sampler *s)
 {
 	struct run_result r;
 
-	snapshot(s, &r, 0);
+	if (snapshot(s, &r, 0)) {
+		fprintf(stderr, "rtgate-sampler: checkpoint skipped: out of memory\n");
+		return;
+	}
 	if (json_write_file(s->p.json_path, &r))
 		fprintf(stderr, "rtgate-sampler: cannot write checkpoint %s: %s\n", s->p.json_path,
 			strerror(errno));
+	release_snapshot(&r);
 }
 
 /* -v: print the samples the threads buffered since the last tick (with -o, the max of each group). */
@@ -336,13 +365,15 @@ static void drain_verbose(struct sampler *s)
 {
 	for (int i = 0; i < s->p.num_threads; i++) {
 		struct thread_state *ts = &s->ts[i];
-		uint64_t end = atomic_load_explicit(&ts->cycles, memory_order_acquire);
+		uint64_t end = ctr_read(&ts->cycles, &ts->wseq);
 		uint64_t c = s->verbose_read[i];
+
+		atomic_thread_fence(memory_order_acquire); /* pairs with the release before cycles: ring entries */
 
 		if (end - c > RING_SIZE)
 			c = end - RING_SIZE; /* the thread lapped us: those samples are only in the histogram */
 		for (; c < end; c++) {
-			uint64_t v = atomic_load_explicit(&ts->ring[c & ts->ring_mask], memory_order_relaxed);
+			uint64_t v = ctr_read(&ts->ring[c & ts->ring_mask], &ts->wseq);
 
 			if (s->oscope_n[i] == 0 || v > s->oscope_max[i]) {
 				s->oscope_max[i] = v;
@@ -416,7 +447,7 @@ static void watch(struct sampler *s)
 			uint64_t max_sum = 0;
 
 			for (int i = 0; i < s->p.num_threads; i++)
-				max_sum += atomic_load_explicit(&s->ts[i].max, memory_order_relaxed);
+				max_sum += ctr_read(&s->ts[i].max, &s->ts[i].wseq);
 			if (!s->p.refresh_on_max || max_sum != last_max_sum || done) {
 				text_live_header(stdout, &s->p);
 				print_status(stdout, s);
@@ -456,12 +487,16 @@ static void stop_threads(struct sampler *s)
 /* --gate: the verdicts, one RTGATE-GATE line each, for shells on boards without Python. */
 static void print_gates(struct sampler *s, const struct run_result *r)
 {
-	static struct gate_verdict verdicts[MAX_THREADS];
-	static char ids[MAX_THREADS][GATE_NAME_LEN];
-	static char labels[MAX_THREADS][GATE_NAME_LEN];
+	struct gate_verdict *verdicts;
+	char (*ids)[GATE_NAME_LEN], (*labels)[GATE_NAME_LEN];
+	const int nv = r->nthreads > 0 ? r->nthreads : 1;
 
 	if (!s->p.ngates)
 		return;
+	/* allocated now, after the run: a static table would be locked with -m (700 KiB) */
+	verdicts = xcalloc((size_t)nv, sizeof(*verdicts));
+	ids = xcalloc(MAX_THREADS, sizeof(*ids));
+	labels = xcalloc(MAX_THREADS, sizeof(*labels));
 	for (int i = 0; i < s->p.nlabels; i++)
 		snprintf(labels[i], GATE_NAME_LEN, "%s", s->p.thread_labels[i]);
 	gate_thread_ids(r, labels, s->p.nlabels, ids);
@@ -472,10 +507,13 @@ static void print_gates(struct sampler *s, const struct run_result *r)
 
 		if (gate_parse(s->p.gate_args[i], &g, err, sizeof(err)))
 			continue; /* checked when the options were parsed */
-		n = gate_evaluate(&g, r, ids, verdicts, MAX_THREADS);
+		n = gate_evaluate(&g, r, ids, verdicts, nv);
 		for (int j = 0; j < n; j++)
 			gate_print(stdout, &g, &verdicts[j]);
 	}
+	free(verdicts);
+	free(ids);
+	free(labels);
 }
 
 static void histtext_cb(FILE *f, const void *r)
@@ -615,6 +653,8 @@ int main(int argc, char **argv)
 		write_checkpoint(&s); /* a run killed before the first period still leaves valid JSON */
 	watch(&s);
 	stop_threads(&s);
+	if (s.p.mlockall)
+		munlockall(); /* measuring is over: what outputs and gates map need not be locked */
 	rc = write_outputs(&s);
 	if (s.latency_fd >= 0)
 		close(s.latency_fd);

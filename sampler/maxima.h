@@ -11,14 +11,17 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "counter.h"
+
 struct block_maxima {
-	_Atomic uint64_t *values;
+	ctr64 *values;
 	uint64_t cap;                    /* even */
-	_Atomic uint64_t count;          /* complete blocks */
-	_Atomic uint64_t block_cycles;   /* cycles per block */
-	_Atomic uint64_t cur_max;        /* the block being filled */
-	_Atomic uint64_t cur_n;
+	ctr64 count;                     /* complete blocks */
+	ctr64 block_cycles;              /* cycles per block */
+	ctr64 cur_max;                   /* the block being filled */
+	ctr64 cur_n;
 	_Atomic unsigned seq;            /* odd while the writer changes the layout */
+	const ctr_seq *wseq;             /* the writer's per-sample sequence (counter.h) */
 };
 
 struct block_maxima_view {
@@ -28,18 +31,19 @@ struct block_maxima_view {
 	uint64_t partial_n;
 };
 
-void bm_init(struct block_maxima *b, _Atomic uint64_t *storage, uint64_t cap, uint64_t block_cycles);
+/* wseq: the sequence count the writer brackets its samples with (counter.h). */
+void bm_init(struct block_maxima *b, ctr64 *storage, uint64_t cap, uint64_t block_cycles, const ctr_seq *wseq);
 void bm_close_block(struct block_maxima *b);
 
 /* Hot path: a few relaxed loads and stores, the block closes once per block. */
 static inline void bm_add(struct block_maxima *b, uint64_t v)
 {
-	uint64_t n = atomic_load_explicit(&b->cur_n, memory_order_relaxed) + 1;
+	uint64_t n = ctr_own(&b->cur_n) + 1;
 
-	if (v > atomic_load_explicit(&b->cur_max, memory_order_relaxed) || n == 1)
-		atomic_store_explicit(&b->cur_max, v, memory_order_relaxed);
-	atomic_store_explicit(&b->cur_n, n, memory_order_relaxed);
-	if (n >= atomic_load_explicit(&b->block_cycles, memory_order_relaxed))
+	if (v > ctr_own(&b->cur_max) || n == 1)
+		ctr_set(&b->cur_max, v);
+	ctr_set(&b->cur_n, n);
+	if (n >= ctr_own(&b->block_cycles))
 		bm_close_block(b);
 }
 

@@ -15,6 +15,9 @@
 
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 #define STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
+/* 64-bit values (counter.h): this thread owns them; stores only inside ctr_write_begin/end */
+#define OWN(x) ctr_own(&(x))
+#define SET(x, v) ctr_set(&(x), (v))
 
 int64_t now_ns(clockid_t clock)
 {
@@ -51,7 +54,7 @@ static void claim_break(struct run_control *ctl, struct thread_state *ts, uint64
 
 	if (!atomic_compare_exchange_strong(&ctl->break_claimed, &expected, ts->index + 1))
 		return;
-	STORE(ts->break_value, v);
+	SET(ts->break_value, v);
 	if (ctl->trace_fd >= 0) {
 		char msg[96];
 		int n = snprintf(msg, sizeof(msg), "hit latency threshold (%llu > %llu)\n",
@@ -70,36 +73,37 @@ static inline void record(struct run_control *ctl, struct thread_state *ts, uint
 	const struct params *p = ctl->p;
 	size_t idx = hist_index(&ctl->layout, v);
 
-	STORE(ts->hist[idx], LOAD(ts->hist[idx]) + 1);
-	if (cycle == 0 || v < LOAD(ts->min))
-		STORE(ts->min, v);
-	if (v > LOAD(ts->max))
-		STORE(ts->max, v);
-	STORE(ts->act, v);
-	STORE(ts->sum, LOAD(ts->sum) + v);
+	SET(ts->hist[idx], OWN(ts->hist[idx]) + 1);
+	if (cycle == 0 || v < OWN(ts->min))
+		SET(ts->min, v);
+	if (v > OWN(ts->max))
+		SET(ts->max, v);
+	SET(ts->act, v);
+	SET(ts->sum, OWN(ts->sum) + v);
 	if (p->hist_limit && v >= p->hist_limit) {
-		uint64_t n = LOAD(ts->n_overflow_cycles);
+		uint64_t n = OWN(ts->n_overflow_cycles);
 		if (n < ts->overflow_cap) {
 			ts->overflow_cycles[n] = cycle;
-			STORE(ts->n_overflow_cycles, n + 1);
+			SET(ts->n_overflow_cycles, n + 1);
 		}
 	}
 	bm_add(&ts->maxima, v);
 	if (ts->ring)
-		STORE(ts->ring[cycle & ts->ring_mask], v);
+		SET(ts->ring[cycle & ts->ring_mask], v);
 	if (p->spike && v > p->spike) {
-		uint64_t n = LOAD(ts->n_spikes);
+		uint64_t n = OWN(ts->n_spikes);
 		if (n < ts->spike_cap) {
 			ts->spikes[n].cycle = cycle;
 			ts->spikes[n].value = v;
 			ts->spikes[n].ts_us = now / 1000;
-			STORE(ts->n_spikes, n + 1);
+			SET(ts->n_spikes, n + 1);
 		}
-		STORE(ts->spikes_total, LOAD(ts->spikes_total) + 1);
+		SET(ts->spikes_total, OWN(ts->spikes_total) + 1);
 	}
-	STORE(ts->last_wake_ns, now);
+	SET(ts->last_wake_ns, (uint64_t)now);
 	/* Release: a reader that sees this cycle count sees the sample's ring entry too. */
-	atomic_store_explicit(&ts->cycles, cycle + 1, memory_order_release);
+	atomic_thread_fence(memory_order_release);
+	SET(ts->cycles, cycle + 1);
 	if (p->breaktrace && v > p->breaktrace)
 		claim_break(ctl, ts, v);
 }
@@ -124,12 +128,14 @@ static int64_t skip_lost(struct run_control *ctl, struct thread_state *ts, int64
 			owned = left;
 	}
 	if (p->loops) {
-		uint64_t done = cycle + LOAD(ts->missed);
+		uint64_t done = cycle + OWN(ts->missed);
 		uint64_t left = done < p->loops ? p->loops - done : 0;
 		if (owned > left)
 			owned = left;
 	}
-	STORE(ts->missed, LOAD(ts->missed) + owned);
+	ctr_write_begin(&ts->wseq);
+	SET(ts->missed, OWN(ts->missed) + owned);
+	ctr_write_end(&ts->wseq);
 	return next + (int64_t)skipped * interval;
 }
 
@@ -216,9 +222,11 @@ void *measure_thread(void *arg)
 		diff = now - next;
 		if (diff < 0)
 			diff = 0;
+		ctr_write_begin(&ts->wseq);
 		if (cycle == 0)
-			STORE(ts->first_wake_ns, now);
+			SET(ts->first_wake_ns, (uint64_t)now);
 		record(ctl, ts, p->nsecs ? (uint64_t)diff : (uint64_t)diff / 1000, cycle, now);
+		ctr_write_end(&ts->wseq);
 		cycle++;
 
 		next += interval;
@@ -229,7 +237,7 @@ void *measure_thread(void *arg)
 		} else {
 			next = skip_lost(ctl, ts, next, now, interval, cycle);
 		}
-		if (p->loops && cycle + LOAD(ts->missed) >= p->loops) {
+		if (p->loops && cycle + OWN(ts->missed) >= p->loops) {
 			reason = STOP_LOOPS;
 			if (!p->loops_per_thread)
 				run_stop(ctl, STOP_LOOPS); /* cyclictest: the first thread at -l ends the run */

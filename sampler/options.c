@@ -375,7 +375,19 @@ static int set_labels(struct params *p, const char *name, const char *val, char 
 		return -1;
 	}
 	strcpy(buf, val);
+	/* one table for the process, allocated only when labels are given (with -m a static one
+	 * would be locked for the whole run), reused by every parse */
+	static char (*storage)[32];
+
 	p->nlabels = 0;
+	if (!storage)
+		storage = calloc(MAX_THREADS, sizeof(*storage));
+	if (!storage) {
+		set_err(err, errlen, "%s: out of memory", name);
+		return -1;
+	}
+	memset(storage, 0, MAX_THREADS * sizeof(*storage));
+	p->thread_labels = storage;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (p->nlabels == MAX_THREADS || strlen(tok) >= sizeof(p->thread_labels[0])) {
 			set_err(err, errlen, "%s: too many or too long labels", name);
@@ -468,14 +480,20 @@ static enum options_result apply(int id, const char *name, struct value *v, cons
 		break;
 	}
 	case O_GATE: {
-		static struct gate_spec check; /* parsed here to report errors now; main parses again */
+		/* parsed here to report errors now; main parses again. On the heap: with -m a static
+		 * copy would stay locked for the whole run */
+		struct gate_spec *check = malloc(sizeof(*check));
 		char gerr[200];
+		int bad;
 
-		if (p->ngates == 64) {
-			set_err(err, errlen, "%s: at most 64 gates", name);
+		if (p->ngates == 64 || !check) {
+			free(check);
+			set_err(err, errlen, "%s: %s", name, check ? "at most 64 gates" : "out of memory");
 			return OPTIONS_ERROR;
 		}
-		if (gate_parse(v->text, &check, gerr, sizeof(gerr))) {
+		bad = gate_parse(v->text, check, gerr, sizeof(gerr));
+		free(check);
+		if (bad) {
 			set_err(err, errlen, "%s=%s: %s", name, v->text, gerr);
 			return OPTIONS_ERROR;
 		}
@@ -625,8 +643,10 @@ static int resolve_threads(struct params *p, const struct cpu_info *cpus, struct
 		set_err(err, errlen, "too many threads (%d, at most %d)", p->num_threads, MAX_THREADS);
 		return -1;
 	}
+	/* cyclictest 2.x pins every thread round-robin: over -a's CPUs, else over the CPUs the
+	 * process may use when it starts (taskset, cpuset); --thread-cpus '*' leaves one unpinned */
 	for (i = 0; i < p->num_threads; i++)
-		p->thread_cpu[i] = p->affinity ? list[i % n] : -1;
+		p->thread_cpu[i] = list[i % n];
 	if (st->n_list_cpus || st->n_list_prios) {
 		/* rtgate extension: per-thread CPUs and priorities, as threshold files describe them */
 		int k = st->n_list_cpus ? st->n_list_cpus : st->n_list_prios;
@@ -708,14 +728,12 @@ static int check_schedule(const struct params *p, char *err, size_t errlen)
 	return 0;
 }
 
-enum options_result options_parse(int argc, char **argv, const struct cpu_info *cpus,
-				  struct params *p, char *err, size_t errlen)
+static enum options_result parse_all(int argc, char **argv, const struct cpu_info *cpus,
+				     struct params *p, char *err, size_t errlen, struct parse_state *st)
 {
-	static struct parse_state st;
 	int c, idx;
 
 	defaults(p, argc, argv);
-	memset(&st, 0, sizeof(st));
 	build_getopt_tables();
 	optind = 0; /* glibc: full reset, so tests can parse many command lines */
 	opterr = 0;
@@ -745,7 +763,7 @@ enum options_result options_parse(int argc, char **argv, const struct cpu_info *
 		v.text = opts[id].arg == 'o' ? optional_value(id, argc, argv) : optarg;
 		if (check_value(id, name, cpus, &v, err, errlen))
 			return OPTIONS_ERROR;
-		r = apply(id, name, &v, cpus, p, &st, err, errlen);
+		r = apply(id, name, &v, cpus, p, st, err, errlen);
 		if (r != OPTIONS_OK)
 			return r;
 	}
@@ -767,14 +785,30 @@ enum options_result options_parse(int argc, char **argv, const struct cpu_info *
 	}
 	if (p->checkpoint_s && !p->json_path[0])
 		p->checkpoint_s = 0;
-	if (p->histfile[0] && !st.histogram_given) {
+	if (p->histfile[0] && !st->histogram_given) {
 		set_err(err, errlen, "--histfile needs -h/--histogram or -H/--histofall");
 		return OPTIONS_ERROR;
 	}
-	if (st.histogram_given)
+	if (st->histogram_given)
 		p->distance_us = 0; /* cyclictest: same interval on every thread with a histogram */
-	if (resolve_threads(p, cpus, &st, err, errlen) || resolve_priorities(p, err, errlen) ||
+	if (resolve_threads(p, cpus, st, err, errlen) || resolve_priorities(p, err, errlen) ||
 	    check_schedule(p, err, errlen))
 		return OPTIONS_ERROR;
 	return OPTIONS_OK;
+}
+
+enum options_result options_parse(int argc, char **argv, const struct cpu_info *cpus,
+				  struct params *p, char *err, size_t errlen)
+{
+	/* on the heap and freed: with -m, static parse state would stay locked for the whole run */
+	struct parse_state *st = calloc(1, sizeof(*st));
+	enum options_result r;
+
+	if (!st) {
+		set_err(err, errlen, "out of memory");
+		return OPTIONS_ERROR;
+	}
+	r = parse_all(argc, argv, cpus, p, err, errlen, st);
+	free(st);
+	return r;
 }

@@ -81,11 +81,15 @@ static void rt_tests_thread(FILE *f, const struct run_result *r, const struct th
 	int comma = 0;
 
 	fprintf(f, "    \"%d\": {\n      \"histogram\": {", t->index);
-	for (uint64_t i = 0; i < r->p->hist_limit; i++) {
-		if (!t->hist[i])
+	for (size_t k = 0, n = result_hist_len(t, r->layout); k < n; k++) {
+		size_t i = result_hist_bucket(t, k);
+
+		if (i >= r->p->hist_limit)
+			break; /* the -h view is the start of the linear range */
+		if (!t->hist[k])
 			continue;
 		fprintf(f, "%s\n        \"%llu\": %llu", comma ? "," : "", (unsigned long long)i,
-			(unsigned long long)t->hist[i]);
+			(unsigned long long)t->hist[k]);
 		comma = 1;
 	}
 	fprintf(f, "%s},\n", comma ? "\n      " : "");
@@ -123,10 +127,11 @@ static void rtgate_thread(FILE *f, const struct run_result *r, const struct thre
 	for (uint64_t k = 0; k < t->n_overflow_cycles; k++)
 		fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)t->overflow_cycles[k]);
 	fprintf(f, "],\n        \"histogram\": [");
-	for (size_t i = 0; i < l->nbuckets; i++) {
+	for (size_t k = 0, n = result_hist_len(t, l); k < n; k++) {
+		size_t i = result_hist_bucket(t, k);
 		uint64_t hi;
 
-		if (!t->hist[i])
+		if (!t->hist[k])
 			continue;
 		hi = hist_upper(l, i);
 		fprintf(f, "%s[%llu, ", comma ? ", " : "", (unsigned long long)hist_lower(l, i));
@@ -134,7 +139,7 @@ static void rtgate_thread(FILE *f, const struct run_result *r, const struct thre
 			fprintf(f, "null");
 		else
 			fprintf(f, "%llu", (unsigned long long)hi);
-		fprintf(f, ", %llu]", (unsigned long long)t->hist[i]);
+		fprintf(f, ", %llu]", (unsigned long long)t->hist[k]);
 		comma = 1;
 	}
 	fprintf(f, "],\n        \"block_maxima\": {\"block_cycles\": %llu, \"block_seconds\": %.6f, "

@@ -72,7 +72,7 @@ struct params {
 	/* native gates (gate.c) and the thread-group label of each thread */
 	int ngates;
 	const char *gate_args[64];
-	char thread_labels[MAX_THREADS][32];
+	char (*thread_labels)[32];  /* MAX_THREADS of them, allocated when labels are given */
 	int nlabels;
 	/* command line, for the JSON */
 	int argc;

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "result.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+/* a 64-bit value of a thread that may be running, whole (counter.h) */
+#define READ(x) ctr_read(&(x), &ts->wseq)
 
 void result_counters(struct thread_result *tr, struct thread_state *ts)
 {
@@ -15,45 +18,132 @@ void result_counters(struct thread_result *tr, struct thread_state *ts)
 	tr->policy = ts->policy;
 	tr->tid = LOAD(ts->tid);
 	tr->interval_us = ts->interval_ns / 1000;
-	tr->min = LOAD(ts->min);
-	tr->max = LOAD(ts->max);
-	tr->act = LOAD(ts->act);
-	tr->sum = LOAD(ts->sum);
-	tr->missed = LOAD(ts->missed);
-	tr->cycles = LOAD(ts->cycles);
+	tr->min = READ(ts->min);
+	tr->max = READ(ts->max);
+	tr->act = READ(ts->act);
+	tr->sum = READ(ts->sum);
+	tr->missed = READ(ts->missed);
+	tr->cycles = READ(ts->cycles);
 }
 
-void result_snapshot(struct thread_result *tr, struct thread_state *ts, const struct hist_layout *l,
-		     const struct params *p, uint64_t *hist_buf, uint64_t *block_buf, uint64_t block_cap)
+/* The histogram is read in place once the thread is joined: counter.h lays a ctr64 out as a uint64_t. */
+
+static void result_common(struct thread_result *tr, struct thread_state *ts)
 {
+	tr->overflow_cycles = ts->overflow_cycles;
+	tr->n_overflow_cycles = READ(ts->n_overflow_cycles);
+	if (tr->n_overflow_cycles > ts->overflow_cap)
+		tr->n_overflow_cycles = ts->overflow_cap;
+	tr->spikes = ts->spikes;
+	tr->n_spikes = READ(ts->n_spikes);
+	tr->spikes_total = READ(ts->spikes_total);
+	tr->break_value = READ(ts->break_value);
+	tr->reason = LOAD(ts->reason);
+	tr->first_wake_ns = (int64_t)READ(ts->first_wake_ns);
+	tr->last_wake_ns = (int64_t)READ(ts->last_wake_ns);
+}
+
+void result_final(struct thread_result *tr, struct thread_state *ts, const struct hist_layout *l,
+		  const struct params *p)
+{
+	const uint64_t *hist = (const uint64_t *)(const void *)ts->hist;
 	uint64_t total = 0, over = 0;
 
 	result_counters(tr, ts);
-	/* While threads run, counts and the histogram may be a sample apart: count from the histogram. */
 	for (size_t i = 0; i < l->nbuckets; i++) {
-		uint64_t v = LOAD(ts->hist[i]);
-
-		if (v || hist_buf[i]) /* an empty bucket stays an untouched (shared zero) page */
-			hist_buf[i] = v;
-		total += hist_buf[i];
+		total += hist[i];
 		if (p->hist_limit && hist_lower(l, i) >= p->hist_limit)
-			over += hist_buf[i];
+			over += hist[i];
 	}
-	tr->hist = hist_buf;
+	tr->hist = hist;
 	tr->cycles = total;
 	tr->overflow = over;
-	tr->overflow_cycles = ts->overflow_cycles;
-	tr->n_overflow_cycles = atomic_load(&ts->n_overflow_cycles);
-	if (bm_snapshot(&ts->maxima, block_buf, block_cap, &tr->bview))
+	tr->blocks = (const uint64_t *)(const void *)ts->maxima.values;
+	tr->bview.count = READ(ts->maxima.count);
+	tr->bview.block_cycles = READ(ts->maxima.block_cycles);
+	tr->bview.partial_max = READ(ts->maxima.cur_max);
+	tr->bview.partial_n = READ(ts->maxima.cur_n);
+	result_common(tr, ts);
+}
+
+int result_running(struct thread_result *tr, struct thread_state *ts, const struct hist_layout *l,
+		   const struct params *p)
+{
+	size_t cap = 0, n = 0;
+	uint32_t *idx = NULL;
+	uint64_t *cnt = NULL, *blocks, total = 0, over = 0, block_cap;
+
+	result_counters(tr, ts);
+	for (size_t i = 0; i < l->nbuckets; i++)
+		cap += READ(ts->hist[i]) != 0;
+	cap += cap / 4 + 16; /* buckets that fill while we copy */
+	for (;;) {
+		int full = 0;
+
+		idx = malloc(cap * sizeof(*idx));
+		cnt = malloc(cap * sizeof(*cnt));
+		if (!idx || !cnt)
+			goto oom;
+		/* While the thread runs, counts and the histogram may be a sample apart: count from the copy. */
+		for (size_t i = 0, k = 0; i < l->nbuckets; i++) {
+			uint64_t v = READ(ts->hist[i]);
+
+			if (!v)
+				continue;
+			if (k == cap) {
+				full = 1;
+				break;
+			}
+			idx[k] = (uint32_t)i;
+			cnt[k++] = v;
+			n = k;
+		}
+		if (!full)
+			break;
+		free(idx);
+		free(cnt);
+		idx = NULL;
+		cnt = NULL;
+		n = 0;
+		cap = cap * 2 < l->nbuckets ? cap * 2 : l->nbuckets;
+	}
+	for (size_t k = 0; k < n; k++) {
+		total += cnt[k];
+		if (p->hist_limit && hist_lower(l, idx[k]) >= p->hist_limit)
+			over += cnt[k];
+	}
+	tr->hist = cnt;
+	tr->hist_idx = idx;
+	tr->hist_n = n;
+	tr->cycles = total;
+	tr->overflow = over;
+	block_cap = READ(ts->maxima.count) + 64; /* blocks close once per --block: far apart */
+	if (block_cap > ts->maxima.cap)
+		block_cap = ts->maxima.cap;
+	blocks = malloc((size_t)block_cap * sizeof(*blocks) + 1);
+	if (!blocks)
+		goto oom;
+	if (bm_snapshot(&ts->maxima, blocks, block_cap, &tr->bview))
 		tr->bview.count = 0;
-	tr->blocks = block_buf;
-	tr->spikes = ts->spikes;
-	tr->n_spikes = atomic_load(&ts->n_spikes);
-	tr->spikes_total = LOAD(ts->spikes_total);
-	tr->break_value = LOAD(ts->break_value);
-	tr->reason = LOAD(ts->reason);
-	tr->first_wake_ns = LOAD(ts->first_wake_ns);
-	tr->last_wake_ns = LOAD(ts->last_wake_ns);
+	tr->blocks = blocks;
+	tr->owned[0] = idx;
+	tr->owned[1] = cnt;
+	tr->owned[2] = blocks;
+	result_common(tr, ts);
+	return 0;
+oom:
+	free(idx);
+	free(cnt);
+	memset(tr, 0, sizeof(*tr));
+	return -1;
+}
+
+void result_release(struct thread_result *tr)
+{
+	for (int i = 0; i < 3; i++) {
+		free(tr->owned[i]);
+		tr->owned[i] = NULL;
+	}
 }
 
 const char *stop_reason_name(int reason)

@@ -17,7 +17,11 @@ struct thread_result {
 	uint64_t cycles;          /* == sum of hist, by construction */
 	uint64_t min, max, act, sum, missed;
 	uint64_t overflow;        /* samples >= hist_limit, derived from hist */
-	const uint64_t *hist;     /* layout->nbuckets */
+	/* Dense: hist[i] is bucket i, layout->nbuckets of them (hist_idx NULL). Sparse (checkpoints):
+	 * hist[k] is bucket hist_idx[k], hist_n non-zero buckets in ascending order. */
+	const uint64_t *hist;
+	const uint32_t *hist_idx;
+	size_t hist_n;
 	const uint64_t *overflow_cycles;
 	uint64_t n_overflow_cycles;
 	const uint64_t *blocks;
@@ -27,6 +31,7 @@ struct thread_result {
 	uint64_t break_value;
 	int reason;
 	int64_t first_wake_ns, last_wake_ns;
+	void *owned[3];           /* buffers of a running snapshot, freed by result_release */
 };
 
 struct run_result {
@@ -49,9 +54,28 @@ struct run_result {
 
 /* The scalar counters only: cheap enough for a screen refreshed 100 times a second. */
 void result_counters(struct thread_result *tr, struct thread_state *ts);
-/* Copy one thread's live state; hist_buf and block_buf are caller-owned. */
-void result_snapshot(struct thread_result *tr, struct thread_state *ts, const struct hist_layout *l,
-		     const struct params *p, uint64_t *hist_buf, uint64_t *block_buf, uint64_t block_cap);
+/* A joined thread's results, read in place: nothing is copied. */
+void result_final(struct thread_result *tr, struct thread_state *ts, const struct hist_layout *l,
+		  const struct params *p);
+/*
+ * A running thread's results for a checkpoint: its non-zero buckets and complete blocks,
+ * copied into buffers allocated here (sized by what the run holds now, so a checkpoint costs
+ * a few KiB per thread, not a second full histogram) and freed by result_release.
+ * Returns 0, or -1 when memory is short (the checkpoint is skipped; the run goes on).
+ */
+int result_running(struct thread_result *tr, struct thread_state *ts, const struct hist_layout *l,
+		   const struct params *p);
+void result_release(struct thread_result *tr);
+/* Stored buckets: nbuckets when dense, hist_n when sparse; bucket index of stored entry k. */
+static inline size_t result_hist_len(const struct thread_result *t, const struct hist_layout *l)
+{
+	return t->hist_idx ? t->hist_n : l->nbuckets;
+}
+
+static inline size_t result_hist_bucket(const struct thread_result *t, size_t k)
+{
+	return t->hist_idx ? t->hist_idx[k] : k;
+}
 const char *stop_reason_name(int reason);
 const char *unit_name(const struct params *p);
 

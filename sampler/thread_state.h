@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Per-thread live state. The measurement thread is the only writer; the main
- * thread reads it while running (status, checkpoints) through relaxed atomics,
- * which cost nothing more than plain loads and stores on the targets we build for.
+ * thread reads it while running (status, checkpoints) through counter.h: relaxed atomics,
+ * plain loads and stores, where 64-bit atomics are lock-free; 32-bit halves under a sequence
+ * count where they are not (32-bit PowerPC), never a lock.
  */
 #ifndef RTGATE_THREAD_STATE_H
 #define RTGATE_THREAD_STATE_H
@@ -11,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "counter.h"
 #include "histogram.h"
 #include "maxima.h"
 #include "params.h"
@@ -43,26 +45,27 @@ struct thread_state {
 	_Atomic int reason;             /* enum stop_reason of this thread */
 	_Atomic int run_errno;
 
-	_Atomic uint64_t cycles;
-	_Atomic uint64_t min;
-	_Atomic uint64_t max;
-	_Atomic uint64_t act;
-	_Atomic uint64_t sum;
-	_Atomic uint64_t missed;        /* periods skipped because the thread overslept them */
-	_Atomic uint64_t *hist;         /* layout.nbuckets counts */
+	ctr_seq wseq;                   /* odd while the thread records a sample (counter.h) */
+	ctr64 cycles;
+	ctr64 min;
+	ctr64 max;
+	ctr64 act;
+	ctr64 sum;
+	ctr64 missed;                   /* periods skipped because the thread overslept them */
+	ctr64 *hist;                    /* layout.nbuckets counts */
 	uint64_t *overflow_cycles;      /* cycle numbers of samples >= hist_limit (rt-tests view) */
 	uint64_t overflow_cap;
-	_Atomic uint64_t n_overflow_cycles;
+	ctr64 n_overflow_cycles;
 	struct block_maxima maxima;
-	_Atomic uint64_t *ring;         /* -v: every sample, read by the main thread */
+	ctr64 *ring;                    /* -v: every sample, read by the main thread */
 	uint64_t ring_mask;
 	struct spike *spikes;
 	uint64_t spike_cap;
-	_Atomic uint64_t n_spikes;
-	_Atomic uint64_t spikes_total;
-	_Atomic uint64_t break_value;
-	_Atomic int64_t first_wake_ns;
-	_Atomic int64_t last_wake_ns;
+	ctr64 n_spikes;
+	ctr64 spikes_total;
+	ctr64 break_value;
+	ctr64 first_wake_ns;            /* int64_t values */
+	ctr64 last_wake_ns;
 };
 
 #endif

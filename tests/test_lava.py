@@ -261,6 +261,14 @@ def lava_helpers() -> None:
         pytest.skip("Debian's lava-dispatcher is not installed")
 
 
+def _pinned_ids(n: int) -> list[str]:
+    """Native gate thread names of `-t n`: threads are pinned round-robin over the CPUs we may
+    use (as cyclictest); named by CPU, or all by index when two share one."""
+    cpus = sorted(os.sched_getaffinity(0))
+    on = [cpus[i % len(cpus)] for i in range(n)]
+    return [f"cpu{c}" for c in on] if len(set(on)) == n else [f"t{i}" for i in range(n)]
+
+
 def test_script_reports_every_gate_with_lavas_helpers(lava_helpers: None, sampler: str, tmp_path: Path) -> None:
     args = " ".join(
         [
@@ -279,16 +287,17 @@ def test_script_reports_every_gate_with_lavas_helpers(lava_helpers: None, sample
     r, results = run_script(tmp_path, {"RTGATE_ARGS": args, "RTGATE_MEASUREMENT": "smp", "SAMPLER": sampler})
     assert r.returncode == 0, r.stdout + r.stderr
     got = {d.name: (d / "result").read_text().strip() for d in results.iterdir()}
+    a, b = _pinned_ids(2)
     assert got == {
-        "max-t0": "pass",
-        "max-t1": "pass",
-        "never-t0": "fail",
-        "never-t1": "fail",
-        "few-t0": "fail",
-        "few-t1": "fail",
+        f"max-{a}": "pass",
+        f"max-{b}": "pass",
+        f"never-{a}": "fail",
+        f"never-{b}": "fail",
+        f"few-{a}": "fail",
+        f"few-{b}": "fail",
     }  # 300 samples cannot show a p99.9: INCONCLUSIVE -> fail
-    assert float((results / "max-t0" / "measurement").read_text()) > 0
-    assert (results / "max-t0" / "units").read_text().strip() == "us"
+    assert float((results / f"max-{a}" / "measurement").read_text()) > 0
+    assert (results / f"max-{a}" / "units").read_text().strip() == "us"
     assert "<LAVA_SIGNAL_TESTSET START smp>" in r.stdout and "<LAVA_SIGNAL_TESTSET STOP>" in r.stdout
     assert "# Histogram" not in r.stdout and len(r.stdout.splitlines()) < 40  # nothing large on the console
     assert (tmp_path / "out" / "smp.json").is_file()
@@ -296,7 +305,7 @@ def test_script_reports_every_gate_with_lavas_helpers(lava_helpers: None, sample
         tmp_path / "allow" if (tmp_path / "allow").mkdir() is None else tmp_path,
         {"RTGATE_ARGS": args, "RTGATE_MEASUREMENT": "smp", "SAMPLER": sampler, "ALLOW_INCONCLUSIVE": "true"},
     )
-    assert (results / "few-t0" / "result").read_text().strip() == "skip"
+    assert (results / f"few-{a}" / "result").read_text().strip() == "skip"
 
 
 @pytest.mark.parametrize(
@@ -514,6 +523,7 @@ def test_script_stopped_by_a_signal_stops_the_sampler_and_reports(
         left = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True).stdout.split()
         assert not left, (sig.name, left)  # the sampler did not outlive the script
         assert f"stopped by SIG{sig.name.removeprefix('SIG')}" in out, out
-        assert (results / "results" / "max-t0" / "result").read_text().strip() == "fail", out
-        assert "rtgate: INCONCLUSIVE m/max[t0]" in out and "stopped early" in out, out
-        assert float((results / "results" / "max-t0" / "measurement").read_text()) > 0
+        (t0,) = _pinned_ids(1)
+        assert (results / "results" / f"max-{t0}" / "result").read_text().strip() == "fail", out
+        assert f"rtgate: INCONCLUSIVE m/max[{t0}]" in out and "stopped early" in out, out
+        assert float((results / "results" / f"max-{t0}" / "measurement").read_text()) > 0

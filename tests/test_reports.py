@@ -157,7 +157,8 @@ def test_timeline_plot_content(spec: Path, sampler_json: Path) -> None:
     run = load_results(sampler_json)
     fig = timeline_figure(run, load_thresholds(spec).measurements["smp"])
     d = describe(fig)
-    assert d["labels"][:2] == ["t0", "t1"]
+    # -t 2 pins its threads round-robin, as cyclictest: one line per thread, named by its CPU
+    assert d["labels"][:2] == [f"cpu{t.cpu}" for t in run.threads[:2]] and all(t.cpu >= 0 for t in run.threads)
     points = fig.axes[0].lines[0].get_ydata()
     bm = run.threads[0].block_maxima
     assert bm is not None and len(bm.values) >= 15

@@ -11,7 +11,7 @@ build=${2:-build-fuzz}
 mkdir -p "$build"
 printf '#define RTGATE_VERSION "fuzz"\n' > "$build/version.h"
 cflags="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I$build -I$src"
-lib="options.c numparse.c gate.c histogram.c result.c maxima.c"
+lib="options.c numparse.c gate.c mathfns.c histogram.c result.c maxima.c"
 for target in options gate; do
 	files=""
 	for f in $lib; do files="$files $src/$f"; done

@@ -6,13 +6,14 @@
 
 int main(void)
 {
-	static _Atomic uint64_t store[8];
+	static ctr64 store[8];
+	static ctr_seq seq;
 	struct block_maxima b;
 	struct block_maxima_view v;
 	uint64_t out[8];
 
 	/* blocks of 2 cycles, 8 of them before the buffer is full */
-	bm_init(&b, store, 8, 2);
+	bm_init(&b, store, 8, 2, &seq);
 	for (uint64_t i = 1; i <= 16; i++)
 		bm_add(&b, i * 10);
 	CHECK(bm_snapshot(&b, out, 8, &v) == 0);
@@ -41,9 +42,9 @@ int main(void)
 	CHECK_EQ(v.partial_n, 0);
 
 	/* a long run: no maximum is ever lost, the series keeps covering every cycle */
-	static _Atomic uint64_t big[64];
+	static ctr64 big[64];
 	uint64_t bout[64], truth = 0, total = 100003;
-	bm_init(&b, big, 64, 3);
+	bm_init(&b, big, 64, 3, &seq);
 	for (uint64_t i = 0; i < total; i++) {
 		uint64_t x = (i * 2654435761u) % 100000;
 		if (i == 77777)

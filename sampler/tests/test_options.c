@@ -77,7 +77,7 @@ int main(void)
 	CHECK_EQ(p.policy, SCHED_OTHER);
 	CHECK_EQ(p.priority, 0);
 	CHECK_EQ(p.loops, 100);
-	CHECK_EQ(p.thread_cpu[0], (unsigned long long)-1);
+	CHECK_EQ(p.thread_cpu[0], 0); /* cyclictest 2.x: pinned round-robin without -a too */
 	CHECK_EQ(p.latency_target, 0);
 
 	/* the classic SMP histogram line */
@@ -98,7 +98,9 @@ int main(void)
 	CHECK(parse("ct -t 3 -p 80 -i 500 -n", &p, err) == OPTIONS_OK);
 	CHECK_EQ(p.num_threads, 3);
 	CHECK_EQ(p.distance_us, 500);
-	CHECK_EQ(p.thread_cpu[2], (unsigned long long)-1);
+	CHECK_EQ(p.thread_cpu[0], 0);
+	CHECK_EQ(p.thread_cpu[1], 1);
+	CHECK_EQ(p.thread_cpu[2], 0);
 	CHECK(parse("ct -t", &p, err) == OPTIONS_OK);
 	CHECK_EQ(p.num_threads, 2);
 	CHECK(parse("ct --threads=4 -H 100", &p, err) == OPTIONS_OK);

@@ -37,8 +37,8 @@ def sampler_args(
             args.append("-S")
         elif g.cpus:
             args += ["-t", str(g.count or len(g.cpus)), "-a", ",".join(map(str, g.cpus))]
-        else:
-            args += ["-t", str(g.count or 1)]
+        else:  # not pinned: plain -t would pin round-robin, as cyclictest 2.x does
+            args.append(f"--thread-cpus={','.join(['*'] * (g.count or 1))}")
         if rt:
             args += ["-p", str(g.priority)]
     else:  # "all" is refused with several groups: the plan needs no machine

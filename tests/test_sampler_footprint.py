@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""What rtgate-sampler costs the machine it measures (issue 15): memory, against the real cyclictest.
+
+Checkpoints copy only the non-zero buckets of running threads; the final results are read in place;
+libm (native gates only) is loaded after the run, so -m does not lock it."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import IS_ROOT, RT_OPTS
+
+
+def _peak_rss_kib(argv: list[str]) -> int:
+    """Peak resident set of one run: the child's own VmHWM, polled until it exits. (wait4's
+    ru_maxrss would be the forking Python's: exec records the old mm's high-water mark.)"""
+    exe = Path(shutil.which(argv[0]) or argv[0]).resolve()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    while p.poll() is None:
+        try:
+            if Path(f"/proc/{p.pid}/exe").resolve() == exe:  # not the Python before exec
+                m = re.search(r"^VmHWM:\s+(\d+) kB", Path(f"/proc/{p.pid}/status").read_text(), re.M)
+                peak = max(peak, int(m.group(1)) if m else 0)
+        except OSError:
+            break
+        time.sleep(0.02)
+    assert p.wait(timeout=30) == 0, argv
+    assert peak > 0, argv
+    return peak
+
+
+def test_checkpoint_of_running_threads_is_consistent(sampler: str, tmp_path: Path) -> None:
+    """A checkpoint copies the non-zero buckets while the threads run: both histograms, the
+    -h overflows and the block maxima of one checkpoint agree with each other."""
+    out = tmp_path / "r.json"
+    p = subprocess.Popen(
+        [sampler, *RT_OPTS, "-t", "2", "-i", "500", "-h", "40", "--block=0.2", "-q", f"--json={out}", "--checkpoint=1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        doc: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            time.sleep(0.3)
+            if out.exists():
+                doc = json.loads(out.read_text())
+                if all(doc["rtgate"]["threads"][i]["block_maxima"]["values"] for i in (0, 1)):
+                    break
+    finally:
+        p.kill()
+        p.wait(timeout=10)
+    assert doc and doc["rtgate"]["complete"] is False
+    for key, t in doc["thread"].items():
+        rg = doc["rtgate"]["threads"][int(key)]
+        full = rg["histogram"]
+        assert t["cycles"] == rg["cycles"] == sum(b[2] for b in full) > 0
+        # the -h view is the start of the full histogram, bucket for bucket
+        assert {int(k): v for k, v in t["histogram"].items()} == {b[0]: b[2] for b in full if b[1] <= 40}
+        assert t["cycles"] == sum(t["histogram"].values()) + rg["overflows"]
+        assert [b[0] for b in full] == sorted(b[0] for b in full)
+        bm = rg["block_maxima"]
+        assert bm["values"], "no complete block in a checkpoint 1 s into the run"
+        assert max(bm["values"]) <= t["max"]
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="-m needs root here")
+def test_mlockall_run_does_not_map_libm_until_the_gates(sampler: str) -> None:
+    """libm serves only the native gates: with -m it would be locked for the whole run."""
+    p = subprocess.Popen(
+        [sampler, "-m", "-p", "80", "-t", "1", "-i", "1000", "-D", "2s", "-q", "--gate=name=g,kind=max,limit=1000000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(1.0)
+        maps = Path(f"/proc/{p.pid}/maps").read_text()
+        stdout, stderr = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait(timeout=10)
+    assert p.returncode == 0, stderr
+    assert "rtgate-sampler" in maps
+    assert "libm." not in maps, "libm is mapped (and locked) during the run"
+    # after the run the gate is evaluated with the real libm
+    assert re.search(r"^RTGATE-GATE g \S+ PASS ", stdout, re.M), stdout
+
+
+@pytest.mark.parametrize("threads", ["2", "16"])
+def test_peak_rss_not_above_cyclictest(sampler: str, cyclictest: str, threads: str) -> None:
+    """Unpinned, unlocked: every buffer is untouched until a run uses it, as cyclictest's.
+    Two alternating pairs; the smaller of each program's figures (RSS varies by ~100 KiB). Not 64
+    threads: there, pages of the histogram that a run's spread of latencies touches (512 us of
+    1-us buckets per page) can outweigh the margin on a loaded machine (benchmarks/README.md)."""
+    opts = ["-t", threads, "-i", "1000", "-l", "1000", "-q"]
+    ours, theirs = [], []
+    for _ in range(2):
+        ours.append(_peak_rss_kib([sampler, *opts]))
+        theirs.append(_peak_rss_kib([cyclictest, *opts]))
+    assert min(ours) <= min(theirs), f"rtgate-sampler {ours} KiB, cyclictest {theirs} KiB"
