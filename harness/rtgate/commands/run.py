@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rtgate.commands.common import add_report_options, parse_seconds, report
 from rtgate.core.gates import Status, Verdict, error_verdicts
+from rtgate.core.model import RunResult
 from rtgate.core.setup import evaluate_measured
 from rtgate.core.thresholds import Measurement, default_thresholds_path, load_thresholds
 from rtgate.errors import RtgateError
@@ -78,6 +79,7 @@ def _handle(args: argparse.Namespace) -> int:
     verdicts: list[Verdict] = []
     durations: dict[str, float] = {}
     notes: list[str] = []
+    measured: list[tuple[str, RunResult]] = []  # their recorded conditions go into every report
     for name in names:
         m = tf.measurements[name]
         if STOP.requested:
@@ -93,6 +95,7 @@ def _handle(args: argparse.Namespace) -> int:
             verdicts.extend(_not_measured(m, f"not measured: {e}"))
             continue
         durations[name] = run.elapsed_s or 0.0
+        measured.append((name, run))
         judged = evaluate_measured(m, run, duration_s=args.duration)
         verdicts.extend(judged)
         notes.extend(_busy_notes(name, run.environment.get("machine_load"), judged))
@@ -104,7 +107,7 @@ def _handle(args: argparse.Namespace) -> int:
                 add_run(db, run, tf.platform, name, tf, tags=args.tag, duration_s=args.duration, pair_id=args.pair_id)
     if STOP.requested:
         print(f"rtgate: stopped by {STOP.signal}: evaluating what was measured", file=sys.stderr, flush=True)
-    code = report(tf, verdicts, args, durations, {"results_dir": str(outdir)})
+    code = report(tf, verdicts, args, durations, {"results_dir": str(outdir)}, runs=measured)
     for line in notes:
         print(line, flush=True)
     return code
