@@ -206,3 +206,19 @@ def test_run_and_check_of_its_folder_describe_the_same_machine(tmp_path: Path, t
     assert docs[0] == docs[1]
     truth = _truth()
     assert {k: docs[0]["machine"][k] for k in truth} == truth
+
+
+@pytest.mark.skipif(os.uname().machine == "aarch64", reason="the shipped i.MX8MP file is for an aarch64 board")
+def test_a_refused_board_file_still_shows_this_machine(tmp_path: Path) -> None:
+    """Nothing measured: the reports describe the machine the board file was refused on."""
+    board = str(ROOT / "thresholds" / "boards" / "imx8mp-evk.yaml")
+    r = rtgate("run", board, "--duration", "1s", "--json", "v.json", "--junit", "j.xml", cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "not measured: " in r.stdout and "this file is for aarch64" in r.stdout
+    truth = _truth()
+    assert f"rtgate: machine: kernel {truth['kernel']}, " in r.stdout
+    assert "rtgate: load: idle none: not measured; " in r.stdout
+    env = json.loads((tmp_path / "v.json").read_text())["environment"]
+    assert {k: env["machine"][k] for k in truth} == truth
+    assert env["measurements"]["idle"]["load"] == "none: not measured"
+    assert junit_figures(tmp_path / "j.xml")["environment"]["kernel"] == truth["kernel"]

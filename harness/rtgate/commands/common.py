@@ -39,10 +39,18 @@ def report(
     durations: dict[str, float] | None = None,
     extra: dict[str, object] | None = None,
     runs: list[tuple[str, RunResult]] | None = None,
+    live: bool = False,
 ) -> int:
-    """`runs`: the measurements' results, whose recorded conditions every report shows."""
+    """`runs`: the measurements' results, whose recorded conditions every report shows. `live` (rtgate run): a
+    measurement that did not run is described by this machine as it is now."""
     allow = bool(args.allow_inconclusive or tf.allow_inconclusive)
-    described = describe_runs(runs or [])
+    system = None
+    unmeasured = [v.measurement for v in verdicts if v.measurement not in {name for name, _ in runs or []}]
+    if live and unmeasured:
+        from rtgate.measure.environment import capture
+
+        system = capture()
+    described = describe_runs(runs or [], list(dict.fromkeys(unmeasured)), system)
     summary = summary_table(tf.platform, verdicts, allow, header_lines(described))
     sys.stdout.write(summary)
     try:

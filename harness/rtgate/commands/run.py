@@ -107,7 +107,7 @@ def _handle(args: argparse.Namespace) -> int:
                 add_run(db, run, tf.platform, name, tf, tags=args.tag, duration_s=args.duration, pair_id=args.pair_id)
     if STOP.requested:
         print(f"rtgate: stopped by {STOP.signal}: evaluating what was measured", file=sys.stderr, flush=True)
-    code = report(tf, verdicts, args, durations, {"results_dir": str(outdir)}, runs=measured)
+    code = report(tf, verdicts, args, durations, {"results_dir": str(outdir)}, runs=measured, live=True)
     for line in notes:
         print(line, flush=True)
     return code

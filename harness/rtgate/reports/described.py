@@ -9,6 +9,7 @@ header of one or two lines; JSON, JUnit and HTML show every item."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,7 @@ MACHINE_ITEMS: tuple[tuple[str, str], ...] = (
     ("cpu_governors", "cpufreq governors"),
     ("rt_throttling", "RT throttling"),
     ("tuning_services", "tuning services"),
+    ("rt_kernel_threads", "real-time kernel threads"),
     ("modules", "kernel modules"),
 )
 MEASUREMENT_ITEMS: tuple[tuple[str, str], ...] = (
@@ -220,6 +222,18 @@ def _machine_items(system: dict[str, Any], sysinfo: dict[str, Any]) -> dict[str,
         if services is None
         else (", ".join(services) or "none running") + (f"; tuned profile {tuned}" if tuned else ""),
     )
+    threads = machine.get("rt_kernel_threads")
+    put(
+        "rt_kernel_threads",
+        None
+        if threads is None
+        else f"{len(threads)}"
+        + (
+            ": " + ", ".join(f"{t.get('comm')} {t.get('policy')} {t.get('priority')}" for t in threads)
+            if threads
+            else ""
+        ),
+    )
     modules = machine.get("modules")
     put("modules", None if modules is None else f"{len(modules)}" + (f": {', '.join(modules)}" if modules else ""))
     return items
@@ -278,11 +292,24 @@ def describe_run(run: RunResult) -> Described:
     return Described(machine, measurement, checks, record, busy_lines, recorded=bool(system))
 
 
-def describe_runs(runs: list[tuple[str, RunResult]]) -> dict[str, Described]:
-    """Each measured measurement's conditions (a measurement given twice: its first results)."""
+def describe_unmeasured(system: dict[str, Any]) -> Described:
+    """A measurement that did not run (its requirements unmet, or stopped before it started): the machine as
+    rtgate run found it, which is what a refused board file is compared with."""
+    not_measured = {key: "none: not measured" for key, _label in MEASUREMENT_ITEMS}
+    return Described(_machine_items(system, {}), not_measured)
+
+
+def describe_runs(
+    runs: list[tuple[str, RunResult]], unmeasured: Sequence[str] = (), system: dict[str, Any] | None = None
+) -> dict[str, Described]:
+    """Each measured measurement's conditions (a measurement given twice: its first results); with `system`,
+    the `unmeasured` ones are described by the machine alone."""
     out: dict[str, Described] = {}
     for name, run in runs:
         out.setdefault(name, describe_run(run))
+    if system is not None:
+        for name in unmeasured:
+            out.setdefault(name, describe_unmeasured(system))
     return out
 
 
@@ -330,7 +357,7 @@ def header_lines(described: dict[str, Described]) -> list[str]:
         return lines
     loads = "; ".join(
         f"{name} {d.measurement['load']}"
-        + ("" if d.measurement["load"] == "none" else f", {d.measurement['load_level']}")
+        + ("" if d.measurement["load"].startswith("none") else f", {d.measurement['load_level']}")
         for name, d in described.items()
     )
     preflights = {_preflight_text(d.preflight) for d in described.values()}
