@@ -222,3 +222,30 @@ def test_a_refused_board_file_still_shows_this_machine(tmp_path: Path) -> None:
     assert {k: env["machine"][k] for k in truth} == truth
     assert env["measurements"]["idle"]["load"] == "none: not measured"
     assert junit_figures(tmp_path / "j.xml")["environment"]["kernel"] == truth["kernel"]
+
+
+def test_timerlat_results_find_their_environment_file(tmp_path: Path) -> None:
+    """The timerlat backend leaves <measurement>.rtla.txt beside <measurement>.environment.json."""
+    shutil.copy(FIXTURES / "rtla" / "basic.txt", tmp_path / "m.rtla.txt")
+    system = capture(FIXTURES / "systems" / "rt-arm64")
+    (tmp_path / "m.environment.json").write_text(json.dumps({"results": "m.rtla.txt", "system": system}))
+    d = describe_run(load_results(tmp_path / "m.rtla.txt"))
+    assert d.recorded and d.machine["clocksource"].startswith("arch_sys_counter")
+    (tmp_path / "m.environment.json").write_text(json.dumps({"results": "other.rtla.txt", "system": system}))
+    assert not describe_run(load_results(tmp_path / "m.rtla.txt")).recorded  # a file about other results
+
+
+def test_measurements_on_two_machines_get_a_machine_line_each() -> None:
+    runs = []
+    for name, tree in (("a", "rt-arm64"), ("b", "nonrt-x86-vm")):
+        run = load_results(RT_TESTS / "ct-new-S-h300.json")
+        run.environment = {"system": capture(FIXTURES / "systems" / tree), "load": {"kind": "none"}, "preflight": []}
+        runs.append((name, run))
+    from rtgate.reports.described import describe_runs, environment_document
+
+    described = describe_runs(runs)
+    lines = header_lines(described)
+    assert [ln.split(":", 2)[1] for ln in lines[:2]] == [" machine (a)", " machine (b)"]
+    assert lines[2] == "rtgate: load: a none; b none; preflight clean"
+    doc = environment_document(described)
+    assert "machine" not in doc["measurements"]["a"] and doc["measurements"]["b"]["machine"] != doc["machine"]
