@@ -108,11 +108,16 @@ def _machine_items(system: dict[str, Any], sysinfo: dict[str, Any]) -> dict[str,
     if not system:
         release = sysinfo.get("release")
         put("kernel", f"{release} (rt-tests sysinfo)" if release else None, NOT_RECORDED)
-        realtime = sysinfo.get("realtime")
+        realtime = sysinfo.get("realtime") if sysinfo.get("realtime") in (0, 1) else None
+        # rt-tests writes realtime 1 when /sys/kernel/realtime reads 1: PREEMPT_RT, or not; nothing finer.
         put(
             "preemption",
-            "PREEMPT_RT (rt-tests sysinfo)" if realtime == 1 else None,
-            "rt-tests sysinfo says realtime 0: not PREEMPT_RT, model not recorded" if realtime == 0 else NOT_RECORDED,
+            None
+            if realtime is None
+            else "PREEMPT_RT (rt-tests sysinfo)"
+            if realtime == 1
+            else "not PREEMPT_RT (rt-tests sysinfo; which model not recorded)",
+            NOT_RECORDED,
         )
         put(
             "architecture", f"{sysinfo['machine']} (rt-tests sysinfo)" if sysinfo.get("machine") else None, NOT_RECORDED
@@ -335,12 +340,13 @@ def header_lines(described: dict[str, Described]) -> list[str]:
             known = [f"{k} {m[k]}" for k in ("kernel", "preemption", "architecture") if not m[k].startswith("unknown")]
             text = ", ".join(known + ["the rest unknown" if known else "unknown"]) + f" ({NOT_RECORDED})"
         else:
+            read = {k: not v.startswith("unknown") for k, v in m.items()}
             text = ", ".join(
                 [
                     f"kernel {m['kernel']}",
                     f"preemption {m['preemption']}",
-                    m["architecture"],
-                    f"{m['cpu_count']} CPUs {m['cpu_model']}",
+                    m["architecture"] if read["architecture"] else f"architecture {m['architecture']}",
+                    f"{m['cpu_count']} CPUs" + (f" {m['cpu_model']}" if read["cpu_model"] else ""),
                     f"board {m['board']}",
                     f"clocksource {m['clocksource']}",
                     f"SMT {m['smt']}",
