@@ -32,8 +32,12 @@ EXAMPLES = {
 def test_every_kind_has_every_part(name: str) -> None:
     kind = KINDS[name]
     assert isinstance(kind, GateKind) and kind.name == name
+    optional = {"share_key", "latency_key"}  # None: the kind has no such figure
     for f in dataclasses.fields(GateKind):
-        assert getattr(kind, f.name) is not None, f.name
+        assert f.name in optional or getattr(kind, f.name) is not None, f.name
+    assert kind.share_key is None or kind.share_key in kind.takes
+    assert kind.latency_key is None or kind.latency_key in kind.takes
+    assert (kind.unit == "%") <= (kind.share_key in kind.needs), "a share-valued kind must require its share"
     assert kind.needs <= kind.takes <= GATE_FIELDS, "threshold keys must be GateSpec fields"
     assert set(kind.one_of) <= kind.takes
     assert kind.needs or kind.one_of, "a kind must require something to compare with"
@@ -99,3 +103,43 @@ def test_the_sampler_knows_every_kind_and_key() -> None:
         assert re.search(rf'"{name}"', source), f"the sampler has no gate kind {name}"
         for key, _, _ in kind.native:
             assert f'"{key}"' in source, f"the sampler does not parse {key}="
+
+
+# The unit each example's figure is reported in, and its limit as people read it.
+UNITS = {
+    "max": ("us", "80 us"),
+    "miss_rate": ("%", "1 %"),
+    "percentile": ("us", "100 us"),
+    "avg": ("us", "50 us"),
+    "missed": ("%", "1 %"),
+}
+
+
+@pytest.mark.parametrize("name", [*KINDS, "missed-count"])
+def test_every_report_takes_the_unit_from_the_verdict(name: str, tmp_path: Path) -> None:
+    """The unit is decided once, at evaluation; text, SQUAD, KCIDB and Fuego all follow it (before, a missed-count
+    figure went to KCIDB as 5e-06 s)."""
+    from rtgate.fuego.criteria import fuego_files
+    from rtgate.reports.kcidb import kcidb_document
+    from rtgate.reports.squad import squad_documents
+    from rtgate.reports.text import limit_text
+
+    example = "{name: g, kind: missed, max_count: 5}" if name == "missed-count" else EXAMPLES[name]
+    unit, limit = ("periods", "5 periods") if name == "missed-count" else UNITS[name]
+    path = tmp_path / "t.yaml"
+    path.write_text(f"platform: t\nmeasurements:\n  m:\n    sampler: {{loops: 5000}}\n    gates:\n      - {example}\n")
+    tf = load_thresholds(path)
+    t = ThreadResult(
+        index=0, cycles=5000, min=10, max=30, avg=20.0, cpu=0, priority=80, missed=7,
+        histogram=Histogram("us", [(10, 11, 2500), (30, 31, 2500)]),
+    )  # fmt: skip
+    run = RunResult(source="x", format="rtgate-json", unit="us", threads=[t])
+    (v,) = evaluate(tf.measurements["m"], run)
+    assert v.value is not None and v.unit == unit and limit_text(v) == limit
+    (test,) = [x for x in kcidb_document("o", "o:1", "t", "m", run, [v], 0)["tests"] if x["path"].endswith(".g.cpu0")]
+    assert test["number"]["unit"] == {"us": "s", "%": "%", "periods": "periods"}[unit]
+    _, metrics = squad_documents("t", [("m", run, [v])])
+    assert metrics["rtgate/t/m/g-cpu0"]["unit"] == unit
+    fuego = fuego_files(tf, ["m"], 1)
+    assert unit in {m["unit"] for f in fuego.values() for s in f.get("test_sets", []) for c in s["test_cases"]
+                    for m in c["measurements"]}  # fmt: skip

@@ -22,7 +22,7 @@ from rtgate.measure.session import GateSession, LatencyResult, Settings, predict
 from rtgate.reports.text import limit_text
 
 _SESSION = pytest.StashKey[GateSession]()
-_SAVED_HANDLERS = pytest.StashKey[dict]()
+_SAVED_HANDLERS = pytest.StashKey[dict[int, Any]]()
 _SUITE_FIGURE = "rtgate-suite-property::"
 _CONFIG: dict[str, pytest.Config] = {}  # for hooks that get no config (pytest_runtest_logreport)
 
@@ -125,7 +125,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"rtgate: {e}") from e
     # SIGTERM and SIGHUP (a CI cancel, a lost ssh session) end the session as Ctrl-C does: pytest
     # then reports and writes --junitxml. During a measurement, rtgate's own stop takes over.
-    saved = {}
+    saved: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
         for s in (signal.SIGTERM, signal.SIGHUP):
             if signal.getsignal(s) == signal.SIG_DFL:
@@ -183,7 +183,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             continue
         node = ThresholdsFile.from_parent(session, path=path)
         try:
-            items.extend(i for c in node.collect() for i in c.collect())  # type: ignore[union-attr]
+            groups = [c for c in node.collect() if isinstance(c, pytest.Collector)]
+            items.extend(i for c in groups for i in c.collect() if isinstance(i, pytest.Item))
         except ThresholdsError as e:
             raise pytest.UsageError(f"rtgate: {e}") from e
 
@@ -246,7 +247,7 @@ class GateItem(pytest.Item):
             pytest.skip(f"INCONCLUSIVE: {verdict.reason}")
         raise GateFailure(verdict)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, GateFailure):
             return failure_text(excinfo.value.verdict)
         if isinstance(excinfo.value, RtgateError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Any
 
 from rtgate.core.thresholds import Measurement, load_thresholds
 from rtgate.measure.conditions import doctor, measured_cpus, rt_task_checks
@@ -25,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def handle(args: argparse.Namespace) -> int:
     env = capture(Path(args.root))
     live = args.root == "/"
-    targets: list[tuple[str, dict, list[int] | None, Measurement | None]] = [("", {}, None, None)]
+    targets: list[tuple[str, dict[str, Any], list[int] | None, Measurement | None]] = [("", {}, None, None)]
     if args.thresholds:
         tf = load_thresholds(args.thresholds)
         targets = [(f"[{m.name}] ", m.require, measured_cpus(m), m) for m in tf.measurements.values()]

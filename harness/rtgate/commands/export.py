@@ -63,12 +63,13 @@ def handle(args: argparse.Namespace) -> int:
     if not re.fullmatch(r"[a-z0-9_]+:.+", args.build_id):
         raise RtgateError(f"--build-id {args.build_id!r}: KCIDB ids are ORIGIN:ID")
     tf = load_thresholds(args.thresholds)
-    doc: dict[str, object] = {"version": {"major": 5, "minor": 3}, "tests": []}
+    tests: list[dict[str, object]] = []
+    doc: dict[str, object] = {"version": {"major": 5, "minor": 3}, "tests": tests}
     for number, (name, run) in enumerate(map_results(tf, args.results)):
         part = kcidb_document(
             args.origin, args.build_id, tf.platform, name, run, evaluate_measured(tf.measurements[name], run), number
         )
-        doc["tests"] += part["tests"]  # type: ignore[operator]
+        tests.extend(part["tests"])
     text = json.dumps(doc, indent=2) + "\n"
     if args.output:
         write_text(args.output, text)

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rtgate.core.gate_kinds import KINDS
 from rtgate.core.model import RunResult
 from rtgate.core.recorded import recorded_environment
 from rtgate.core.setup import evaluate_measured
@@ -182,7 +183,7 @@ def _settings(tf: ThresholdFile | None, metrics: list[str] | None, measurement: 
         s.metrics = metrics
     elif tf and measurement in tf.measurements:
         # Tail mass above the gate limits, beside the figures.
-        limits = {g.above_us for g in tf.measurements[measurement].gates if g.kind == "miss_rate"}
+        limits = {g.above_us for g in tf.measurements[measurement].gates if "above_us" in KINDS[g.kind].takes}
         s.metrics = s.metrics + [f"above_{lim:g}" for lim in sorted(x for x in limits if x is not None)]
     return s
 
@@ -275,9 +276,8 @@ def handle_trend(args: argparse.Namespace) -> int:
             per_release = {
                 r: _values(db.threads(platform, m, r), args.metric).get("worst", []) for r in db.releases(platform, m)
             }
-            limits = (
-                [g.limit_us for g in tf.measurements[m].gates if g.kind == "max"] if tf and m in tf.measurements else []
-            )
+            gates = tf.measurements[m].gates if tf and m in tf.measurements else []
+            limits = [g.limit_us for g in gates if g.kind == "max" and g.limit_us is not None]
             write_bytes(args.plot, png(trend_figure(per_release, args.metric, min(limits) if limits else None)))
     print(f"rtgate history: {platform} {m}: {args.metric} of the worst thread per run")
     print(f"{'RELEASE':24} {'RUNS':>4} {'MEDIAN':>10} {'MIN':>10} {'MAX':>10}")

@@ -7,6 +7,7 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
+from typing import Any
 
 from rtgate.commands.common import add_report_options, parse_seconds, report
 from rtgate.core.gates import Status, Verdict, error_verdicts
@@ -113,7 +114,7 @@ def _handle(args: argparse.Namespace) -> int:
     return code
 
 
-def _busy_notes(name: str, record: dict | None, verdicts: list[Verdict]) -> list[str]:
+def _busy_notes(name: str, record: dict[str, Any] | None, verdicts: list[Verdict]) -> list[str]:
     """The machine's load around a measurement, and a note when it can explain a FAIL or INCONCLUSIVE."""
     if not record:
         return []

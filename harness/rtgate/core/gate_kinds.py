@@ -204,6 +204,17 @@ class GateKind:
     figure: str  # what the verdict's value is, for reports
     unit: str  # the value's unit in reports: us, %, periods
     min_samples: Callable[[GateSpec], int]  # default sample count it needs
+    share_key: str | None  # the GateSpec attribute that, when set, makes the value a share of samples (%)
+    latency_key: str | None  # the GateSpec attribute with the latency plots draw as its line
+    counts_missed: bool  # missed periods enter its judgement
+
+
+def figure_unit(gate: GateSpec) -> str:
+    """The unit of a verdict's value: '%' (held as a fraction), 'us' or 'periods'."""
+    kind = KINDS[gate.kind]
+    if kind.share_key is not None and getattr(gate, kind.share_key) is not None:
+        return "%"
+    return kind.unit
 
 
 def _one(_: GateSpec) -> int:
@@ -214,59 +225,74 @@ KINDS: dict[str, GateKind] = {
     k.name: k
     for k in (
         GateKind(
-            "max",
-            frozenset({"limit_us"}),
-            frozenset({"limit_us"}),
-            (),
-            _judge_max,
-            (("limit", "limit_us", float),),
-            "max latency",
-            "us",
-            _one,
+            name="max",
+            needs=frozenset({"limit_us"}),
+            takes=frozenset({"limit_us"}),
+            one_of=(),
+            judge=_judge_max,
+            native=(("limit", "limit_us", float),),
+            figure="max latency",
+            unit="us",
+            min_samples=_one,
+            share_key=None,
+            latency_key="limit_us",
+            counts_missed=False,
         ),
         GateKind(
-            "miss_rate",
-            frozenset({"above_us", "rate"}),
-            frozenset({"above_us", "rate", "confidence"}),
-            (),
-            _judge_miss_rate,
-            (("above", "above_us", float), ("rate", "rate", float)),
-            "share of samples above the limit or missed",
-            "%",
-            _one,
+            name="miss_rate",
+            needs=frozenset({"above_us", "rate"}),
+            takes=frozenset({"above_us", "rate", "confidence"}),
+            one_of=(),
+            judge=_judge_miss_rate,
+            native=(("above", "above_us", float), ("rate", "rate", float)),
+            figure="share of samples above the limit or missed",
+            unit="%",
+            min_samples=_one,
+            share_key="rate",
+            latency_key="above_us",
+            counts_missed=True,
         ),
         GateKind(
-            "percentile",
-            frozenset({"percentile", "limit_us"}),
-            frozenset({"percentile", "limit_us", "confidence"}),
-            (),
-            _judge_percentile,
-            (("percentile", "percentile", float), ("limit", "limit_us", float)),
-            "latency percentile",
-            "us",
-            _one_percentile_rank,
+            name="percentile",
+            needs=frozenset({"percentile", "limit_us"}),
+            takes=frozenset({"percentile", "limit_us", "confidence"}),
+            one_of=(),
+            judge=_judge_percentile,
+            native=(("percentile", "percentile", float), ("limit", "limit_us", float)),
+            figure="latency percentile",
+            unit="us",
+            min_samples=_one_percentile_rank,
+            share_key=None,
+            latency_key="limit_us",
+            counts_missed=True,
         ),
         GateKind(
-            "avg",
-            frozenset({"limit_us"}),
-            frozenset({"limit_us"}),
-            (),
-            _judge_avg,
-            (("limit", "limit_us", float),),
-            "average latency",
-            "us",
-            _one,
+            name="avg",
+            needs=frozenset({"limit_us"}),
+            takes=frozenset({"limit_us"}),
+            one_of=(),
+            judge=_judge_avg,
+            native=(("limit", "limit_us", float),),
+            figure="average latency",
+            unit="us",
+            min_samples=_one,
+            share_key=None,
+            latency_key=None,
+            counts_missed=False,
         ),
         GateKind(
-            "missed",
-            frozenset(),
-            frozenset({"max_count", "max_rate", "confidence"}),
-            ("max_count", "max_rate"),
-            _judge_missed,
-            (("max_count", "max_count", int), ("max_rate", "max_rate", float)),
-            "missed periods (count, or share of periods)",
-            "periods",
-            _one,
+            name="missed",
+            needs=frozenset(),
+            takes=frozenset({"max_count", "max_rate", "confidence"}),
+            one_of=("max_count", "max_rate"),
+            judge=_judge_missed,
+            native=(("max_count", "max_count", int), ("max_rate", "max_rate", float)),
+            figure="missed periods (count, or share of periods)",
+            unit="periods",
+            min_samples=_one,
+            share_key="max_rate",
+            latency_key=None,
+            counts_missed=True,
         ),
     )
 }

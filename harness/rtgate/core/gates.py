@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rtgate.core import validity
-from rtgate.core.gate_kinds import KINDS, pct, pct_range, percentile_text
+from rtgate.core.gate_kinds import KINDS, figure_unit, pct, pct_range, percentile_text
 from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.stats import clean_samples_to_pass, decide_rate, samples_to_fail
 from rtgate.core.status import SEVERITY
@@ -32,6 +32,7 @@ class Verdict:
     value: float | None = None  # measured figure in us (a fraction for rates)
     value_text: str = ""
     limit: float | None = None
+    unit: str = ""  # of value and limit: "us", "%" (held as fractions), "periods"; "" unknown
     bound: float | None = None  # upper confidence bound of a rate
     lower: float | None = None  # lower confidence bound of a rate
     samples: int = 0
@@ -53,6 +54,7 @@ class Verdict:
             "value": self.value,
             "value_text": self.value_text,
             "limit": self.limit,
+            "unit": self.unit,
             "bound": self.bound,
             "lower": self.lower,
             "samples": self.samples,
@@ -238,6 +240,7 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
                     "worst" if gate.scope == "worst" else "all",
                     status,
                     reason,
+                    unit=figure_unit(gate),
                     critical=gate.critical,
                     properties={"analysis": analysis} if analysis else {},
                 )
@@ -260,6 +263,7 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
                     ids[t.index],
                     status,
                     reason,
+                    unit=figure_unit(gate),
                     critical=gate.critical,
                     properties=dict(props[t.index]),
                     **kw,
@@ -291,6 +295,7 @@ def error_verdicts(measurement: Measurement, reason: str) -> list[Verdict]:
             "worst" if g.scope == "worst" else "all",
             Status.ERROR,
             reason,
+            unit=figure_unit(g),
             critical=g.critical,
         )
         for g in measurement.gates

@@ -14,6 +14,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from rtgate.core.gate_kinds import KINDS
 from rtgate.core.gates import _SEVERITY, Status, Verdict, evaluate
 from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.thresholds import Measurement
@@ -242,7 +243,7 @@ def evaluate_measured(
         if t is not None:
             if t.missed_derivation:
                 props["missed_derivation"] = t.missed_derivation
-                if v.kind in ("missed", "miss_rate", "percentile"):
+                if v.kind in KINDS and KINDS[v.kind].counts_missed:
                     reason += f" [missed periods: {t.missed_derivation}]"
             if t.expected_periods is not None:
                 props["expected_periods"] = t.expected_periods

@@ -514,7 +514,7 @@ def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
     if "workers" in m:
         spec.workers = c.integer(m["workers"], key + ("workers",), 1, 4096)
     if "cpus" in m:
-        spec.cpus = m["cpus"] if m["cpus"] in ("measured", "others", "all") else c.cpus(m["cpus"], key + ("cpus",))  # type: ignore[assignment]
+        spec.cpus = m["cpus"] if m["cpus"] in ("measured", "others", "all") else c.cpus(m["cpus"], key + ("cpus",))
     if "size" in m:
         if not isinstance(m["size"], str) or not re.fullmatch(r"\d+[KMG]?", m["size"]):
             raise c.fail(key + ("size",), f"must be a size such as 64M or 1G, not {m['size']!r}")
@@ -622,7 +622,7 @@ def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
         cpus = c.cpus(m["cpus"], key + ("cpus",))
         if cpus == "all":
             raise c.fail(key + ("cpus",), "name CPUs, or leave cpus out to gate every thread")
-        g.cpus = list(cpus)
+        g.cpus = [int(x) for x in cpus]
     if "scope" in m:
         if m["scope"] not in ("per_thread", "worst"):
             raise c.fail(key + ("scope",), "must be per_thread or worst")

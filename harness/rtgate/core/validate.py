@@ -96,8 +96,8 @@ def _check_thread(run: RunResult, pos: int, t: ThreadResult, fail: Callable[[int
             raise fail(pos, name, f"must be a whole number from {lo} to {hi}, not {value!r}")
     if t.policy is not None and not isinstance(t.policy, str):
         raise fail(pos, "policy", f"must be a name, not {t.policy!r}")
-    for name, value in (("min", t.min), ("max", t.max)):
-        if value is not None and not _latency(value):
+    for name, latency in (("min", t.min), ("max", t.max)):
+        if latency is not None and not _latency(latency):
             raise fail(pos, name, f"must be a whole, non-negative latency, not {value!r}")
     if t.avg is not None and not (is_number(t.avg) and 0 <= t.avg <= MAX_VALUE):
         raise fail(pos, "avg", f"must be a finite, non-negative latency, not {t.avg!r}")

@@ -45,11 +45,11 @@ class _BoundedLoader(yaml.SafeLoader):
         super().__init__(stream)
         self._depth = 0
 
-    def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
+    def compose_node(self, parent: Any, index: Any) -> Any:
         self._depth += 1
         try:
             if self._depth > self.limits.max_depth:
-                mark = self.peek_event().start_mark
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]  # PyYAML leaves it unannotated
                 raise _Refused(f"nested deeper than {self.limits.max_depth} levels", mark.line + 1)
             return super().compose_node(parent, index)
         finally:

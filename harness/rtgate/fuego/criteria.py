@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from rtgate.core.gate_kinds import KINDS, figure_unit
 from rtgate.core.thresholds import GateSpec, Measurement, ThresholdFile
 from rtgate.errors import RtgateError
 from rtgate.fuego.names import distinct, fuego_name
@@ -41,23 +42,13 @@ def _thread_ids(m: Measurement, cpus: int | None) -> dict[str, list[str]]:
     return predicted_thread_ids(m, None)
 
 
-def _is_rate(gate: GateSpec) -> bool:
-    return gate.kind == "miss_rate" or (gate.kind == "missed" and gate.max_rate is not None)
-
-
 def _figure_limit(gate: GateSpec) -> float | None:
     """The limit Fuego can compare the gate's figure with (`le`), in the units parser.py reports."""
-    if gate.kind in ("max", "avg", "percentile"):
-        return gate.limit_us
-    if gate.kind == "miss_rate" and gate.rate is not None:
-        return round(gate.rate * 100.0, 12)
-    if gate.kind == "missed":
-        return round(gate.max_rate * 100.0, 12) if gate.max_rate is not None else gate.max_count
-    return None
-
-
-def _unit(gate: GateSpec) -> str:
-    return "%" if _is_rate(gate) else "periods" if gate.kind == "missed" else "us"
+    unit = figure_unit(gate)
+    if unit == "%":
+        share_key = KINDS[gate.kind].share_key
+        return round(float(getattr(gate, share_key or "")) * 100.0, 12)
+    return gate.max_count if unit == "periods" else gate.limit_us
 
 
 def fuego_files(tf: ThresholdFile, names: list[str], cpus: int | None) -> dict[str, dict[str, Any]]:
@@ -86,12 +77,12 @@ def fuego_files(tf: ThresholdFile, names: list[str], cpus: int | None) -> dict[s
             limit = _figure_limit(gate)
             for thread in threads:
                 t = fuego_name(thread)
-                measures.append({"name": t, "unit": _unit(gate)})
+                measures.append({"name": t, "unit": figure_unit(gate)})
                 if limit is not None:
                     criteria.append(
                         {"tguid": f"{test_set}.{case}.{t}", "reference": {"value": limit, "operator": "le"}}
                     )
-                if _is_rate(gate):
+                if figure_unit(gate) == "%":
                     measures.append({"name": f"{t}_bound", "unit": "%"})
                     criteria.append(
                         {"tguid": f"{test_set}.{case}.{t}_bound", "reference": {"value": limit, "operator": "le"}}

@@ -362,7 +362,7 @@ def compare(
                 base_t, new_t, pairs, [r.id for r in base_runs], [r.id for r in new_runs], settings, notes
             )
         else:
-            c = _compare_figure(job[0], job[1], job[2], job[3], pairs, settings)  # type: ignore[arg-type]
+            c = _compare_figure(job[0], job[1], job[2], job[3], pairs, settings)
         if c.p_worse is not None:
             _decide(c, alpha, settings, c.better_effect)
             # An exact test on few runs cannot reach a small alpha at all: say so, not "no change".

@@ -183,4 +183,4 @@ def _inline_testdef(params: dict[str, str]) -> dict[str, Any]:
     # A subshell: the script's exit must not end LAVA's run.sh before its end-of-run signal.
     steps.append("(\n" + (base / "rtgate.sh").read_text() + ")")
     doc["run"]["steps"] = steps
-    return doc
+    return dict(doc)

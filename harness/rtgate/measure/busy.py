@@ -53,7 +53,7 @@ def machine_load(before: dict[str, Any], after: dict[str, Any], cpus: int | None
         total = after["total_ticks"] - before["total_ticks"]
         if total > 0:
             steal = round(100.0 * (after["steal_ticks"] - before["steal_ticks"]) / total, 2)
-    record = {
+    record: dict[str, Any] = {
         "cpus": cpus,
         "loadavg_before": before.get("loadavg"),
         "loadavg_after": after.get("loadavg"),

@@ -26,7 +26,7 @@ def measured_cpus(m: Measurement) -> list[int] | None:
             return sorted(os.sched_getaffinity(0))
         if not g.cpus:
             return None
-        cpus.extend(c for c in g.cpus if c not in cpus)  # type: ignore[union-attr]
+        cpus.extend(c for c in g.cpus if isinstance(c, int) and c not in cpus)
     return cpus
 
 
@@ -80,10 +80,10 @@ def machine_mismatch(require: dict[str, Any], env: dict[str, Any]) -> str | None
         "dmi_product": board.get("dmi_product_name"),
         "cpu_count": env.get("cpu_count"),
     }
-    wrong = []
+    wrong: list[str] = []
     if require.get("architecture") and require["architecture"] != this["architecture"]:
         wrong.append("architecture")
-    if require.get("compatible") and require["compatible"] not in this["compatible"]:
+    if require.get("compatible") and require["compatible"] not in (this["compatible"] or []):
         wrong.append("compatible")
     if require.get("dmi_product") and require["dmi_product"] != this["dmi_product"]:
         wrong.append("dmi_product")

@@ -62,8 +62,8 @@ def preemption_model(root: Path, release: str | None, version: str | None, cmdli
         ("CONFIG_PREEMPT_NONE", "NONE"),
     ):
         if config.get(key) == "y":
-            dynamic = config.get("CONFIG_PREEMPT_DYNAMIC") == "y"
-            return model, "kernel config" + (" (PREEMPT_DYNAMIC boot default)" if dynamic else "")
+            is_dynamic = config.get("CONFIG_PREEMPT_DYNAMIC") == "y"
+            return model, "kernel config" + (" (PREEMPT_DYNAMIC boot default)" if is_dynamic else "")
     if version and re.search(r"\bPREEMPT\b", version):
         return "PREEMPT", "kernel version (PREEMPT_DYNAMIC: mode unknown)" if "DYNAMIC" in version else "kernel version"
     return "unknown", "no source"

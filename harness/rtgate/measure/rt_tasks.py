@@ -14,7 +14,7 @@ from typing import Any
 
 from rtgate.core.thresholds import Measurement
 from rtgate.core.validity import describe_task
-from rtgate.measure.environment import parse_cpulist
+from rtgate.measure.machine import parse_cpulist
 
 _POLICIES = {1: "FIFO", 2: "RR", 6: "DEADLINE"}
 _PF_KTHREAD = 0x00200000
@@ -77,7 +77,7 @@ def _expected(comm: str, kernel: bool, own: set[int], pid: int) -> str | None:
 
 def _tasks(proc: str) -> list[tuple[int, int]]:
     """Every (pid, tid) under /proc, in order. os.listdir: a scan runs every second while measuring."""
-    out = []
+    out: list[tuple[int, int]] = []
     for name in os.listdir(proc):
         if name.isdigit():
             try:

@@ -70,7 +70,7 @@ def load_cpus(spec: LoadSpec, m: Measurement) -> list[int]:
                 "uses every CPU (set load cpus: measured or all)"
             )
         return others
-    return list(spec.cpus)
+    return [int(c) for c in spec.cpus]
 
 
 SAMPLER = "rtgate-sampler"

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rtgate.core.gate_kinds import figure_unit
 from rtgate.core.gates import Status, Verdict, _select, evaluate, thread_ids
 from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.setup import evaluate_measured, parse_accept
@@ -276,7 +277,16 @@ class GateSession:
         table = {}
         for gate in m.gates:
             for thread in ["worst"] if gate.scope == "worst" else expected.get(gate.name, []):
-                v = Verdict(m.name, gate.name, gate.kind, thread, Status.INCONCLUSIVE, reason, critical=gate.critical)
+                v = Verdict(
+                    m.name,
+                    gate.name,
+                    gate.kind,
+                    thread,
+                    Status.INCONCLUSIVE,
+                    reason,
+                    unit=figure_unit(gate),
+                    critical=gate.critical,
+                )
                 self.verdicts.append((display, v))
                 table[(gate.name, thread)] = v
         return table
@@ -371,7 +381,9 @@ def verdict_from_dict(d: dict[str, Any]) -> Verdict:
         value=d.get("value"),
         value_text=d.get("value_text") or "",
         limit=d.get("limit"),
+        unit=d.get("unit") or "",
         bound=d.get("bound"),
+        lower=d.get("lower"),
         samples=d.get("samples") or 0,
         critical=bool(d.get("critical")),
         properties=dict(d.get("properties") or {}),

@@ -52,8 +52,8 @@ class StopRequest:
         finally:
             self._depth -= 1
             if self._depth == 0:
-                for s, previous in self._saved.items():
-                    signal.signal(s, previous)
+                for saved, previous in self._saved.items():
+                    signal.signal(saved, previous)
                 self._saved = {}
 
     def sleep(self, seconds: float) -> bool:

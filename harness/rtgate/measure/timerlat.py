@@ -58,7 +58,7 @@ def histogram_range_us(m: Measurement) -> int:
     rtla's overflow, known only to be above it."""
     s = m.timerlat
     if s.histogram_us:
-        return s.histogram_us
+        return int(s.histogram_us)
     figures = [g.limit_us or 0.0 for g in m.gates] + [g.above_us or 0.0 for g in m.gates]
     want = max([1000.0] + [2.0 * f for f in figures])
     return int(min(want, MAX_ENTRIES * s.bucket_us))
@@ -66,7 +66,7 @@ def histogram_range_us(m: Measurement) -> int:
 
 def entries(m: Measurement) -> int:
     """rtla's -E: buckets of bucket_us covering the histogram range (rtla wants at least 10)."""
-    return max(10, math.ceil(histogram_range_us(m) / m.timerlat.bucket_us))
+    return max(10, math.ceil(histogram_range_us(m) / float(m.timerlat.bucket_us)))
 
 
 def measured_cpu_list(s: TimerlatSettings) -> list[int]:

@@ -182,11 +182,11 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
     for j in order:
         context, cpu = columns[j]
         name = f"{context}-cpu{cpu}"
-        counts = [(idx, vals[j]) for idx, vals, _ in rows if vals[j]]
+        counts: list[tuple[int, int]] = [(idx, n) for idx, vals, _ in rows if (n := vals[j])]
         over = summary["over"][0][j] or 0
         count, low, avg, high = (summary[k][0][j] for k in _SUMMARY)
         count = count or 0
-        in_rows = sum(c for _, c in counts)  # type: ignore[misc]
+        in_rows = sum(c for _, c in counts)
         if in_rows + over != count:
             raise ResultsError(
                 f"{name}: the rows and 'over:' hold {in_rows + over} samples but 'count:' says {count}",
@@ -203,8 +203,8 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
             )
         buckets: list[tuple[int, int | None, int]] = []
         for idx, n_in in counts:
-            w = width if width else (high + 1 - idx if high is not None else None)  # only row 0: up to the max
-            buckets.append((idx, None if w is None else idx + w, n_in))
+            span = width if width else (high + 1 - idx if high is not None else None)  # only row 0: up to the max
+            buckets.append((idx, None if span is None else idx + span, n_in))
         range_end = entries * (bucket or 1) if entries else (rows[-1][0] + 1 if rows else 0)
         threads.append(
             ThreadResult(
@@ -222,10 +222,12 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
     by_cpu: dict[int, dict[str, int]] = {}
     for t in threads:
         by_cpu.setdefault(t.cpu or 0, {})[t.label or ""] = t.cycles
-    for cpu, n in sorted(by_cpu.items()):
+    for cpu, events in sorted(by_cpu.items()):
         # One IRQ and one thread event per period; one may be cut off at each end of the run.
-        if "irq" in n and "thread" in n and abs(n["irq"] - n["thread"]) > 1:
-            problems.append(f"cpu {cpu}: {n['irq']} IRQ but {n['thread']} thread events: trace events were lost")
+        if "irq" in events and "thread" in events and abs(events["irq"] - events["thread"]) > 1:
+            problems.append(
+                f"cpu {cpu}: {events['irq']} IRQ but {events['thread']} thread events: trace events were lost"
+            )
     if lost:
         problems.append("rtla lost trace events: " + "; ".join(lost))
     env: dict[str, object] = {"rtla_bucket": width, "rtla_columns": [f"{c}-cpu{n}" for c, n in columns]}

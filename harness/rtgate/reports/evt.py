@@ -26,7 +26,7 @@ class GEV:
         y = -math.log(q)
         if abs(self.xi) < 1e-9:
             return self.mu - self.sigma * math.log(y)
-        return self.mu + self.sigma * (1.0 - y**self.xi) / self.xi
+        return float(self.mu + self.sigma * (1.0 - y**self.xi) / self.xi)
 
 
 def fit_pwm(x: list[float]) -> GEV:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from junitparser import Error, Failure, JUnitXml, Skipped, SystemOut, TestCase, TestSuite
+from junitparser.junitparser import FinalResult
 
 from rtgate.core.gates import Status, Verdict
 from rtgate.errors import RtgateError
@@ -51,7 +52,7 @@ def _figures_line(v: Verdict) -> str:
     return "figures: " + " ".join(f"{k}={_text(val)}" for k, val in figures(v).items())
 
 
-def _result(v: Verdict, allow_inconclusive: bool) -> list[object]:
+def _result(v: Verdict, allow_inconclusive: bool) -> list[FinalResult]:
     message = v.reason or f"{v.gate} on {v.thread}: {v.status.value}"  # never an empty message
     if v.status == Status.FAIL:
         return [Failure(message, "latency")]

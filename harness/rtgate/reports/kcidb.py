@@ -59,13 +59,12 @@ def kcidb_document(
     for v in verdicts:
         number = None
         if v.value is not None:
-            number = (
-                {"value": v.value, "unit": "%", "prefix": "metric"}
-                if v.kind in ("miss_rate",) or v.bound
-                else {"value": v.value * 1e-6, "unit": "s", "prefix": "metric"}
-            )
-            if number["unit"] == "%":
-                number["value"] = v.value * 100.0
+            if v.unit == "%":
+                number = {"value": v.value * 100.0, "unit": "%", "prefix": "metric"}
+            elif v.unit == "periods":  # a count: no SI prefix ("5 periods", not "5 periods" scaled)
+                number = {"value": v.value, "unit": "periods"}
+            else:
+                number = {"value": v.value * 1e-6, "unit": "s", "prefix": "metric"}
         add(
             f"{base}.{_node(v.gate)}.{_node(v.thread)}",
             _STATUS[v.status],

@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from rtgate.core.gate_kinds import KINDS
 from rtgate.core.model import RunResult
 from rtgate.core.thresholds import Measurement
 
@@ -21,7 +22,8 @@ def _limits(m: Measurement | None) -> list[tuple[str, float]]:
         return []
     out = []
     for g in m.gates:
-        limit = g.limit_us if g.kind in ("max", "percentile") else g.above_us if g.kind == "miss_rate" else None
+        key = KINDS[g.kind].latency_key
+        limit = getattr(g, key) if key else None
         if limit is not None:
             out.append((g.name, float(limit)))
     return out
@@ -134,7 +136,7 @@ def describe(fig: Figure) -> dict[str, Any]:
     """What a figure shows, for tests and logs: line labels, scales, limit lines."""
     ax = fig.axes[0]
     return {
-        "labels": [ln.get_label() for ln in ax.lines if not ln.get_label().startswith("_")],
+        "labels": [str(ln.get_label()) for ln in ax.lines if not str(ln.get_label()).startswith("_")],
         "yscale": ax.get_yscale(),
         "lines": len(ax.lines),
         "title": ax.get_title(),

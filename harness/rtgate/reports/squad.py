@@ -44,11 +44,9 @@ def _result(v: Verdict, allow_inconclusive: bool) -> str:
 def _gate_metric(v: Verdict) -> dict[str, Any] | None:
     if v.value is None:
         return None
-    if v.kind == "miss_rate" or (v.kind == "missed" and v.bound is not None):
+    if v.unit == "%":
         return {"value": v.value * 100.0, "unit": "%"}
-    if v.kind == "missed":
-        return {"value": v.value, "unit": "periods"}
-    return {"value": v.value, "unit": "us"}
+    return {"value": v.value, "unit": v.unit or "us"}
 
 
 def squad_documents(
@@ -98,7 +96,7 @@ def submit(
     request = urllib.request.Request(endpoint, data=body, method="POST", headers={"Auth-Token": token})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.read().decode("utf-8", "replace").strip()
+            return str(response.read().decode("utf-8", "replace")).strip()
     except urllib.error.HTTPError as e:
         detail = e.read().decode("utf-8", "replace").strip().splitlines()
         raise RtgateError(

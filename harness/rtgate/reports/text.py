@@ -7,18 +7,13 @@ from rtgate.core.gates import Status, Verdict
 from rtgate.core.setup import accepted_lines
 
 
-def is_rate(v: Verdict) -> bool:
-    """Rates (a miss rate, the missed gate's rate form) are fractions inside and percentages to people."""
-    return v.kind == "miss_rate" or (v.kind == "missed" and v.bound is not None)
-
-
 def limit_text(v: Verdict, units: bool = True) -> str:
     """A gate's limit as people read it: '0.1 %' for rates, '80 us' for latencies ('80' without units)."""
     if v.limit is None:
         return ""
-    if is_rate(v):
+    if v.unit == "%":  # rates are fractions inside and percentages to people
         return f"{v.limit * 100:g} %"
-    if v.kind == "missed":
+    if v.unit == "periods":
         return f"{v.limit:g} periods" if units else f"{v.limit:g}"
     return f"{v.limit:g} us" if units else f"{v.limit:g}"
 
