@@ -83,8 +83,8 @@ def build_junit(
         suite = TestSuite(classname)
         suite.add_property("platform", platform)
         if described is not None and measurement in described:
-            for name, value in junit_properties(described[measurement]):
-                suite.add_property(name, value)
+            for prop, text in junit_properties(described[measurement]):
+                suite.add_property(prop, text)
         duration = float((durations or {}).get(measurement) or 0.0)
         share = duration / len(group)
         for v in group:
