@@ -249,3 +249,16 @@ def test_measurements_on_two_machines_get_a_machine_line_each() -> None:
     assert lines[2] == "rtgate: load: a none; b none; preflight clean"
     doc = environment_document(described)
     assert "machine" not in doc["measurements"]["a"] and doc["measurements"]["b"]["machine"] != doc["machine"]
+
+
+def test_kcidb_carries_the_recorded_machine(tmp_path: Path) -> None:
+    kcidb_io = pytest.importorskip("kcidb_io")
+    results = _saved_folder(tmp_path, {"system": capture(), "load": LOAD, "preflight": PREFLIGHT})
+    r = rtgate("export", "kcidb", DEFAULT, str(results), "--build-id", "rtgate:b1", "-o", "k.json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "k.json").read_text())
+    kcidb_io.schema.V5_3.validate(doc)
+    misc = doc["tests"][0]["environment"]["misc"]
+    truth = _truth()
+    assert misc["kernel_release"] == truth["kernel"]
+    assert {k: misc["machine"][k] for k in truth} == truth and misc["conditions"]["load"] == "cpu on CPUs 1"
