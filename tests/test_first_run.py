@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, RT_TESTS
-from rtgate.commands.run import _busy_notes
 from rtgate.core.gates import evaluate
 from rtgate.core.model import Histogram, RunResult, ThreadResult
 from rtgate.core.thresholds import load_thresholds
 from rtgate.measure import busy
+from rtgate.measure.orchestrate import busy_notes
 from rtgate.parsers import load_results
 from rtgate.reports.plots import histogram_figure
 from rtgate.reports.text import summary_table
@@ -85,14 +85,14 @@ def test_busy_note_only_when_a_bad_verdict_meets_a_busy_machine(tmp_path: Path) 
         "loadavg_before": [15.3, 0, 0],
         "busy": busy.busy_reasons({**quiet, "loadavg_before": [15.3, 0, 0]}),
     }
-    assert len(_busy_notes("m", quiet, verdicts)) == 1  # the figures, no note
-    lines = _busy_notes("m", noisy, verdicts)
+    assert len(busy_notes("m", quiet, verdicts)) == 1  # the figures, no note
+    lines = busy_notes("m", noisy, verdicts)
     assert lines[0] == ("rtgate: m: load average 15.3 before, 0.9 after (2 CPUs); CPU steal 0 % during the measurement")
     assert lines[1].startswith(
         "rtgate: note: m: FAIL measured on a busy machine (load average 15.3 before "
         "measuring, on 2 CPUs (busy above 1))"
     )
-    assert len(_busy_notes("m", noisy, [])) == 1
+    assert len(busy_notes("m", noisy, [])) == 1
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="needs root for SCHED_FIFO")

@@ -13,6 +13,7 @@ from conftest import ROOT
 from rtgate.core.gate_kinds import KINDS, GateKind
 from rtgate.core.gates import Status, evaluate
 from rtgate.core.model import Histogram, RunResult, ThreadResult
+from rtgate.core.thread_plan import plan_for_results
 from rtgate.core.thresholds import GATE_KINDS, GateSpec, load_thresholds
 from rtgate.measure.native_gates import gate_arg, parse_gate_arg
 
@@ -72,7 +73,7 @@ def test_each_kind_loads_judges_and_compiles_for_the_sampler(name: str, tmp_path
     )
     (v,) = evaluate(m, RunResult(source="x", format="rtgate-json", unit="us", threads=[t]))
     assert v.status in (Status.PASS, Status.INCONCLUSIVE), v.reason
-    arg = gate_arg(gate, m, 1)
+    arg = gate_arg(gate, m, plan_for_results(m, 1))
     assert parse_gate_arg(arg, ["all"]) == dataclasses.replace(
         gate, where=("--gate", 0), critical=False, description="", threads=None
     )

@@ -192,3 +192,17 @@ def test_real_short_run_of_the_default_platform(pytester: pytest.Pytester) -> No
     assert {c.name for s in JUnitXml.fromfile(str(pytester.path / "rtgate.xml")) for c in s} == {
         f"{v['gate']}[{v['thread']}]" for v in doc["verdicts"]
     }
+
+
+def test_a_worst_scope_gate_is_one_test(pytester: pytest.Pytester, board: Path) -> None:
+    """scope: worst is one verdict over every thread: one collected test, judged, never a thread mismatch."""
+    (pytester.path / "w.yaml").write_text(
+        "platform: board\nmeasurements:\n  app-thread-a:\n"
+        "    sampler: {interval_us: 200, loops: 5000, priority: 80, threads: [{name: all, count: 2}]}\n"
+        "    gates: [{name: worst-max, kind: max, limit_us: 500, scope: worst}]\n"
+    )
+    r = pytester.runpytest("w.yaml", "--rtgate-results", "results.json", "-v")
+    r.assert_outcomes(failed=1)
+    out = r.stdout.str()
+    assert "w.yaml::app-thread-a::worst-max[worst] FAILED" in out
+    assert "FAIL: max 894 us > 500 us" in out and "do not match" not in out

@@ -257,6 +257,7 @@ def test_a_stopped_hackbench_load_leaves_no_process(tmp_path: Path, tool: object
 
 def test_a_load_carries_its_own_bound(tmp_path: Path) -> None:
     """Even if nothing stopped it, a load ends by itself shortly after the measurement's end."""
+    from rtgate.core.thread_plan import plan_here
     from rtgate.core.thresholds import load_thresholds
     from rtgate.measure.load import load_argv
     from rtgate.measure.runner import load_bound
@@ -264,7 +265,7 @@ def test_a_load_carries_its_own_bound(tmp_path: Path) -> None:
     spec = tmp_path / "t.yaml"
     spec.write_text(SPEC.format(seconds=60, load="{kind: cpu, cpus: others, warmup_seconds: 2}"))
     m = load_thresholds(spec).measurements["m"]
-    bound = load_bound(m, None)
+    bound = load_bound(m, plan_here(m))
     assert 62 < bound <= 2 + 60 * 1.1 + 30
     for kind in ("cpu", "hackbench", "custom"):
         m.load.kind, m.load.command = kind, ["sleep", "1000"]

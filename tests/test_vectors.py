@@ -12,6 +12,7 @@ import pytest
 from conftest import ROOT
 from rtgate.core.gates import Status, evaluate
 from rtgate.core.model import Histogram, RunResult, ThreadResult
+from rtgate.core.thread_plan import plan_for_results
 from rtgate.core.thresholds import Measurement, SamplerSettings, ThreadGroup
 from rtgate.measure.native_gates import gate_arg, parse_gate_arg
 
@@ -134,7 +135,7 @@ def test_python_gates_give_the_vector_verdicts(v: dict[str, Any]) -> None:
 def test_gate_args_round_trip(v: dict[str, Any]) -> None:
     """What rtgate compiles for the sampler is what the vector states."""
     run, m = as_run(v)
-    assert gate_arg(m.gates[0], m, len(run.threads)) == v["gate"]
+    assert gate_arg(m.gates[0], m, plan_for_results(m, len(run.threads))) == v["gate"]
 
 
 def test_vectors_cover_both_sides_of_each_bound() -> None:

@@ -4,12 +4,14 @@
 The package, in pipeline order (no module imports from a stage after its own):
 
 - ``errors``: the one exception family; every user-facing failure is an ``RtgateError`` (exit 2).
-- ``core/``: the results model (``model``), threshold files (``thresholds``), gate evaluation (``gates``) and its
-  statistics (``stats``). Everything else reads from here.
+- ``core/``: the results model (``model``), threshold files (``thresholds``), the thread plan of a measurement
+  (``thread_plan``: which thread runs where, at which priority, under which label), gate evaluation (``gates``) and
+  its statistics (``stats``). Everything else reads from here.
 - ``parsers/``: every results format (rtgate and rt-tests JSON, histogram text, T: lines, -v samples) into one
   ``RunResult``.
-- ``measure/``: taking a measurement: sampler arguments and native gates, requirements, loads, the environment,
-  running the sampler (``runner``), and a session of measurements (``session``).
+- ``measure/``: taking a measurement: sampler arguments and native gates, preflight (doctor's checks and
+  ``require:``), loads, the environment, running the sampler (``runner``), one measurement end to end for
+  ``rtgate run`` and the pytest plugin (``orchestrate``), and a session of measurements (``session``).
 - ``history/``: results across kernel releases, and the comparisons that find regressions.
 - ``reports/``: what people read: text, verdict JSON, JUnit, HTML, plots, KCIDB, the worst-case estimate.
 - adapters: ``lava/`` (jobs and results of a LAVA lab), ``fuego/`` (Benchmark.rtgate criteria), ``pytest_plugin``.

@@ -76,6 +76,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also write rtgate's own JUnit report for the session (ini: rtgate_junit)",
     )
     group.addoption("--rtgate-json", metavar="FILE", help="write the session's verdicts as JSON (ini: rtgate_json)")
+    group.addoption(
+        "--rtgate-strict",
+        action="store_true",
+        default=None,
+        help="a preflight warning (what rtgate doctor warns of) makes the measurement's gates ERROR, "
+        "unmeasured (ini: rtgate_strict)",
+    )
     parser.addini("rtgate_thresholds", "threshold files whose gates are collected", type="args", default=[])
     parser.addini("rtgate_results", "results to evaluate instead of running the sampler", type="args", default=[])
     parser.addini("rtgate_accept_setup", "set-up differences of results to accept", default="")
@@ -85,6 +92,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("rtgate_output_dir", "where measurement results go", default="rtgate-results")
     parser.addini("rtgate_junit", "rtgate's own JUnit report for the session", default="")
     parser.addini("rtgate_json", "the session's verdicts as JSON", default="")
+    parser.addini(
+        "rtgate_strict", "a preflight warning keeps a measurement from being made", type="bool", default=False
+    )
 
 
 def _settings(config: pytest.Config) -> Settings:
@@ -108,6 +118,7 @@ def _settings(config: pytest.Config) -> Settings:
         junit=pick("rtgate_junit", "rtgate_junit") or None,
         json=pick("rtgate_json", "rtgate_json") or None,
         accept_setup=str(pick("rtgate_accept_setup", "rtgate_accept_setup") or ""),
+        strict=bool(pick("rtgate_strict", "rtgate_strict")),
     )
 
 

@@ -39,18 +39,19 @@ def report(
     durations: dict[str, float] | None = None,
     extra: dict[str, object] | None = None,
     runs: list[tuple[str, RunResult]] | None = None,
-    live: bool = False,
+    refused: dict[str, list[dict[str, str]]] | None = None,
 ) -> int:
-    """`runs`: the measurements' results, whose recorded conditions every report shows. `live` (rtgate run): a
-    measurement that did not run is described by this machine as it is now."""
+    """`runs`: the measurements' results, whose recorded conditions every report shows. `refused` (rtgate run):
+    the measurements it did not make, with their preflight warnings; this machine as it is now describes them."""
     allow = bool(args.allow_inconclusive or tf.allow_inconclusive)
     system = None
-    unmeasured = [v.measurement for v in verdicts if v.measurement not in {name for name, _ in runs or []}]
-    if live and unmeasured:
+    measured = {name for name, _ in runs or []}
+    unmeasured = {v.measurement: (refused or {}).get(v.measurement) for v in verdicts if v.measurement not in measured}
+    if refused is not None and unmeasured:
         from rtgate.measure.environment import capture
 
         system = capture()
-    described = describe_runs(runs or [], list(dict.fromkeys(unmeasured)), system)
+    described = describe_runs(runs or [], unmeasured, system)
     summary = summary_table(tf.platform, verdicts, allow, header_lines(described))
     sys.stdout.write(summary)
     try:

@@ -4,19 +4,16 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
-from typing import Any
 
 from rtgate.commands.common import add_report_options, parse_seconds, report
-from rtgate.core.gates import Status, Verdict, error_verdicts
+from rtgate.core.gates import Verdict
 from rtgate.core.model import RunResult
-from rtgate.core.setup import evaluate_measured
-from rtgate.core.thresholds import Measurement, default_thresholds_path, load_thresholds
+from rtgate.core.thresholds import ThresholdFile, default_thresholds_path, load_thresholds
 from rtgate.errors import RtgateError
-from rtgate.measure import busy
-from rtgate.measure.runner import RequirementsNotMet, StoppedBeforeMeasuring, find_sampler, run_measurement
+from rtgate.measure.orchestrate import HistoryRow, measure_and_judge
+from rtgate.measure.runner import find_sampler
 from rtgate.measure.stop import STOP
 from rtgate.safe_io import check_output_dir, check_output_file
 
@@ -40,13 +37,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--history", metavar="DB", help="also add each run to this history database")
     p.add_argument("--tag", action="append", default=[], metavar="TAG", help="with --history: tag the runs")
     p.add_argument("--pair-id", metavar="ID", help="with --history: the interleaved A/B pair of these runs")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="a preflight warning (what rtgate doctor warns of) makes every gate of the measurement ERROR, unmeasured",
+    )
     add_report_options(p)
     p.set_defaults(handler=handle)
-
-
-def _not_measured(m: Measurement, reason: str) -> list[Verdict]:
-    """INCONCLUSIVE for every gate of a measurement a stop signal kept from being measured."""
-    return [dataclasses.replace(v, status=Status.INCONCLUSIVE) for v in error_verdicts(m, reason)]
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -81,49 +78,39 @@ def _handle(args: argparse.Namespace) -> int:
     durations: dict[str, float] = {}
     notes: list[str] = []
     measured: list[tuple[str, RunResult]] = []  # their recorded conditions go into every report
+    refused: dict[str, list[dict[str, str]]] = {}  # not measured: their preflight warnings
     for name in names:
         m = tf.measurements[name]
-        if STOP.requested:
-            verdicts.extend(_not_measured(m, f"not measured: rtgate was stopped by {STOP.signal}"))
-            continue
-        print(f"rtgate: measuring {name} ...", flush=True)
-        try:
-            run, _ = run_measurement(sampler, m, outdir, args.duration)
-        except RequirementsNotMet as e:
-            verdicts.extend(error_verdicts(m, f"not measured: {e}"))
-            continue
-        except StoppedBeforeMeasuring as e:
-            verdicts.extend(_not_measured(m, f"not measured: {e}"))
-            continue
-        durations[name] = run.elapsed_s or 0.0
-        measured.append((name, run))
-        judged = evaluate_measured(m, run, duration_s=args.duration)
-        verdicts.extend(judged)
-        notes.extend(_busy_notes(name, run.environment.get("machine_load"), judged))
-        if args.history:
-            from rtgate.commands.history import add_run
-            from rtgate.history.store import HistoryDB
-
-            with HistoryDB(args.history) as db:
-                add_run(db, run, tf.platform, name, tf, tags=args.tag, duration_s=args.duration, pair_id=args.pair_id)
+        if not STOP.requested:
+            print(f"rtgate: measuring {name} ...", flush=True)
+        outcome = measure_and_judge(
+            sampler, m, outdir, duration_s=args.duration, strict=args.strict, history=_history_row(args, tf, name)
+        )
+        verdicts.extend(outcome.verdicts)
+        notes.extend(outcome.notes)
+        if outcome.run is not None:
+            durations[name] = outcome.run.elapsed_s or 0.0
+            measured.append((name, outcome.run))
+        else:
+            refused[name] = [c.as_dict() for c in outcome.warnings]
     if STOP.requested:
         print(f"rtgate: stopped by {STOP.signal}: evaluating what was measured", file=sys.stderr, flush=True)
-    code = report(tf, verdicts, args, durations, {"results_dir": str(outdir)}, runs=measured, live=True)
+    code = report(tf, verdicts, args, durations, {"results_dir": str(outdir)}, runs=measured, refused=refused)
     for line in notes:
         print(line, flush=True)
     return code
 
 
-def _busy_notes(name: str, record: dict[str, Any] | None, verdicts: list[Verdict]) -> list[str]:
-    """The machine's load around a measurement, and a note when it can explain a FAIL or INCONCLUSIVE."""
-    if not record:
-        return []
-    lines = [f"rtgate: {name}: {busy.describe(record)}"]
-    bad = sorted({v.status.value for v in verdicts if v.status in (Status.FAIL, Status.INCONCLUSIVE)})
-    if bad and record.get("busy"):
-        lines.append(
-            f"rtgate: note: {name}: {' and '.join(bad)} measured on a busy machine "
-            f"({'; '.join(record['busy'])}): other work competed with the sampler; "
-            "measure again on a quiet machine before trusting this verdict"
-        )
-    return lines
+def _history_row(args: argparse.Namespace, tf: ThresholdFile, name: str) -> HistoryRow | None:
+    """--history: each measured run becomes a row of the database, tagged as asked."""
+    if not args.history:
+        return None
+
+    def add(run: RunResult, verdicts: list[Verdict]) -> None:
+        from rtgate.commands.history import add_run
+        from rtgate.history.store import HistoryDB
+
+        with HistoryDB(args.history) as db:
+            add_run(db, run, tf.platform, name, tf, tags=args.tag, duration_s=args.duration, pair_id=args.pair_id)
+
+    return add

@@ -16,6 +16,7 @@ from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.stats import clean_samples_to_pass, decide_rate, samples_to_fail
 from rtgate.core.status import SEVERITY
 from rtgate.core.status import Status as Status  # re-exported: reporters import it from here
+from rtgate.core.thread_plan import plan_for_results
 from rtgate.core.thresholds import GateSpec, Measurement
 
 _SEVERITY = SEVERITY
@@ -182,12 +183,6 @@ def _select(run: RunResult, gate: GateSpec, labels: list[str | None]) -> tuple[l
     return chosen, None
 
 
-def _expected_threads(measurement: Measurement) -> int | None:
-    if any(g.cpus == "all" for g in measurement.sampler.threads):
-        return None
-    return sum(g.count if g.count is not None else len(g.cpus or [1]) for g in measurement.sampler.threads)
-
-
 def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
     """Every gate of a measurement against one run."""
     if measurement.backend == "timerlat":
@@ -197,7 +192,7 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
             run = with_all_cpus(run, measurement, measurement.timerlat.cpus)
         labels = [t.label for t in run.threads]  # the parser names rtla's columns irq, thread, user
     else:
-        labels = measurement.thread_labels(len(run.threads))
+        labels = plan_for_results(measurement, len(run.threads)).labels(len(run.threads))
     ids = thread_ids(run, labels)
     for t, label in zip(run.threads, labels):
         t.label = label
@@ -220,7 +215,7 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
             "the results hold no thread"
             + (" (rtla stopped before it counted a sample)" if run.stop_reason == "threshold" else ""),
         )
-    expected = _expected_threads(measurement)
+    expected = plan_for_results(measurement, len(run.threads)).fixed_count
     if problem is None and expected is not None and expected != len(run.threads):
         problem = (Status.ERROR, f"the measurement has {expected} threads but the results have {len(run.threads)}")
     early = run.stop_reason in ("signal", "threshold")

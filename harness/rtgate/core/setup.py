@@ -17,6 +17,7 @@ from typing import Any
 from rtgate.core.gate_kinds import KINDS
 from rtgate.core.gates import _SEVERITY, Status, Verdict, evaluate
 from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.thread_plan import plan_for_results
 from rtgate.core.thresholds import Measurement
 
 ASPECTS = ("interval", "priority", "policy", "cpus", "duration")
@@ -50,29 +51,16 @@ class MeasuredSetup:
 
 def _asked_threads(m: Measurement, nthreads: int) -> list[dict[str, Any]]:
     """Per thread position, what the threshold file asks (cpu None = not pinned, "any" = one per CPU)."""
-    s = m.sampler
-    out: list[dict[str, Any]] = []
-    for g in s.threads:
-        if g.cpus == "all":
-            count = max(0, nthreads - len(out)) if g is s.threads[-1] else 0
-            cpus: list[Any] = ["any"] * count
-        elif isinstance(g.cpus, list):
-            count = g.count or len(g.cpus)
-            cpus = [g.cpus[i % len(g.cpus)] for i in range(count)]
-        else:
-            cpus = [None] * (g.count or 1)
-        for cpu in cpus:
-            pos = len(out)
-            out.append(
-                {
-                    "interval": s.interval_us + pos * s.distance_us,
-                    "priority": g.priority,
-                    "policy": g.policy,
-                    "cpu": cpu,
-                    "group": g.name,
-                }
-            )
-    return out
+    return [
+        {
+            "interval": t.interval_us,
+            "priority": t.priority,
+            "policy": t.policy,
+            "cpu": "any" if t.one_per_cpu else t.cpu,
+            "group": t.label,
+        }
+        for t in plan_for_results(m, nthreads).threads
+    ]
 
 
 def _join(values: list[Any]) -> str:

@@ -12,11 +12,11 @@ from typing import Any
 import yaml
 
 from rtgate.core.gate_kinds import KINDS
+from rtgate.core.load_spec import KINDS as LOAD_KINDS
+from rtgate.core.load_spec import LoadSpec
 from rtgate.core.yamlload import THRESHOLDS as THRESHOLDS_LIMITS
 from rtgate.core.yamlload import load_yaml
 from rtgate.errors import ThresholdsError
-from rtgate.measure.load import KINDS as LOAD_KINDS
-from rtgate.measure.load import LoadSpec
 
 Key = tuple[Any, ...]
 Where = tuple[str, int]  # file, line
@@ -85,20 +85,7 @@ class Measurement:
     require: dict[str, Any] = field(default_factory=dict)
     backend: str = "sampler"  # or "timerlat" (rtla; settings in `timerlat`)
     timerlat: Any = None  # timerlat.TimerlatSettings
-
-    def thread_labels(self, nthreads: int) -> list[str | None]:
-        """Group name of each sampler thread, in the order the sampler runs them."""
-        if self.backend == "timerlat":  # rtla's contexts, each on every measured CPU
-            contexts = [g.name for g in self.sampler.threads]
-            per = nthreads // len(contexts)
-            return ([c for c in contexts for _ in range(per)] + [None] * nthreads)[:nthreads]
-        labels: list[str | None] = []
-        for g in self.sampler.threads:
-            count = (
-                g.count if g.count is not None else (nthreads - len(labels) if g.cpus == "all" else len(g.cpus or [1]))
-            )
-            labels.extend([g.name] * count)
-        return (labels + [None] * nthreads)[:nthreads]
+    strict: bool = False  # a preflight warning makes every gate ERROR, unmeasured
 
 
 @dataclass
@@ -651,7 +638,7 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
     top = c.mapping(
         data,
         (),
-        {"platform", "description", "measurements", "allow_inconclusive", "require", "history"},
+        {"platform", "description", "measurements", "allow_inconclusive", "require", "history", "strict"},
         {"platform", "measurements"},
     )
     history = _history(c, top["history"], ("history",)) if "history" in top else {}
@@ -659,6 +646,7 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
     platform = c.name(top["platform"], ("platform",))
     description = c.string(top["description"], ("description",)) if "description" in top else ""
     allow = c.boolean(top["allow_inconclusive"], ("allow_inconclusive",)) if "allow_inconclusive" in top else False
+    file_strict = c.boolean(top["strict"], ("strict",)) if "strict" in top else False
     ms = top["measurements"]
     if not isinstance(ms, dict) or not ms:
         raise c.fail(("measurements",), "must be a non-empty mapping of measurement names")
@@ -667,7 +655,10 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
         key: Key = ("measurements", name)
         c.name(name, key)
         m = c.mapping(
-            raw, key, {"description", "backend", "sampler", "timerlat", "gates", "load", "require"}, {"gates"}
+            raw,
+            key,
+            {"description", "backend", "sampler", "timerlat", "gates", "load", "require", "strict"},
+            {"gates"},
         )
         backend = m.get("backend", "sampler")
         if backend not in BACKENDS:
@@ -713,6 +704,7 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
             require=require,
             backend=backend,
             timerlat=timerlat,
+            strict=c.boolean(m["strict"], key + ("strict",)) if "strict" in m else file_strict,
         )
     return ThresholdFile(
         path=str(p),

@@ -8,7 +8,26 @@ import resource
 from dataclasses import dataclass
 from typing import Any
 
-from rtgate.core.thresholds import Measurement
+# Every check's id, as the results record it ("preflight") and README lists it.
+CHECK_IDS = (
+    "privilege",
+    "preempt_rt",
+    "rt_throttling",
+    "isolcpus",
+    "governor",
+    "hypervisor",
+    "busy",
+    "idle_states",
+    "pm_qos",
+    "smt",
+    "irqbalance",
+    "timer_migration",
+    "thp",
+    "clocksource",
+    "nohz_full",
+    "competing_rt",
+    "expected_rt",
+)
 
 
 @dataclass
@@ -16,24 +35,25 @@ class Check:
     status: str  # ok, warn, fail
     what: str
     fix: str = ""
+    check: str = ""  # a short id (preempt_rt, governor, smt, ...): what the results record it by
+
+    def as_dict(self) -> dict[str, str]:
+        """As the validity record and run.environment["preflight"] keep it."""
+        return {"status": self.status, "check": self.check, "what": self.what, "fix": self.fix}
 
 
-def measured_cpus(m: Measurement) -> list[int] | None:
-    """The CPUs a measurement's threads are pinned to; None when they are not pinned."""
-    cpus: list[int] = []
-    for g in m.sampler.threads:
-        if g.cpus == "all":
-            return sorted(os.sched_getaffinity(0))
-        if not g.cpus:
-            return None
-        cpus.extend(c for c in g.cpus if isinstance(c, int) and c not in cpus)
-    return cpus
+JUDGE = "cannot be judged here:"  # a requirement this machine cannot answer is never met
+RT_RUNTIME = "/proc/sys/kernel/sched_rt_runtime_us"
 
 
 def unmet(require: dict[str, Any], env: dict[str, Any], measured: list[int] | None) -> list[str]:
     """Each requirement of the threshold file that this system does not meet, as a reason."""
     problems = []
-    if require.get("preempt_rt") and env.get("preemption") != "PREEMPT_RT":
+    if require.get("preempt_rt") and env.get("preemption") in (None, "unknown"):
+        problems.append(
+            f"requires a PREEMPT_RT kernel; {JUDGE} the preemption model of {env.get('kernel_release')} is unknown"
+        )
+    elif require.get("preempt_rt") and env.get("preemption") != "PREEMPT_RT":
         problems.append(
             f"requires a PREEMPT_RT kernel; {env.get('kernel_release')} is "
             f"{env.get('preemption')} ({env.get('preemption_source')})"
@@ -49,7 +69,7 @@ def unmet(require: dict[str, Any], env: dict[str, Any], measured: list[int] | No
             )
     wanted = require.get("governor")
     if wanted and not env.get("governors"):
-        problems.append(f"requires governor {wanted}; cannot be judged here: no cpufreq governor on this machine")
+        problems.append(f"requires governor {wanted}; {JUDGE} no cpufreq governor on this machine")
     elif wanted:
         wrong = {
             cpu: g
@@ -62,7 +82,9 @@ def unmet(require: dict[str, Any], env: dict[str, Any], measured: list[int] | No
             )
     if require.get("bare_metal") and env.get("virtualisation"):
         problems.append(f"requires bare metal; running under {env['virtualisation']}")
-    if require.get("rt_throttling_off") and env.get("sched_rt_runtime_us") not in (-1, None):
+    if require.get("rt_throttling_off") and env.get("sched_rt_runtime_us") is None:
+        problems.append(f"requires RT throttling off; {JUDGE} {RT_RUNTIME} is unreadable")
+    elif require.get("rt_throttling_off") and env.get("sched_rt_runtime_us") != -1:
         problems.append(f"requires RT throttling off; sched_rt_runtime_us is {env['sched_rt_runtime_us']}")
     wrong_machine = machine_mismatch(require, env)
     if wrong_machine:
@@ -116,21 +138,22 @@ def doctor(env: dict[str, Any], require: dict[str, Any], measured: list[int] | N
     if live:
         rtprio = resource.getrlimit(resource.RLIMIT_RTPRIO)[0]
         if os.geteuid() == 0:
-            checks.append(Check("ok", "running as root: SCHED_FIFO and mlockall are allowed"))
+            checks.append(Check("ok", "running as root: SCHED_FIFO and mlockall are allowed", check="privilege"))
         elif rtprio == resource.RLIM_INFINITY or rtprio >= 80:
-            checks.append(Check("ok", f"RLIMIT_RTPRIO {rtprio} allows real-time priorities"))
+            checks.append(Check("ok", f"RLIMIT_RTPRIO {rtprio} allows real-time priorities", check="privilege"))
         else:
             checks.append(
                 Check(
                     "fail",
                     f"not root and RLIMIT_RTPRIO is {rtprio}: no real-time policy allowed",
                     "run as root, or grant CAP_SYS_NICE / raise rtprio in /etc/security/limits.conf",
+                    check="privilege",
                 )
             )
     model = env.get("preemption")
     fix_rt = "boot a PREEMPT_RT kernel (CONFIG_PREEMPT_RT=y, e.g. Debian's linux-image-rt-amd64)"
     if model == "PREEMPT_RT":
-        checks.append(Check("ok", f"kernel {env.get('kernel_release')} is PREEMPT_RT"))
+        checks.append(Check("ok", f"kernel {env.get('kernel_release')} is PREEMPT_RT", check="preempt_rt"))
     else:
         checks.append(
             Check(
@@ -138,20 +161,31 @@ def doctor(env: dict[str, Any], require: dict[str, Any], measured: list[int] | N
                 f"kernel {env.get('kernel_release')} is {model} ({env.get('preemption_source')}), "
                 "not PREEMPT_RT: latencies will be far from real-time budgets",
                 fix_rt,
+                check="preempt_rt",
             )
         )
     runtime = env.get("sched_rt_runtime_us")
-    if runtime not in (-1, None):
+    if runtime is None:
+        checks.append(
+            Check(
+                "fail" if require.get("rt_throttling_off") else "warn",
+                f"RT throttling {JUDGE} {RT_RUNTIME} is unreadable",
+                f"mount /proc, or check {RT_RUNTIME} by hand (-1: off)",
+                check="rt_throttling",
+            )
+        )
+    elif runtime != -1:
         checks.append(
             Check(
                 "fail" if require.get("rt_throttling_off") else "warn",
                 f"RT throttling is active (sched_rt_runtime_us={runtime} of "
                 f"{env.get('sched_rt_period_us')}): RT tasks are stopped for the rest of each period",
                 "echo -1 > /proc/sys/kernel/sched_rt_runtime_us",
+                check="rt_throttling",
             )
         )
     else:
-        checks.append(Check("ok", "RT throttling is off"))
+        checks.append(Check("ok", "RT throttling is off", check="rt_throttling"))
     isolated = set(env.get("isolation", {}).get("isolcpus", {}).get("cpus", []))
     if measured is not None and not set(measured) <= isolated:
         checks.append(
@@ -160,34 +194,46 @@ def doctor(env: dict[str, Any], require: dict[str, Any], measured: list[int] | N
                 f"measured cpu {','.join(map(str, measured))} not isolated (isolcpus: "
                 f"{','.join(map(str, sorted(isolated))) or 'none'})",
                 "boot with isolcpus=<cpus> nohz_full=<cpus> rcu_nocbs=<cpus> and measure there",
+                check="isolcpus",
             )
         )
     elif measured is not None:
-        checks.append(Check("ok", f"measured cpu {','.join(map(str, measured))} isolated"))
+        checks.append(Check("ok", f"measured cpu {','.join(map(str, measured))} isolated", check="isolcpus"))
     govs = env.get("governors", {})
     slow = {c: g for c, g in govs.items() if g != "performance"}
-    if not govs:
-        checks.append(Check("ok", "no CPU frequency scaling (no cpufreq governor)"))
+    if not govs and require.get("governor"):
+        checks.append(
+            Check(
+                "fail",
+                f"requires governor {require['governor']}; {JUDGE} no cpufreq governor on this machine",
+                "drop require: governor for a machine without cpufreq, or measure where cpufreq is",
+                check="governor",
+            )
+        )
+    elif not govs:
+        checks.append(Check("ok", "no CPU frequency scaling (no cpufreq governor)", check="governor"))
     elif slow:
         checks.append(
             Check(
                 "fail" if require.get("governor") else "warn",
                 "governor not performance on " + ", ".join(f"cpu{c} ({g})" for c, g in sorted(slow.items())),
                 "cpupower frequency-set -g performance",
+                check="governor",
             )
         )
     else:
-        checks.append(Check("ok", "every CPU uses the performance governor"))
+        checks.append(Check("ok", "every CPU uses the performance governor", check="governor"))
     if env.get("virtualisation"):
         checks.append(
             Check(
                 "fail" if require.get("bare_metal") else "warn",
                 f"running under {env['virtualisation']}: the host's scheduling adds latency",
                 "measure on the board itself, not in a VM",
+                check="hypervisor",
             )
         )
     else:
-        checks.append(Check("ok", "no hypervisor detected"))
+        checks.append(Check("ok", "no hypervisor detected", check="hypervisor"))
     load = env.get("loadavg") or []
     ncpu = env.get("cpu_count") or 1
     if live and load and load[0] > 0.5 * ncpu:
@@ -197,10 +243,11 @@ def doctor(env: dict[str, Any], require: dict[str, Any], measured: list[int] | N
                 f"the machine is busy (load average {load[0]:.2f} on {ncpu} CPUs): other work "
                 "competes with the measurement and its latencies",
                 "measure on a quiet machine, or declare the load you want in the threshold file (load:)",
+                check="busy",
             )
         )
     elif live and load:
-        checks.append(Check("ok", f"the machine is quiet (load average {load[0]:.2f} on {ncpu} CPUs)"))
+        checks.append(Check("ok", f"the machine is quiet (load average {load[0]:.2f} on {ncpu} CPUs)", check="busy"))
     checks += machine_checks(env.get("machine") or {}, measured, env.get("isolation") or {})
     return checks
 
@@ -230,10 +277,11 @@ def machine_checks(machine: dict[str, Any], measured: list[int] | None, isolatio
                 f"{_cpus(sorted(deep))} and no PM QoS request holds them off",
                 "keep --latency 0 (the sampler's default), or disable deep states: "
                 "echo 1 > /sys/devices/system/cpu/cpuN/cpuidle/stateK/disable",
+                check="idle_states",
             )
         )
     elif cpus:
-        checks.append(Check("ok", "no deep idle state can delay a wake-up on the measured CPUs"))
+        checks.append(Check("ok", "no deep idle state can delay a wake-up on the measured CPUs", check="idle_states"))
     holders = [h for h in machine.get("pm_qos_holders") or [] if h.get("comm") != "rtgate-sampler"]
     if holders:
         checks.append(
@@ -243,6 +291,7 @@ def machine_checks(machine: dict[str, Any], measured: list[int] | None, isolatio
                 + ", ".join(f"{h['comm']} ({h['pid']})" for h in holders)
                 + "; their request shapes idle states during the run",
                 "stop them, or accept that the run measures under their PM QoS setting",
+                check="pm_qos",
             )
         )
     topology = machine.get("topology") or {}
@@ -260,6 +309,7 @@ def machine_checks(machine: dict[str, Any], measured: list[int] | None, isolatio
                 "warn",
                 "SMT is active" + (f": cpu {_cpus(shared)} share cores with measured CPUs" if shared else ""),
                 "echo off > /sys/devices/system/cpu/smt/control (or nosmt on the kernel command line)",
+                check="smt",
             )
         )
     if machine.get("irqbalance_running"):
@@ -268,6 +318,7 @@ def machine_checks(machine: dict[str, Any], measured: list[int] | None, isolatio
                 "warn",
                 "irqbalance is running: it moves interrupts onto measured CPUs during the run",
                 "stop irqbalance, or set IRQBALANCE_BANNED_CPULIST to the measured CPUs",
+                check="irqbalance",
             )
         )
     if machine.get("timer_migration") == "1":
@@ -276,6 +327,7 @@ def machine_checks(machine: dict[str, Any], measured: list[int] | None, isolatio
                 "warn",
                 "timer_migration is on: timers of other CPUs can migrate onto measured CPUs",
                 "echo 0 > /proc/sys/kernel/timer_migration",
+                check="timer_migration",
             )
         )
     if machine.get("transparent_hugepage") == "always":
@@ -284,6 +336,7 @@ def machine_checks(machine: dict[str, Any], measured: list[int] | None, isolatio
                 "warn",
                 "transparent hugepages are 'always': khugepaged compaction adds latency spikes",
                 "echo never > /sys/kernel/mm/transparent_hugepage/enabled",
+                check="thp",
             )
         )
     source = machine.get("clocksource")
@@ -293,6 +346,7 @@ def machine_checks(machine: dict[str, Any], measured: list[int] | None, isolatio
                 "warn",
                 f"clocksource is {source}: reading the clock is slow and adds to every sample",
                 "use the CPU's own counter if it is stable (tsc on x86: clocksource=tsc)",
+                check="clocksource",
             )
         )
     isolated = set(isolation.get("isolcpus", {}).get("cpus", []) or machine.get("isolated_cpus") or [])
@@ -308,6 +362,7 @@ def machine_checks(machine: dict[str, Any], measured: list[int] | None, isolatio
                     + " or ".join(missing)
                     + ": the tick and RCU callbacks still run there",
                     f"add {'='.join([missing[0], _cpus(measured)])} to the kernel command line",
+                    check="nohz_full",
                 )
             )
     return checks
@@ -331,11 +386,16 @@ def rt_task_checks(tasks: list[Any], require: dict[str, Any], priorities: dict[i
                 + ", ".join(map(describe_task, competing)),
                 "stop them, lower their priority (chrt -p) or move them off the measured CPUs "
                 "(taskset -p); a latency measured beside them is theirs",
+                check="competing_rt",
             )
         )
     else:
         checks.append(
-            Check("ok", f"no other real-time task can preempt the sampler (priority {lowest}+) on cpu {where}")
+            Check(
+                "ok",
+                f"no other real-time task can preempt the sampler (priority {lowest}+) on cpu {where}",
+                check="competing_rt",
+            )
         )
     if expected:
         names = sorted({t["comm"] for t in expected})
@@ -344,6 +404,7 @@ def rt_task_checks(tasks: list[Any], require: dict[str, Any], priorities: dict[i
                 "ok",
                 f"expected kernel threads at or above the sampler's priority: {', '.join(names)} "
                 "(per-CPU housekeeping: part of the kernel's latency)",
+                check="expected_rt",
             )
         )
     return checks

@@ -15,14 +15,14 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rtgate.core.load_spec import KINDS as KINDS  # re-exported: the kinds a load can be
+from rtgate.core.load_spec import LoadSpec as LoadSpec
 from rtgate.errors import RtgateError
 from rtgate.measure.stop import STOP, die_with_parent
 
-KINDS = ("none", "cpu", "hackbench", "memory", "io", "network", "timer", "kcompile", "custom")
 STRESS_NG_KINDS = ("cpu", "memory", "io", "network", "timer")
 # The level each kind must hold during the measurement, in its own unit. CPU-bound loads are held to
 # CPU use (rtgate's own accounting of the load's process group); stress-ng's I/O, timer and network
@@ -35,19 +35,6 @@ DEFAULT_CUSTOM_CPU_PERCENT = 1.0
 DEFAULT_OPS_PER_SECOND = 1.0
 YAML_MAX_BYTES = 1 << 20
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-@dataclass
-class LoadSpec:
-    kind: str = "none"
-    workers: int | None = None  # default: one per CPU of the placement
-    cpus: str | list[int] = "others"  # measured | others | all | [list]
-    size: str = "64M"  # memory and io
-    command: list[str] = field(default_factory=list)  # custom
-    warmup_seconds: float = 2.0
-    min_cpu_percent: float | None = None  # cpu, hackbench, memory, kcompile, custom
-    min_ops_per_second: float | None = None  # io, network, timer (stress-ng bogo-ops/s, real time)
-    tree: str | None = None  # kcompile: a kernel source tree (default: a bundled C project)
 
 
 def _pgid_cpu_seconds(pgid: int) -> float:

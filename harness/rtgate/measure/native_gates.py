@@ -8,6 +8,7 @@ tests/vectors/gates.txt holds both evaluators to the same answers.
 from __future__ import annotations
 
 from rtgate.core.gate_kinds import KINDS
+from rtgate.core.thread_plan import ThreadPlan, plan_anywhere
 from rtgate.core.thresholds import GateSpec, Measurement
 from rtgate.errors import RtgateError
 
@@ -19,8 +20,8 @@ def _num(x: float) -> str:
     return format(x, ".15g")
 
 
-def gate_arg(gate: GateSpec, m: Measurement, nthreads: int | None) -> str:
-    """One --gate value. nthreads: how many threads the measurement runs (None: one per CPU)."""
+def gate_arg(gate: GateSpec, m: Measurement, plan: ThreadPlan) -> str:
+    """One --gate value. plan: the measurement's threads (plan_anywhere: on any machine)."""
     kind = KINDS[gate.kind]
     parts = [f"name={gate.name}", f"kind={gate.kind}"]
     for key, attr, typ in kind.native:
@@ -34,10 +35,9 @@ def gate_arg(gate: GateSpec, m: Measurement, nthreads: int | None) -> str:
     if gate.threads:
         groups = {g.name for g in m.sampler.threads}
         if set(gate.threads) != groups:
-            if nthreads is None:
+            if not plan.threads:  # one per CPU: how many is known only on the board
                 raise RtgateError(f"gate {gate.name}: thread groups need a fixed thread count")
-            labels = m.thread_labels(nthreads)
-            parts.append("threads=" + "+".join(str(i) for i, lb in enumerate(labels) if lb in gate.threads))
+            parts.append("threads=" + "+".join(str(t.index) for t in plan.threads if t.label in gate.threads))
     if gate.cpus:
         parts.append("cpus=" + "+".join(map(str, gate.cpus)))
     if gate.scope == "worst":
@@ -45,19 +45,14 @@ def gate_arg(gate: GateSpec, m: Measurement, nthreads: int | None) -> str:
     return ",".join(parts)
 
 
-def thread_count(m: Measurement) -> int | None:
-    if any(g.cpus == "all" for g in m.sampler.threads):
-        return None
-    return sum(g.count or len(g.cpus or [1]) for g in m.sampler.threads)
-
-
 def native_args(m: Measurement) -> list[str]:
-    """--thread-labels and one --gate per gate of the measurement."""
-    n = thread_count(m)
+    """--thread-labels and one --gate per gate of the measurement (worked out where the job is made,
+    not on the board: the plan must not depend on this machine)."""
+    plan = plan_anywhere(m)
     args = []
-    if len(m.sampler.threads) > 1 and n is not None:
-        args.append("--thread-labels=" + ",".join(lb or "" for lb in m.thread_labels(n)))
-    args += [f"--gate={gate_arg(g, m, n)}" for g in m.gates]
+    if len(m.sampler.threads) > 1 and plan.fixed_count is not None:
+        args.append("--thread-labels=" + ",".join(t.label for t in plan.threads))
+    args += [f"--gate={gate_arg(g, m, plan)}" for g in m.gates]
     return args
 
 

@@ -12,7 +12,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from rtgate.core.thresholds import Measurement
 from rtgate.core.validity import describe_task
 from rtgate.measure.machine import parse_cpulist
 
@@ -50,19 +49,6 @@ class RtTask:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def sampler_priorities(m: Measurement) -> dict[int, int]:
-    """Per measured CPU, the lowest priority of a sampler thread there (0 for non-RT policies: every
-    RT task preempts those). Unpinned threads may run on any CPU rtgate may use."""
-    allowed = sorted(os.sched_getaffinity(0))
-    out: dict[int, int] = {}
-    for g in m.sampler.threads:
-        prio = g.priority if g.policy in ("fifo", "rr") else 0
-        cpus = g.cpus if isinstance(g.cpus, list) else allowed
-        for c in cpus:
-            out[c] = min(out.get(c, prio), prio)
-    return out
 
 
 def _expected(comm: str, kernel: bool, own: set[int], pid: int) -> str | None:

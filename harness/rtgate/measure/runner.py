@@ -21,16 +21,18 @@ from typing import IO, Any
 
 from rtgate import __version__
 from rtgate.core import validity
+from rtgate.core.load_spec import LoadSpec
 from rtgate.core.model import RunResult
+from rtgate.core.thread_plan import ThreadPlan, plan_here
 from rtgate.core.thresholds import Measurement
 from rtgate.errors import RtgateError, SamplerError
 from rtgate.measure import busy
-from rtgate.measure.conditions import measured_cpus, unmet
 from rtgate.measure.environment import capture
-from rtgate.measure.load import Load, LoadSpec
+from rtgate.measure.load import Load
 from rtgate.measure.lock import StoppedWhileWaiting, measurement_lock
-from rtgate.measure.rt_tasks import RtTask, competitors, sampler_priorities, scan
-from rtgate.measure.sampler_args import expected_seconds, sampler_args
+from rtgate.measure.preflight import Preflight, competing_text, preflight
+from rtgate.measure.rt_tasks import RtTask, competitors, scan
+from rtgate.measure.sampler_args import sampler_args
 from rtgate.measure.stop import STOP, die_with_parent
 from rtgate.parsers import load_results
 
@@ -54,10 +56,10 @@ class StoppedBeforeMeasuring(RtgateError):
         self.signal = signal_name
 
 
-def load_cpus(spec: LoadSpec, m: Measurement) -> list[int]:
+def load_cpus(spec: LoadSpec, plan: ThreadPlan) -> list[int]:
     """Where a load runs: on the measured CPUs, on the others, on all, or on a list."""
-    allowed = sorted(os.sched_getaffinity(0))
-    measured = measured_cpus(m) or allowed
+    allowed = list(plan.usable_cpus)
+    measured = plan.measured_cpus or allowed
     if spec.cpus == "measured":
         return measured
     if spec.cpus == "all":
@@ -66,11 +68,13 @@ def load_cpus(spec: LoadSpec, m: Measurement) -> list[int]:
         others = [c for c in allowed if c not in measured]
         if not others:
             raise RtgateError(
-                f"measurement {m.name}: the load goes on the other CPUs, but the measurement "
+                f"measurement {plan.measurement}: the load goes on the other CPUs, but the measurement "
                 "uses every CPU (set load cpus: measured or all)"
             )
         return others
-    return [int(c) for c in spec.cpus]
+    if isinstance(spec.cpus, list):
+        return list(spec.cpus)
+    raise RtgateError(f"measurement {plan.measurement}: load cpus {spec.cpus!r} (measured, others, all or a list)")
 
 
 SAMPLER = "rtgate-sampler"
@@ -155,61 +159,69 @@ class _Progress:
             self.out.write("\n")
 
 
-def load_bound(m: Measurement, duration_s: int | None) -> int:
+def load_bound(m: Measurement, plan: ThreadPlan) -> int:
     """How long a load may run at most: its warm-up and the measurement, with room for a slow start."""
-    expected = expected_seconds(m, duration_s) or 86400.0
+    expected = plan.expected_seconds or 86400.0
     return int(m.load.warmup_seconds + expected * 1.1 + 30)
 
 
 def run_measurement(
-    sampler: str, m: Measurement, outdir: Path, duration_s: int | None = None, progress: bool | None = None
+    sampler: str,
+    m: Measurement,
+    outdir: Path,
+    duration_s: int | None = None,
+    progress: bool | None = None,
+    plan: ThreadPlan | None = None,
+    checked: Preflight | None = None,
 ) -> tuple[RunResult, str | None]:
     """Returns the results and the signal that stopped the run early (None: it ran to its end).
 
-    The system's conditions and competing real-time tasks are recorded with the results; a load runs
-    around the sampler. Raises RequirementsNotMet without measuring when the threshold file's require:
-    fails, StoppedBeforeMeasuring when a stop signal came before the sampler started. Whatever
-    happens, no load or sampler process outlives this call."""
+    plan: the measurement's threads on this machine (plan_here); checked: its preflight, when the
+    caller already looked (measure/orchestrate.py does, to print and judge the warnings first).
+    The system's conditions, the preflight warnings and competing real-time tasks are recorded with
+    the results; a load runs around the sampler. Raises RequirementsNotMet without measuring when the
+    threshold file's require: fails, StoppedBeforeMeasuring when a stop signal came before the
+    sampler started. Whatever happens, no load or sampler process outlives this call."""
+    plan = plan or plan_here(m, duration_s)
     with STOP.handling():
-        return _measure(sampler, m, outdir, duration_s, progress)
+        return _measure(sampler, m, outdir, duration_s, plan, progress, checked or preflight(m, plan))
 
 
 def _measure(
-    sampler: str, m: Measurement, outdir: Path, duration_s: int | None, progress: bool | None
+    sampler: str,
+    m: Measurement,
+    outdir: Path,
+    duration_s: int | None,
+    plan: ThreadPlan,
+    progress: bool | None,
+    checked: Preflight,
 ) -> tuple[RunResult, str | None]:
     quiet_before = busy.snapshot()  # before rtgate's own load and sampler add to it
-    system = capture()
-    priorities = sampler_priorities(m)
-    before = scan(priorities)
-    reasons = unmet(m.require, system, measured_cpus(m))
+    system = checked.system
+    priorities = plan.priorities
+    before = checked.rt_before
     rt_matters = bool(m.require.get("no_competing_rt"))
-    if rt_matters and competitors(before):
-        reasons.append(
-            _competing_text(competitors(before), "requires no competing real-time task on the measured CPUs; found")
-        )
-    if m.backend == "timerlat":
-        from rtgate.measure import timerlat
-
-        reasons += timerlat.unavailable(m)
-    if reasons:
-        raise RequirementsNotMet(reasons)
-    _warn_competitors(m.name, before)
+    if checked.unmet:
+        raise RequirementsNotMet(checked.unmet)
     if STOP.requested:
         raise StoppedBeforeMeasuring(STOP.signal or "a signal", "before the measurement started")
     if m.backend == "timerlat":
-        return _measure_timerlat(m, outdir, duration_s, system)
+        return _measure_timerlat(m, outdir, duration_s, plan, checked)
     outdir.mkdir(parents=True, exist_ok=True)
     json_path = outdir / f"{m.name}.json"
     env_path = validity.environment_path(json_path)
     for stale in (json_path, env_path):
         stale.unlink(missing_ok=True)
     # Written first: results beside it without a validity record are then known to be cut short.
-    _write_atomic(env_path, _dumps({"results": json_path.name, "state": "measuring", "system": system}))
+    _write_atomic(
+        env_path,
+        _dumps({"results": json_path.name, "state": "measuring", "system": system, "preflight": checked.record()}),
+    )
     load = Load(
         m.load,
-        load_cpus(m.load, m) if m.load.kind != "none" else [],
+        load_cpus(m.load, plan) if m.load.kind != "none" else [],
         outdir / f"{m.name}.load",
-        bound_s=load_bound(m, duration_s),
+        bound_s=load_bound(m, plan),
     )
     during: dict[tuple[int, int], RtTask] = {}
     try:
@@ -220,7 +232,7 @@ def _measure(
                 load.start()
                 if STOP.requested:
                     raise StoppedBeforeMeasuring(STOP.signal or "a signal", "during the load's warm-up")
-                _run_sampler(sampler, m, json_path, duration_s, progress, priorities, during)
+                _run_sampler(sampler, m, json_path, duration_s, plan, progress, during)
                 busy_after = busy.snapshot()
                 after = scan(priorities)
                 load.finish()  # did the load hold until the sampler stopped?
@@ -236,6 +248,7 @@ def _measure(
                     "state": "not measured",
                     "stopped_by": STOP.signal,
                     "system": system,
+                    "preflight": checked.record(),
                     "load": load.summary(),
                 }
             ),
@@ -254,7 +267,7 @@ def _measure(
         (t["pid"], t["tid"]): t for t in competitors(before) + competitors(list(during.values())) + competitors(after)
     }
     if rt_matters and seen:
-        invalid.append(_competing_text(list(seen.values()), "a competing real-time task could preempt the sampler:"))
+        invalid.append(competing_text(list(seen.values()), "a competing real-time task could preempt the sampler:"))
     record = {
         "format": validity.RECORD_FORMAT,
         "written_by": f"rtgate {__version__}",
@@ -262,7 +275,7 @@ def _measure(
         "valid": not invalid,
         "invalid": invalid,
         "stopped_by": STOP.signal,
-        "expected_seconds": expected_seconds(m, duration_s),
+        "expected_seconds": plan.expected_seconds,
         "results": validity.digest(run),
         "load": load.summary(),
         "machine_load": busy.machine_load(quiet_before, busy_after),
@@ -274,6 +287,7 @@ def _measure(
             "after": [t.as_dict() for t in after],
         },
         "environment": env_path.name,
+        "preflight": checked.record(),
     }
     add_record(json_path, record)
     run = load_results(json_path)  # judged from the file, exactly as `rtgate check` will judge it
@@ -281,12 +295,13 @@ def _measure(
     run.environment["loadavg_after"] = capture().get("loadavg")
     run.environment["load"] = record["load"]
     run.environment["machine_load"] = record["machine_load"]
+    run.environment["preflight"] = record["preflight"]
     _write_atomic(env_path, _dumps({"results": json_path.name, "state": "done", **run.environment}))
     return run, STOP.signal
 
 
 def _measure_timerlat(
-    m: Measurement, outdir: Path, duration_s: int | None, system: dict[str, Any]
+    m: Measurement, outdir: Path, duration_s: int | None, plan: ThreadPlan, checked: Preflight
 ) -> tuple[RunResult, str | None]:
     """The timerlat backend: rtla instead of the sampler, with the same load and stop handling around it."""
     from rtgate.measure import timerlat
@@ -296,9 +311,9 @@ def _measure_timerlat(
     env_path.unlink(missing_ok=True)
     load = Load(
         m.load,
-        load_cpus(m.load, m) if m.load.kind != "none" else [],
+        load_cpus(m.load, plan) if m.load.kind != "none" else [],
         outdir / f"{m.name}.load",
-        bound_s=load_bound(m, duration_s),
+        bound_s=load_bound(m, plan),
     )
     try:
         load.start()
@@ -312,26 +327,12 @@ def _measure_timerlat(
         run.environment.setdefault("invalid", []).append(load.problem)
     if STOP.signal:
         run.stop_reason, run.signal = "signal", STOP.signal
-    run.environment["system"] = system
+    run.environment["system"] = checked.system
     run.environment["loadavg_after"] = capture().get("loadavg")
     run.environment["load"] = load.summary()
+    run.environment["preflight"] = checked.record()
     _write_atomic(env_path, _dumps({"results": f"{m.name}.rtla.txt", "state": "done", **run.environment}))
     return run, STOP.signal
-
-
-def _competing_text(tasks: list[Any], lead: str) -> str:
-    return f"{lead} " + ", ".join(t.describe() if isinstance(t, RtTask) else validity.describe_task(t) for t in tasks)
-
-
-def _warn_competitors(name: str, tasks: list[RtTask]) -> None:
-    found = competitors(tasks)
-    if found:
-        print(
-            f"rtgate: warning: {name}: real-time task(s) that can preempt the sampler on the measured CPUs: "
-            + ", ".join(validity.describe_task(t) for t in found),
-            file=sys.stderr,
-            flush=True,
-        )
 
 
 def _dumps(doc: dict[str, Any]) -> str:
@@ -397,8 +398,8 @@ def _run_sampler(
     m: Measurement,
     json_path: Path,
     duration_s: int | None,
+    plan: ThreadPlan,
     progress: bool | None,
-    priorities: dict[int, int],
     during: dict[tuple[int, int], RtTask],
 ) -> None:
     outdir = json_path.parent
@@ -422,12 +423,12 @@ def _run_sampler(
             )
         except OSError as e:
             raise SamplerError(f"cannot start {sampler}: {e.strerror}") from e
-        bar = _Progress(proc, m.name, expected_seconds(m, duration_s), sys.stderr, stderr_path)
+        bar = _Progress(proc, m.name, plan.expected_seconds, sys.stderr, stderr_path)
         if progress:
             bar.thread.start()
 
         def watch() -> None:  # a competitor that comes and goes mid-run is seen too
-            for t in scan(priorities, own_pids={proc.pid}):
+            for t in scan(plan.priorities, own_pids={proc.pid}):
                 if not t.expected and (t.pid, t.tid) not in during:
                     during[(t.pid, t.tid)] = t
 

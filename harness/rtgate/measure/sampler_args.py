@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+from rtgate.core.thread_plan import plan_anywhere, plan_here
 from rtgate.core.thresholds import Measurement, SamplerSettings
 
 
@@ -40,15 +41,10 @@ def sampler_args(
             args += ["-t", str(g.count or 1)]
         if rt:
             args += ["-p", str(g.priority)]
-    else:
-        cpus: list[str] = []
-        prios: list[str] = []
-        for g in groups:
-            n = g.count or len(g.cpus or [1])  # "all" is refused with several groups
-            for i in range(n):
-                cpus.append(str(g.cpus[i % len(g.cpus)]) if isinstance(g.cpus, list) else "*")
-                prios.append(str(g.priority))
-        args += [f"--thread-cpus={','.join(cpus)}", f"--thread-priorities={','.join(prios)}"]
+    else:  # "all" is refused with several groups: the plan needs no machine
+        threads = plan_anywhere(m).threads
+        cpus = ",".join("*" if t.cpu is None else str(t.cpu) for t in threads)
+        args += [f"--thread-cpus={cpus}", f"--thread-priorities={','.join(str(t.priority) for t in threads)}"]
     if groups[0].policy != "fifo":
         args.append(f"--policy={groups[0].policy}")
     args += ["-i", str(s.interval_us), "-d", str(s.distance_us)]
@@ -85,13 +81,5 @@ def sampler_args(
 
 
 def expected_seconds(m: Measurement, duration_s: int | None = None) -> float | None:
-    s = with_duration(m.sampler, duration_s)
-    if s.duration_s is not None:
-        return float(s.duration_s)
-    if s.loops is not None:
-        return s.loops * (s.interval_us + s.distance_us * max(0, _threads(m) - 1)) / 1e6
-    return None
-
-
-def _threads(m: Measurement) -> int:
-    return sum(g.count or (len(g.cpus) if isinstance(g.cpus, list) else os.cpu_count() or 1) for g in m.sampler.threads)
+    """How long the measurement runs on this machine; None when it runs until stopped."""
+    return plan_here(m, duration_s).expected_seconds

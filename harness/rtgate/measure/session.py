@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rtgate.core.gate_kinds import figure_unit
 from rtgate.core.gates import Status, Verdict, _select, evaluate, thread_ids
 from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.setup import evaluate_measured, parse_accept
+from rtgate.core.thread_plan import ThreadPlan, plan_for_results, plan_here
 from rtgate.core.thresholds import (
     GateSpec,
     Measurement,
@@ -26,7 +26,8 @@ from rtgate.core.thresholds import (
     parse_rate,
 )
 from rtgate.errors import RtgateError
-from rtgate.measure.runner import RequirementsNotMet, StoppedBeforeMeasuring, find_sampler, run_measurement
+from rtgate.measure.orchestrate import measure_and_judge
+from rtgate.measure.runner import find_sampler
 from rtgate.parsers import load_results
 from rtgate.reports.verdicts_json import verdicts_document, write_json
 
@@ -42,43 +43,28 @@ class Settings:
     junit: str | None = None
     json: str | None = None
     accept_setup: str = ""  # set-up differences of --rtgate-results to accept (see rtgate.core.setup)
+    strict: bool = False  # a preflight warning keeps a measurement from being made (its gates ERROR)
 
 
-def _local_cpus() -> list[int]:
-    import os
-
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return list(range(os.cpu_count() or 1))
-
-
-def _predicted_run(m: Measurement) -> RunResult:
+def _predicted_run(plan: ThreadPlan) -> RunResult:
     """The threads the sampler will run for a measurement on this machine, before running it."""
-    threads: list[ThreadResult] = []
-    for g in m.sampler.threads:
-        cpus: list[int | None]
-        if g.cpus == "all":
-            cpus = list(_local_cpus())
-        elif isinstance(g.cpus, list):
-            count = g.count or len(g.cpus)
-            cpus = [g.cpus[i % len(g.cpus)] for i in range(count)]
-        else:
-            cpus = [None] * (g.count or 1)
-        for cpu in cpus:
-            threads.append(
-                ThreadResult(index=len(threads), cycles=0, min=None, max=None, avg=None, cpu=cpu, priority=g.priority)
-            )
+    threads = [
+        ThreadResult(index=t.index, cycles=0, min=None, max=None, avg=None, cpu=t.cpu, priority=t.priority)
+        for t in plan.threads
+    ]
     return RunResult(source="(predicted)", format="predicted", unit="us", threads=threads)
 
 
 def predicted_thread_ids(m: Measurement, run: RunResult | None) -> dict[str, list[str]]:
     """Per gate, the thread ids its verdicts will carry: from results when given, else predicted."""
-    run = run or _predicted_run(m)
-    labels = m.thread_labels(len(run.threads))
+    run = run or _predicted_run(plan_here(m))
+    labels = plan_for_results(m, len(run.threads)).labels(len(run.threads))
     ids = thread_ids(run, labels)
     out: dict[str, list[str]] = {}
     for gate in m.gates:
+        if gate.scope == "worst":  # one verdict for the worst thread, as the plugin collects it
+            out[gate.name] = ["worst"]
+            continue
         chosen, missing = _select(run, gate, labels)
         out[gate.name] = ["all"] if missing or not chosen else [ids[t.index] for t in chosen]
     return out
@@ -239,25 +225,27 @@ class GateSession:
         expected = predicted_thread_ids(m, run)
         if run is None:
             outdir = self.settings.output_dir / _safe(tf.platform)
-            try:
-                run, self.stopped_by = run_measurement(find_sampler(self.settings.sampler), m, outdir, self.duration_s)
-            except RequirementsNotMet as e:
-                raise RtgateError(f"measurement {m.name} not measured: {e}") from e
-            except StoppedBeforeMeasuring as e:
-                self.stopped_by = e.signal
-                return self._not_measured(tf, m, expected, f"not measured: {e}")
-            verdicts = evaluate_measured(m, run, duration_s=self.duration_s)
+            outcome = measure_and_judge(
+                find_sampler(self.settings.sampler), m, outdir, duration_s=self.duration_s, strict=self.settings.strict
+            )
+            self.stopped_by = outcome.stopped_by
+            verdicts = outcome.verdicts
         else:
             # Results from elsewhere go through the same reconciliation as `rtgate check`.
             verdicts = evaluate_measured(m, run, self.accept)
         display = _display(Path(tf.path), self.rootdir)
         self._platforms[tf.platform] = display
-        self.verdicts.extend((display, v) for v in verdicts)
         table = {(v.gate, v.thread): v for v in verdicts}
-        for v in verdicts:  # a run that cannot be judged (invalid, incomplete): its ERROR on every collected test
-            if v.thread == "all" and v.status == Status.ERROR:
+        reported = list(verdicts)
+        for v in verdicts:  # a run not measured or not to be judged: its verdict on every collected test
+            if v.thread == "all" and v.status in (Status.ERROR, Status.INCONCLUSIVE):
                 del table[(v.gate, v.thread)]
-                table.update({(v.gate, t): dataclasses.replace(v, thread=t) for t in expected.get(v.gate, [])})
+                spread = {(v.gate, t): dataclasses.replace(v, thread=t) for t in expected.get(v.gate, [])}
+                table.update(spread)
+                if v.status == Status.INCONCLUSIVE:  # stopped before measuring: reported per collected test
+                    reported.remove(v)
+                    reported.extend(spread.values())
+        self.verdicts.extend((display, v) for v in reported)
         got = set(table)
         want = {(g, t) for g, ts in expected.items() for t in ts}
         if got != want:
@@ -266,29 +254,6 @@ class GateSession:
                 f"measurement {m.name}: the run's threads do not match the collected gates "
                 f"(unexpected: {sorted(got - want)}, missing: {sorted(want - got)})"
             )
-        return table
-
-    def _not_measured(
-        self, tf: ThresholdFile, m: Measurement, expected: dict[str, list[str]], reason: str
-    ) -> dict[tuple[str, str], Verdict]:
-        """INCONCLUSIVE for every collected gate of a measurement a stop signal kept from being measured."""
-        display = _display(Path(tf.path), self.rootdir)
-        self._platforms[tf.platform] = display
-        table = {}
-        for gate in m.gates:
-            for thread in ["worst"] if gate.scope == "worst" else expected.get(gate.name, []):
-                v = Verdict(
-                    m.name,
-                    gate.name,
-                    gate.kind,
-                    thread,
-                    Status.INCONCLUSIVE,
-                    reason,
-                    unit=figure_unit(gate),
-                    critical=gate.critical,
-                )
-                self.verdicts.append((display, v))
-                table[(gate.name, thread)] = v
         return table
 
     def measure_for_test(
@@ -322,14 +287,17 @@ class GateSession:
             gates=[],
             sampler=SamplerSettings(interval_us=interval_us, duration_s=seconds, mlockall=mlockall, threads=[group]),
         )
-        try:
-            run, self.stopped_by = run_measurement(
-                find_sampler(self.settings.sampler), m, self.settings.output_dir / "tests", self.duration_s
-            )
-        except StoppedBeforeMeasuring as e:
-            self.stopped_by = e.signal
-            raise
-        return LatencyResult(run, m)
+        outcome = measure_and_judge(
+            find_sampler(self.settings.sampler),
+            m,
+            self.settings.output_dir / "tests",
+            duration_s=self.duration_s,
+            strict=self.settings.strict,
+        )
+        self.stopped_by = outcome.stopped_by
+        if outcome.run is None:  # a measurement without gates: why it was not measured is its only verdict
+            raise RtgateError(f"rt_latency {m.name}: {outcome.reason}")
+        return LatencyResult(outcome.run, m)
 
     def merge(self, verdicts: list[tuple[str, dict[str, Any]]], platforms: dict[str, str]) -> None:
         """Verdicts a pytest-xdist worker sent back: the controller reports them. A measurement whose

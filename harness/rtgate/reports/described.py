@@ -9,7 +9,7 @@ header of one or two lines; JSON, JUnit and HTML show every item."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -297,24 +297,26 @@ def describe_run(run: RunResult) -> Described:
     return Described(machine, measurement, checks, record, busy_lines, recorded=bool(system))
 
 
-def describe_unmeasured(system: dict[str, Any]) -> Described:
-    """A measurement that did not run (its requirements unmet, or stopped before it started): the machine as
-    rtgate run found it, which is what a refused board file is compared with."""
+def describe_unmeasured(system: dict[str, Any], preflight: list[dict[str, Any]] | None = None) -> Described:
+    """A measurement that did not run (its requirements unmet, a warning under --strict, or stopped before it
+    started): the machine as rtgate run found it, which is what a refused board file is compared with."""
     not_measured = {key: "none: not measured" for key, _label in MEASUREMENT_ITEMS}
-    return Described(_machine_items(system, {}), not_measured)
+    return Described(_machine_items(system, {}), not_measured, preflight)
 
 
 def describe_runs(
-    runs: list[tuple[str, RunResult]], unmeasured: Sequence[str] = (), system: dict[str, Any] | None = None
+    runs: list[tuple[str, RunResult]],
+    unmeasured: Mapping[str, list[dict[str, Any]] | None] | None = None,
+    system: dict[str, Any] | None = None,
 ) -> dict[str, Described]:
     """Each measured measurement's conditions (a measurement given twice: its first results); with `system`,
-    the `unmeasured` ones are described by the machine alone."""
+    the `unmeasured` ones (name -> preflight warnings, None: not recorded) are described by the machine alone."""
     out: dict[str, Described] = {}
     for name, run in runs:
         out.setdefault(name, describe_run(run))
     if system is not None:
-        for name in unmeasured:
-            out.setdefault(name, describe_unmeasured(system))
+        for name, checks in (unmeasured or {}).items():
+            out.setdefault(name, describe_unmeasured(system, checks))
     return out
 
 
