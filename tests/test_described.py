@@ -204,6 +204,10 @@ def test_run_and_check_of_its_folder_describe_the_same_machine(tmp_path: Path, t
     assert f"rtgate: load: m cpu on CPUs 1, reached {reached:g} % CPU (level 0.1 % CPU)" in header(live.stdout)[1]
     docs = [json.loads((tmp_path / f).read_text())["environment"] for f in ("live.json", "saved.json")]
     assert docs[0] == docs[1]
+    # the preflight rtgate run made, as it recorded it beside the results, in every report
+    assert docs[0]["measurements"]["m"]["preflight"] == env["preflight"]
+    checks = ", ".join(c["check"] for c in env["preflight"])
+    assert header(live.stdout)[1].endswith(checks if checks else "preflight clean")
     truth = _truth()
     assert {k: docs[0]["machine"][k] for k in truth} == truth
 
@@ -221,6 +225,10 @@ def test_a_refused_board_file_still_shows_this_machine(tmp_path: Path) -> None:
     env = json.loads((tmp_path / "v.json").read_text())["environment"]
     assert {k: env["machine"][k] for k in truth} == truth
     assert env["measurements"]["idle"]["load"] == "none: not measured"
+    # refused, yet its preflight is reported: on a kernel that is not PREEMPT_RT, that check fails
+    checks = {c["check"]: c["status"] for c in env["measurements"]["idle"]["preflight"]}
+    if capture()["preemption"] != "PREEMPT_RT":
+        assert checks["preempt_rt"] == "fail" and "preflight::preempt_rt" in (tmp_path / "j.xml").read_text()
     assert junit_figures(tmp_path / "j.xml")["environment"]["kernel"] == truth["kernel"]
 
 
