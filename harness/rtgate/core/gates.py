@@ -16,7 +16,7 @@ from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.stats import clean_samples_to_pass, decide_rate, samples_to_fail
 from rtgate.core.status import SEVERITY
 from rtgate.core.status import Status as Status  # re-exported: reporters import it from here
-from rtgate.core.thread_plan import plan_for_results
+from rtgate.core.thread_plan import ThreadPlan, plan_for_results, plan_here
 from rtgate.core.thresholds import GateSpec, Measurement
 
 _SEVERITY = SEVERITY
@@ -305,3 +305,27 @@ def exit_code(verdicts: list[Verdict], allow_inconclusive: bool) -> int:
     if Status.INCONCLUSIVE in statuses and not allow_inconclusive:
         return 3
     return 0
+
+
+def _predicted_run(plan: ThreadPlan) -> RunResult:
+    """The threads the sampler will run for a measurement on this machine, before running it."""
+    threads = [
+        ThreadResult(index=t.index, cycles=0, min=None, max=None, avg=None, cpu=t.cpu, priority=t.priority)
+        for t in plan.threads
+    ]
+    return RunResult(source="(predicted)", format="predicted", unit="us", threads=threads)
+
+
+def predicted_thread_ids(m: Measurement, run: RunResult | None) -> dict[str, list[str]]:
+    """Per gate, the thread ids its verdicts will carry: from results when given, else predicted."""
+    run = run or _predicted_run(plan_here(m))
+    labels = plan_for_results(m, len(run.threads)).labels(len(run.threads))
+    ids = thread_ids(run, labels)
+    out: dict[str, list[str]] = {}
+    for gate in m.gates:
+        if gate.scope == "worst":  # one verdict for the worst thread, as the plugin collects it
+            out[gate.name] = ["worst"]
+            continue
+        chosen, missing = _select(run, gate, labels)
+        out[gate.name] = ["all"] if missing or not chosen else [ids[t.index] for t in chosen]
+    return out

@@ -24,10 +24,10 @@ from dataclasses import replace
 from typing import Any
 
 from rtgate.core.gate_kinds import KINDS, figure_unit
+from rtgate.core.gates import predicted_thread_ids
 from rtgate.core.thresholds import GateSpec, Measurement, ThresholdFile
 from rtgate.errors import RtgateError
 from rtgate.fuego.names import distinct, fuego_name
-from rtgate.measure.session import predicted_thread_ids
 
 TEST = "Benchmark.rtgate"
 THREADS_CASE = "threads"  # the per-thread figures; no gate may take this name

@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rtgate.core.gates import Status, Verdict, _select, evaluate, thread_ids
+from rtgate.core.gates import Status, Verdict, evaluate, predicted_thread_ids
 from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.setup import evaluate_measured, parse_accept
-from rtgate.core.thread_plan import ThreadPlan, plan_for_results, plan_here
 from rtgate.core.thresholds import (
     GateSpec,
     Measurement,
@@ -44,30 +43,6 @@ class Settings:
     json: str | None = None
     accept_setup: str = ""  # set-up differences of --rtgate-results to accept (see rtgate.core.setup)
     strict: bool = False  # a preflight warning keeps a measurement from being made (its gates ERROR)
-
-
-def _predicted_run(plan: ThreadPlan) -> RunResult:
-    """The threads the sampler will run for a measurement on this machine, before running it."""
-    threads = [
-        ThreadResult(index=t.index, cycles=0, min=None, max=None, avg=None, cpu=t.cpu, priority=t.priority)
-        for t in plan.threads
-    ]
-    return RunResult(source="(predicted)", format="predicted", unit="us", threads=threads)
-
-
-def predicted_thread_ids(m: Measurement, run: RunResult | None) -> dict[str, list[str]]:
-    """Per gate, the thread ids its verdicts will carry: from results when given, else predicted."""
-    run = run or _predicted_run(plan_here(m))
-    labels = plan_for_results(m, len(run.threads)).labels(len(run.threads))
-    ids = thread_ids(run, labels)
-    out: dict[str, list[str]] = {}
-    for gate in m.gates:
-        if gate.scope == "worst":  # one verdict for the worst thread, as the plugin collects it
-            out[gate.name] = ["worst"]
-            continue
-        chosen, missing = _select(run, gate, labels)
-        out[gate.name] = ["all"] if missing or not chosen else [ids[t.index] for t in chosen]
-    return out
 
 
 class GateResult:

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from rtgate.core.gates import Status, Verdict
+from rtgate.core.gates import Status, Verdict, predicted_thread_ids
 from rtgate.core.thresholds import Measurement, ThresholdFile, load_thresholds
 from rtgate.errors import RtgateError, ThresholdsError
-from rtgate.measure.session import GateSession, LatencyResult, Settings, predicted_thread_ids
+from rtgate.pytest_plugin.session import GateSession, LatencyResult, Settings
 from rtgate.reports.text import limit_text
 
 _SESSION = pytest.StashKey[GateSession]()
