@@ -228,6 +228,50 @@ def test_each_load_runs_during_the_measurement_and_is_gone_after(tmp_path: Path,
     assert verdicts["verdicts"][0]["status"] == "PASS"
 
 
+# A stand-in for a kernel tree with the kernel's build interface: defconfig and out-of-tree builds with O=.
+KERNEL_LIKE_MAKEFILE = """\
+O ?= .
+SRCS := $(wildcard $(CURDIR)/*.c)
+all: $(patsubst $(CURDIR)/%.c,$(O)/%.o,$(SRCS))
+$(O)/%.o: $(CURDIR)/%.c $(O)/.config
+\t$(CC) -O2 -c -o $@ $<
+defconfig:
+\tmkdir -p $(O) && echo CONFIG_RTGATE_TEST=y > $(O)/.config
+clean:
+\trm -f $(O)/*.o
+"""
+
+
+@needs_root
+def test_kcompile_builds_a_kernel_tree_out_of_tree(tmp_path: Path, tool: object) -> None:
+    tool("make", "make")  # type: ignore[operator]
+    tree = tmp_path / "linux"
+    tree.mkdir()
+    (tree / "Makefile").write_text(KERNEL_LIKE_MAKEFILE)
+    for i in range(4):
+        (tree / f"u{i}.c").write_text(f"int u{i}(int x) {{ for (int j = 0; j < 99; j++) x = x * 3 + j; return x; }}\n")
+    before = sorted(p.name for p in tree.iterdir())
+    r, env, verdicts = run_with_load(
+        tmp_path, f"{{kind: kcompile, tree: {tree}, cpus: others, warmup_seconds: 1, min_cpu_percent: 0.1}}"
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    load = env["load"]
+    assert load["problem"] is None and load["tree"] == str(tree) and str(tree) in load["command"]
+    log = (tmp_path / "rtgate-results" / "m.load" / "load.log").read_text()
+    assert load["builds"] == log.count("rtgate-kcompile-run") and load["builds"] > 0
+    assert load["level"] == {"unit": "% CPU", "min": 0.1, "reached": load["cpu_percent"]}
+    assert sorted(p.name for p in tree.iterdir()) == before  # built in the load's own folder, never in the tree
+    assert verdicts["verdicts"][0]["status"] == "PASS"
+
+
+@needs_root
+def test_kcompile_refuses_a_folder_that_is_no_kernel_tree(tmp_path: Path) -> None:
+    r, _env, _verdicts = run_with_load(tmp_path, f"{{kind: kcompile, tree: {tmp_path}, cpus: others}}")
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
+        f"rtgate: error: load kcompile: {tmp_path} is not a kernel source tree (no Makefile)"
+    ), r.stderr
+
+
 @needs_root
 @pytest.mark.parametrize("kind", ["cpu", "hackbench"])
 def test_a_repeated_run_keeps_its_own_load_log(tmp_path: Path, kind: str, tool: object) -> None:

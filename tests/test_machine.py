@@ -84,6 +84,37 @@ def test_pm_qos_holders_are_seen() -> None:
         os.close(fd)
 
 
+def test_rt_kernel_threads_are_those_ps_lists() -> None:
+    """procps reads the same /proc its own way: every kernel thread (kthreadd's children) under FIFO, RR or
+    DEADLINE, with its priority."""
+    ps = subprocess.run(
+        ["ps", "-eo", "pid=,ppid=,cls=,rtprio=,comm="], capture_output=True, text=True, check=True, timeout=30
+    ).stdout
+    policies = {"FF": "FIFO", "RR": "RR", "DLN": "DEADLINE"}
+    seen = set()
+    for line in ps.splitlines():
+        pid, ppid, cls, prio, comm = line.split(None, 4)
+        if cls in policies and (ppid == "2" or pid == "2"):
+            seen.add((int(pid), comm.strip(), policies[cls], int(prio) if prio.isdigit() else 0))
+    listed = {(t["pid"], t["comm"], t["policy"], t["priority"]) for t in describe()["rt_kernel_threads"]}
+    assert listed == seen
+    assert [t["priority"] for t in describe()["rt_kernel_threads"]] == sorted(
+        (t[3] for t in listed), reverse=True
+    )  # highest first, as they preempt
+
+
+def test_rt_kernel_threads_of_a_recorded_board() -> None:
+    threads = describe(BOARD)["rt_kernel_threads"]
+    # the user task rt-app at FIFO 80 is no kernel thread: the sampler's competitors are checked elsewhere
+    assert threads == [
+        {"comm": "irq/25-eth0", "pid": 61, "policy": "FIFO", "priority": 50},
+        {"comm": "ktimers/2", "pid": 15, "policy": "FIFO", "priority": 1},
+    ]
+    assert describe(FIXTURES / "systems" / "nonrt-x86-vm")["unknown"]["rt_kernel_threads"] == (
+        "/proc: no process entries"
+    )
+
+
 def test_capture_carries_the_description() -> None:
     assert capture(BOARD)["machine"]["clocksource"] == "arch_sys_counter"
 

@@ -174,3 +174,25 @@ def test_unsafe_yaml_tags_are_refused(tmp_path: Path) -> None:
     expect(
         tmp_path, "platform: !!python/object/apply:os.system ['true']\n" + GOOD.split("\n", 1)[1], None, "invalid YAML"
     )
+
+
+BOARD_FILES = sorted((ROOT / "thresholds").glob("boards/*.yaml")) + sorted(
+    (ROOT / "thresholds").glob("families/*.yaml")
+)
+
+
+@pytest.mark.parametrize("path", BOARD_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_shipped_board_file_names_its_machine(path: Path) -> None:
+    """A board or family budget runs only on the machine it is for, and on PREEMPT_RT when it assumes it."""
+    tf = load_thresholds(path)
+    for m in tf.measurements.values():
+        assert m.require.get("architecture") and isinstance(m.require.get("cpu_count"), int), m.name
+        if path.parent.name == "boards":  # a board also names itself: devicetree compatible or DMI product
+            assert m.require.get("compatible") or m.require.get("dmi_product"), m.name
+        if "PREEMPT_RT" in tf.description or "-rt" in path.stem:
+            assert m.require.get("preempt_rt") is True, m.name
+
+
+def test_the_default_platform_runs_anywhere() -> None:
+    for m in load_thresholds(ROOT / "thresholds" / "default.yaml").measurements.values():
+        assert not {"architecture", "compatible", "dmi_product", "cpu_count", "preempt_rt"} & set(m.require)

@@ -45,7 +45,8 @@ def handle(args: argparse.Namespace) -> int:
     accept = parse_accept(args.accept_setup)
     verdicts: list[Verdict] = []
     durations: dict[str, float] = {}
-    for name, run in map_results(tf, args.results, args.format, args.unit):
+    mapped = map_results(tf, args.results, args.format, args.unit)
+    for name, run in mapped:
         verdicts.extend(evaluate_measured(tf.measurements[name], run, accept))
         durations[name] = durations.get(name, 0.0) + (run.elapsed_s or 0.0)
-    return report(tf, verdicts, args, durations)
+    return report(tf, verdicts, args, durations, runs=mapped)

@@ -7,8 +7,10 @@ import argparse
 import sys
 
 from rtgate.core.gates import Verdict, exit_code
+from rtgate.core.model import RunResult
 from rtgate.core.thresholds import ThresholdFile, parse_duration
 from rtgate.errors import RtgateError
+from rtgate.reports.described import describe_runs, environment_document, header_lines
 from rtgate.reports.text import summary_table
 from rtgate.reports.verdicts_json import verdicts_document, write_json
 
@@ -36,17 +38,32 @@ def report(
     args: argparse.Namespace,
     durations: dict[str, float] | None = None,
     extra: dict[str, object] | None = None,
+    runs: list[tuple[str, RunResult]] | None = None,
+    refused: dict[str, list[dict[str, str]]] | None = None,
 ) -> int:
+    """`runs`: the measurements' results, whose recorded conditions every report shows. `refused` (rtgate run):
+    the measurements it did not make, with their preflight warnings; this machine as it is now describes them."""
     allow = bool(args.allow_inconclusive or tf.allow_inconclusive)
-    summary = summary_table(tf.platform, verdicts, allow)
+    system = None
+    measured = {name for name, _ in runs or []}
+    unmeasured = {v.measurement: (refused or {}).get(v.measurement) for v in verdicts if v.measurement not in measured}
+    if refused is not None and unmeasured:
+        from rtgate.measure.environment import capture
+
+        system = capture()
+    described = describe_runs(runs or [], unmeasured, system)
+    summary = summary_table(tf.platform, verdicts, allow, header_lines(described))
     sys.stdout.write(summary)
     try:
         if args.junit:
             from rtgate.reports.junit import build_junit, write_junit  # junitparser only when asked for
 
-            write_junit(args.junit, build_junit(tf.platform, verdicts, summary, allow, durations))
+            write_junit(args.junit, build_junit(tf.platform, verdicts, summary, allow, durations, described))
         if args.json:
-            write_json(args.json, verdicts_document(tf.platform, tf.files, verdicts, allow, extra))
+            write_json(
+                args.json,
+                verdicts_document(tf.platform, tf.files, verdicts, allow, extra, environment_document(described)),
+            )
     except OSError as e:
         raise RtgateError(f"cannot write report: {e.strerror}", path=e.filename) from e
     return exit_code(verdicts, allow)

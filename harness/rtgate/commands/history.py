@@ -10,6 +10,7 @@ from typing import Any
 
 from rtgate.core.gate_kinds import KINDS
 from rtgate.core.model import RunResult
+from rtgate.core.recorded import recorded_environment
 from rtgate.core.setup import evaluate_measured
 from rtgate.core.thresholds import ThresholdFile, load_thresholds
 from rtgate.errors import RtgateError
@@ -110,8 +111,9 @@ def _platform(args: argparse.Namespace, tf: ThresholdFile | None) -> str:
 
 
 def kernel_facts(run: RunResult) -> tuple[str | None, str | None]:
-    system = run.environment.get("system") or {}
-    sysinfo = run.environment.get("sysinfo") or {}
+    env = recorded_environment(run)
+    system = env.get("system") or {}
+    sysinfo = env.get("sysinfo") or {}
     release = system.get("kernel_release") or sysinfo.get("release")
     config = system.get("preemption") or ("PREEMPT_RT" if sysinfo.get("realtime") == 1 else None)
     return release, config

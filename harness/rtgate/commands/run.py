@@ -77,6 +77,8 @@ def _handle(args: argparse.Namespace) -> int:
     verdicts: list[Verdict] = []
     durations: dict[str, float] = {}
     notes: list[str] = []
+    measured: list[tuple[str, RunResult]] = []  # their recorded conditions go into every report
+    refused: dict[str, list[dict[str, str]]] = {}  # not measured: their preflight warnings
     for name in names:
         m = tf.measurements[name]
         if not STOP.requested:
@@ -88,9 +90,12 @@ def _handle(args: argparse.Namespace) -> int:
         notes.extend(outcome.notes)
         if outcome.run is not None:
             durations[name] = outcome.run.elapsed_s or 0.0
+            measured.append((name, outcome.run))
+        else:
+            refused[name] = [c.as_dict() for c in outcome.warnings]
     if STOP.requested:
         print(f"rtgate: stopped by {STOP.signal}: evaluating what was measured", file=sys.stderr, flush=True)
-    code = report(tf, verdicts, args, durations, {"results_dir": str(outdir)})
+    code = report(tf, verdicts, args, durations, {"results_dir": str(outdir)}, runs=measured, refused=refused)
     for line in notes:
         print(line, flush=True)
     return code

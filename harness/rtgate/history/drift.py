@@ -15,7 +15,16 @@ from statistics import median
 from typing import Any
 
 # Compared as sets of values: any difference is drift.
-CATEGORICAL = ("cmdline", "governors", "virtualisation", "cpu_model", "cpu_count")
+CATEGORICAL = (
+    "cmdline",
+    "governors",
+    "virtualisation",
+    "cpu_model",
+    "cpu_count",
+    "board",
+    "clocksource",
+    "load_kind",
+)
 
 
 @dataclass
@@ -46,6 +55,20 @@ def fingerprint(environment: dict[str, Any]) -> dict[str, Any]:
     for key in ("virtualisation", "cpu_model", "cpu_count", "preemption"):
         if system.get(key) is not None:
             fp[key] = system[key]
+    found = system.get("machine")
+    machine: dict[str, Any] = found if isinstance(found, dict) else {}
+    board: dict[str, Any] = machine["board"] if isinstance(machine.get("board"), dict) else {}
+    identity = board.get("dt_compatible") or [board.get(k) for k in ("dmi_sys_vendor", "dmi_product_name")]
+    if any(identity):
+        fp["board"] = " ".join(str(x) for x in identity if x)
+    if machine.get("clocksource"):
+        fp["clocksource"] = machine["clocksource"]
+    load = environment.get("load")
+    if isinstance(load, dict) and load.get("kind"):
+        fp["load_kind"] = load["kind"]
+        level = load.get("level")
+        if isinstance(level, dict) and isinstance(level.get("reached"), (int, float)):
+            fp["load_level"] = f"{level['reached']:g} {level.get('unit')}"  # recorded, not compared
     cpus = system.get("cpu_count") or 1
     loads = [x for x in (system.get("loadavg"), environment.get("loadavg_after")) if isinstance(x, list) and x]
     if loads:  # the 1-minute load before and after the run, per CPU

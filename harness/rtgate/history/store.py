@@ -16,6 +16,7 @@ from typing import Any
 
 from rtgate.core.gates import Verdict
 from rtgate.core.model import UNIT_SCALE, RunResult, ThreadResult
+from rtgate.core.recorded import recorded_environment
 from rtgate.errors import RtgateError
 from rtgate.history.backend import Backend, is_postgres_url, redacted
 from rtgate.history.drift import fingerprint
@@ -158,6 +159,8 @@ class HistoryDB:
         pair_id: str | None = None,
     ) -> int:
         scale = run.units_per_us()
+        # What rtgate run recorded (machine, load, preflight), also when the results were read back from a folder.
+        environment = recorded_environment(run)
         rows = []
         for t, name in zip(run.threads, thread_ids(run.threads)):
             p99 = p999 = None
@@ -210,9 +213,9 @@ class HistoryDB:
                         run.format,
                         run.unit,
                         time.time(),
-                        json.dumps(run.environment, default=str),
+                        json.dumps(environment, default=str),
                         pair_id,
-                        json.dumps(fingerprint(run.environment), sort_keys=True, default=str),
+                        json.dumps(fingerprint(environment), sort_keys=True, default=str),
                     ),
                 )
                 for row in rows:

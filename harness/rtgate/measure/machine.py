@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The machine, described as rteval's report describes it: clocksource, CPU topology and SMT, idle states, PM QoS
 holders, IRQ placement, timer migration, transparent hugepages, memory and NUMA, kernel modules, tuning services,
-isolation as the kernel applies it, and the board's identity.
+real-time kernel threads and their priorities, isolation as the kernel applies it, and the board's identity.
 
 Every item is read from its source of truth under a root directory (``/`` or a fixture copy of another system's
 /proc and /sys). An item that cannot be read is never guessed: it goes into ``unknown`` with the reason.
@@ -142,6 +142,28 @@ def _pm_qos_holders(r: _Reader, procs: list[tuple[int, str, Path]]) -> list[dict
     return holders
 
 
+_PF_KTHREAD = 0x00200000
+_RT_POLICIES = {1: "FIFO", 2: "RR", 6: "DEADLINE"}
+
+
+def _rt_kernel_threads(r: _Reader, procs: list[tuple[int, str, Path]]) -> list[dict[str, Any]] | None:
+    """Kernel threads under a real-time policy, with their priorities: they preempt any sampler below them, so
+    rteval lists them. Read from /proc/<pid>/stat (flags, rt_priority, policy); a kernel thread is one thread."""
+    if not procs:
+        r.unknown["rt_kernel_threads"] = "/proc: no process entries"
+        return None
+    found = []
+    for pid, comm, d in procs:
+        try:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            flags, priority, policy = int(fields[6]), int(fields[37]), int(fields[38])
+        except (OSError, ValueError, IndexError):
+            continue  # gone since the listing, or not a stat line
+        if flags & _PF_KTHREAD and policy in _RT_POLICIES:
+            found.append({"comm": comm, "pid": pid, "policy": _RT_POLICIES[policy], "priority": priority})
+    return sorted(found, key=lambda t: (-t["priority"], t["comm"], t["pid"]))
+
+
 def _irqs(r: _Reader) -> dict[str, Any]:
     names: dict[str, str] = {}
     for line in (r.text("proc/interrupts", "irqs") or "").splitlines()[1:]:
@@ -221,6 +243,7 @@ def describe(root: Path = Path("/")) -> dict[str, Any]:
         "memory": _meminfo(r),
         "modules": sorted(line.split()[0] for line in modules.splitlines() if line.strip()) if modules else None,
         "services": sorted(s for s in TUNING_SERVICES if s in comms),
+        "rt_kernel_threads": _rt_kernel_threads(r, procs),
         "tuned_profile": tuned,
         "isolated_cpus": _cpulist(r.text("sys/devices/system/cpu/isolated", "isolated_cpus")),
         "nohz_full_cpus": _cpulist(r.text("sys/devices/system/cpu/nohz_full")),

@@ -24,6 +24,7 @@ from junitparser.junitparser import FinalResult
 
 from rtgate.core.gates import Status, Verdict
 from rtgate.errors import RtgateError
+from rtgate.reports.described import Described, junit_properties
 from rtgate.safe_io import atomic_open
 
 
@@ -69,7 +70,9 @@ def build_junit(
     summary: str,
     allow_inconclusive: bool = False,
     durations: dict[str, float] | None = None,
+    described: dict[str, Described] | None = None,
 ) -> JUnitXml:
+    """`described`: each measurement's conditions, as its testsuite's environment:: and preflight:: properties."""
     xml = JUnitXml(name=f"rtgate {platform}")
     by_measurement: dict[str, list[Verdict]] = {}
     for v in verdicts:
@@ -79,6 +82,9 @@ def build_junit(
         classname = f"rtgate.{platform}.{measurement}"
         suite = TestSuite(classname)
         suite.add_property("platform", platform)
+        if described is not None and measurement in described:
+            for prop, text in junit_properties(described[measurement]):
+                suite.add_property(prop, text)
         duration = float((durations or {}).get(measurement) or 0.0)
         share = duration / len(group)
         for v in group:

@@ -9,6 +9,8 @@ from typing import Any
 
 from rtgate.core.gates import Status, Verdict
 from rtgate.core.model import RunResult
+from rtgate.core.recorded import recorded_environment
+from rtgate.reports.described import describe_run
 
 _STATUS = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.INCONCLUSIVE: "ERROR"}
 
@@ -30,14 +32,15 @@ def kcidb_document(
     """run_number keeps test ids unique when several runs go into one submission."""
     base = f"rt-tests.rtgate.{_node(measurement)}"
     start = datetime.now(timezone.utc).isoformat()
-    env = {
-        "comment": platform,
-        "misc": {
-            "platform": platform,
-            "source": run.source,
-            "kernel_release": (run.environment.get("system") or {}).get("kernel_release"),
-        },
+    described = describe_run(run)  # the machine and load rtgate run recorded, each item or "unknown (why)"
+    env_misc: dict[str, Any] = {
+        "platform": platform,
+        "source": run.source,
+        "kernel_release": (recorded_environment(run).get("system") or {}).get("kernel_release"),
     }
+    if described.recorded:  # results measured by rtgate run: the machine and load it recorded
+        env_misc.update({"machine": described.machine, "conditions": described.measurement})
+    env = {"comment": platform, "misc": env_misc}
     tests: list[dict[str, Any]] = []
 
     def add(path: str, status: str, comment: str, number: dict[str, Any] | None, misc: dict[str, Any]) -> None:

@@ -18,7 +18,10 @@ def limit_text(v: Verdict, units: bool = True) -> str:
     return f"{v.limit:g} us" if units else f"{v.limit:g}"
 
 
-def summary_table(platform: str, verdicts: list[Verdict], allow_inconclusive: bool = False) -> str:
+def summary_table(
+    platform: str, verdicts: list[Verdict], allow_inconclusive: bool = False, header: list[str] | None = None
+) -> str:
+    """`header`: the conditions the measurements ran under, one or two lines (reports/described.py)."""
     rows = [("STATUS", "MEASUREMENT", "GATE", "THREAD", "VALUE", "LIMIT", "SAMPLES")]
     for v in verdicts:
         limit = limit_text(v, units=False)
@@ -26,7 +29,7 @@ def summary_table(platform: str, verdicts: list[Verdict], allow_inconclusive: bo
             (v.status.value, v.measurement, v.gate, v.thread, v.value_text or "-", limit or "-", str(v.samples or "-"))
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = [f"rtgate: platform {platform}"]
+    lines = [f"rtgate: platform {platform}", *(header or [])]
     for r in rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     lines.extend(accepted_lines(verdicts))

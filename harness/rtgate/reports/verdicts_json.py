@@ -17,7 +17,9 @@ def verdicts_document(
     verdicts: list[Verdict],
     allow_inconclusive: bool,
     extra: dict[str, Any] | None = None,
+    environment: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """`environment`: the machine and each measurement's load and preflight (reports/described.py)."""
     doc: dict[str, Any] = {
         "rtgate_version": __version__,
         "platform": platform,
@@ -25,6 +27,8 @@ def verdicts_document(
         "exit_code": exit_code(verdicts, allow_inconclusive),
         "verdicts": [v.as_dict() for v in verdicts],
     }
+    if environment is not None:
+        doc["environment"] = environment
     if extra:
         doc.update(extra)
     return doc

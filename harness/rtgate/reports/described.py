@@ -1,0 +1,424 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The conditions a measurement ran under, as every report shows them: the machine (kernel, preemption model,
+architecture, CPUs, board, clocksource, SMT, isolation, idle states, ...), the load that ran and the level it held,
+and the preflight warnings.
+
+Read from what `rtgate run` recorded (core/recorded.py), never from the machine the report is written on. Each item
+is text; an item that could not be read says "unknown (why)", never a guess. The text summary shows a compact
+header of one or two lines; JSON, JUnit and HTML show every item."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rtgate.core.model import RunResult
+from rtgate.core.recorded import recorded_environment
+from rtgate.measure import busy
+
+NOT_RECORDED = "not recorded: these results were not measured by rtgate run"
+
+# key -> label, in the order reports list them. The keys are stable: JSON keys and JUnit property names.
+MACHINE_ITEMS: tuple[tuple[str, str], ...] = (
+    ("kernel", "kernel"),
+    ("preemption", "preemption"),
+    ("architecture", "architecture"),
+    ("cpu_model", "CPU model"),
+    ("cpu_count", "CPU count"),
+    ("board", "board"),
+    ("virtualisation", "virtualisation"),
+    ("clocksource", "clocksource"),
+    ("smt", "SMT"),
+    ("online_cpus", "online CPUs"),
+    ("isolated_cpus", "isolated CPUs (kernel)"),
+    ("nohz_full_cpus", "nohz_full CPUs (kernel)"),
+    ("isolation_cmdline", "isolation (command line)"),
+    ("cpuidle", "cpuidle"),
+    ("pm_qos", "PM QoS (/dev/cpu_dma_latency)"),
+    ("irqbalance", "irqbalance"),
+    ("timer_migration", "timer_migration"),
+    ("transparent_hugepage", "transparent hugepages"),
+    ("memory", "memory"),
+    ("cpu_governors", "cpufreq governors"),
+    ("rt_throttling", "RT throttling"),
+    ("tuning_services", "tuning services"),
+    ("rt_kernel_threads", "real-time kernel threads"),
+    ("modules", "kernel modules"),
+)
+MEASUREMENT_ITEMS: tuple[tuple[str, str], ...] = (
+    ("load", "load"),
+    ("load_level", "load level"),
+    ("machine_load", "machine load"),
+)
+LABELS = dict(MACHINE_ITEMS + MEASUREMENT_ITEMS)
+
+
+@dataclass
+class Described:
+    """One measurement's conditions: machine items and measurement items as text, and the preflight list."""
+
+    machine: dict[str, str]
+    measurement: dict[str, str]
+    preflight: list[dict[str, Any]] | None = None  # None: no preflight was recorded
+    load_record: dict[str, Any] | None = None
+    busy: list[str] = field(default_factory=list)
+    recorded: bool = True  # rtgate run recorded the machine (False: only what the results file says)
+
+
+def _unknown(why: str) -> str:
+    return f"unknown ({why})"
+
+
+def _cpus(cpus: Any) -> str:
+    if not isinstance(cpus, list):
+        return str(cpus)
+    return ",".join(map(str, cpus)) if cpus else "none"
+
+
+def _board(board: dict[str, Any]) -> str | None:
+    parts = []
+    if board.get("dt_model"):
+        parts.append(str(board["dt_model"]))
+    if board.get("dt_compatible"):
+        parts.append("compatible " + ", ".join(map(str, board["dt_compatible"])))
+    dmi = " ".join(str(board[k]) for k in ("dmi_sys_vendor", "dmi_product_name") if board.get(k))
+    if dmi:
+        parts.append(f"DMI {dmi}" + (f" (board {board['dmi_board_name']})" if board.get("dmi_board_name") else ""))
+    return "; ".join(parts) or None
+
+
+def _machine_items(system: dict[str, Any], sysinfo: dict[str, Any]) -> dict[str, str]:
+    found = system.get("machine")
+    machine: dict[str, Any] = found if isinstance(found, dict) else {}
+    unknown: dict[str, str] = machine.get("unknown") or {}
+    topology = machine.get("topology") or {}
+    items: dict[str, str] = {}
+
+    def put(key: str, value: Any, why: str | None = None, *unknown_keys: str) -> None:
+        if value is not None and value != "":
+            items[key] = str(value)
+            return
+        for k in unknown_keys or (key,):
+            if k in unknown:
+                items[key] = _unknown(unknown[k])
+                return
+        items[key] = _unknown(why or "not recorded")
+
+    if not system:
+        release = sysinfo.get("release")
+        put("kernel", f"{release} (rt-tests sysinfo)" if release else None, NOT_RECORDED)
+        realtime = sysinfo.get("realtime") if sysinfo.get("realtime") in (0, 1) else None
+        # rt-tests writes realtime 1 when /sys/kernel/realtime reads 1: PREEMPT_RT, or not; nothing finer.
+        put(
+            "preemption",
+            None
+            if realtime is None
+            else "PREEMPT_RT (rt-tests sysinfo)"
+            if realtime == 1
+            else "not PREEMPT_RT (rt-tests sysinfo; which model not recorded)",
+            NOT_RECORDED,
+        )
+        put(
+            "architecture", f"{sysinfo['machine']} (rt-tests sysinfo)" if sysinfo.get("machine") else None, NOT_RECORDED
+        )
+        for key, _label in MACHINE_ITEMS[3:]:
+            items[key] = _unknown(NOT_RECORDED)
+        return items
+
+    put("kernel", system.get("kernel_release"), "/proc/sys/kernel/osrelease unreadable")
+    model = system.get("preemption")
+    put(
+        "preemption",
+        f"{model} ({system.get('preemption_source')})" if model and model != "unknown" else None,
+        "neither /sys/kernel/realtime, the kernel config, the version string nor sched/preempt says it",
+    )
+    put("architecture", machine.get("architecture"), "recorded from a copy of another system's /proc and /sys")
+    put("cpu_model", system.get("cpu_model"), "/proc/cpuinfo names no model")
+    put("cpu_count", system.get("cpu_count"), "/proc/cpuinfo lists no processor")
+    put("board", _board(machine.get("board") or {}), None, "board")
+    put("virtualisation", system.get("virtualisation") or "none detected")
+    available = machine.get("clocksources_available")
+    clocksource = machine.get("clocksource")
+    put(
+        "clocksource",
+        f"{clocksource} (available: {', '.join(available)})" if clocksource and available else clocksource,
+    )
+    smt_active = topology.get("smt_active")
+    control = topology.get("smt_control")
+    put(
+        "smt",
+        None
+        if smt_active is None
+        else ("on" if smt_active else "off") + (f" (control {control})" if control else " (from thread siblings)"),
+        "neither /sys/devices/system/cpu/smt nor thread siblings recorded",
+        "smt",
+        "topology",
+    )
+    put("online_cpus", None if topology.get("online") is None else _cpus(topology.get("online")), None, "online_cpus")
+    put("isolated_cpus", None if machine.get("isolated_cpus") is None else _cpus(machine["isolated_cpus"]))
+    put("nohz_full_cpus", None if machine.get("nohz_full_cpus") is None else _cpus(machine["nohz_full_cpus"]))
+    isolation = system.get("isolation")
+    put(
+        "isolation_cmdline",
+        None
+        if not isinstance(isolation, dict)
+        else " ".join(f"{k}={v.get('value')}" for k, v in isolation.items() if isinstance(v, dict)) or "none",
+    )
+    driver = machine.get("cpuidle_driver")
+    governor = machine.get("cpuidle_governor")
+    put(
+        "cpuidle",
+        f"{driver}" + (f" (governor {governor})" if governor else "") if driver else None,
+        None,
+        "cpuidle_driver",
+    )
+    qos = machine.get("pm_qos_latency_us")
+    holders = machine.get("pm_qos_holders")
+    put(
+        "pm_qos",
+        None
+        if qos is None and holders is None
+        else (f"{qos} us" if qos is not None else "value unknown")
+        + (
+            ", held by " + ", ".join(f"{h.get('comm')}[{h.get('pid')}]" for h in holders)
+            if holders
+            else (", no holder" if holders is not None else "")
+        ),
+        "read only on the live machine, as root",
+        "pm_qos_value",
+        "pm_qos_holders",
+    )
+    running = machine.get("irqbalance_running")
+    put("irqbalance", None if running is None else ("running" if running else "not running"), "no process list")
+    put("timer_migration", machine.get("timer_migration"))
+    thp = machine.get("transparent_hugepage")
+    defrag = machine.get("transparent_hugepage_defrag")
+    put("transparent_hugepage", f"{thp}" + (f" (defrag {defrag})" if defrag else "") if thp else None, None, "thp")
+    memory = machine.get("memory") or {}
+    total = memory.get("total_kib")
+    nodes = memory.get("numa_nodes")
+    put(
+        "memory",
+        None
+        if total is None
+        else f"{total / 1024:.0f} MiB" + (f", NUMA nodes {_cpus(nodes)}" if nodes else ", NUMA nodes unknown"),
+    )
+    governors = system.get("governors")
+    put(
+        "cpu_governors",
+        None
+        if not isinstance(governors, dict)
+        else ", ".join(sorted({str(g) for g in governors.values()})) or "none (no cpufreq)",
+    )
+    runtime, period = system.get("sched_rt_runtime_us"), system.get("sched_rt_period_us")
+    put(
+        "rt_throttling",
+        None
+        if runtime is None
+        else ("off (sched_rt_runtime_us -1)" if runtime == -1 else f"{runtime} us of every {period} us"),
+        "/proc/sys/kernel/sched_rt_runtime_us unreadable",
+    )
+    services = machine.get("services")
+    tuned = machine.get("tuned_profile")
+    put(
+        "tuning_services",
+        None
+        if services is None
+        else (", ".join(services) or "none running") + (f"; tuned profile {tuned}" if tuned else ""),
+    )
+    threads = machine.get("rt_kernel_threads")
+    put(
+        "rt_kernel_threads",
+        None
+        if threads is None
+        else f"{len(threads)}"
+        + (
+            ": " + ", ".join(f"{t.get('comm')} {t.get('policy')} {t.get('priority')}" for t in threads)
+            if threads
+            else ""
+        ),
+    )
+    modules = machine.get("modules")
+    put("modules", None if modules is None else f"{len(modules)}" + (f": {', '.join(modules)}" if modules else ""))
+    return items
+
+
+def _load_items(env: dict[str, Any], recorded: bool) -> tuple[dict[str, str], dict[str, Any] | None, list[str]]:
+    load = env.get("load")
+    items: dict[str, str] = {}
+    if not isinstance(load, dict) or not load.get("kind"):
+        why = "not recorded" if recorded else NOT_RECORDED
+        items["load"] = _unknown(why)
+        items["load_level"] = _unknown(why)
+        record = None
+    else:
+        kind = str(load["kind"])
+        items["load"] = kind if kind == "none" else f"{kind} on CPUs {_cpus(load.get('cpus'))}"
+        level = load.get("level")
+        if kind == "none":
+            items["load_level"] = "none asked"
+        elif isinstance(level, dict):
+            reached = level.get("reached")
+            text = (
+                f"reached {reached:g} {level.get('unit')}"
+                if isinstance(reached, (int, float))
+                else _unknown("the tool reported no figure")
+            )
+            floor = level.get("min")
+            items["load_level"] = (
+                f"{text} (level {floor:g} {level.get('unit')})"
+                if isinstance(floor, (int, float))
+                else f"{text} (no level set)"
+            )
+        else:
+            items["load_level"] = _unknown("no level recorded for this load")
+        if load.get("problem"):
+            items["load_level"] += f"; {load['problem']}"
+        record = {k: load.get(k) for k in ("kind", "cpus", "level", "problem") if k in load}
+    machine_load = env.get("machine_load")
+    busy_lines: list[str] = []
+    if isinstance(machine_load, dict):
+        items["machine_load"] = busy.describe(machine_load)
+        busy_lines = [str(b) for b in machine_load.get("busy") or []]
+    else:
+        items["machine_load"] = _unknown("not recorded" if recorded else NOT_RECORDED)
+    return items, record, busy_lines
+
+
+def describe_run(run: RunResult) -> Described:
+    env = recorded_environment(run)
+    system = env.get("system") if isinstance(env.get("system"), dict) else {}
+    sysinfo = env.get("sysinfo") if isinstance(env.get("sysinfo"), dict) else {}
+    measurement, record, busy_lines = _load_items(env, bool(system))
+    preflight = env.get("preflight")
+    checks = [p for p in preflight if isinstance(p, dict)] if isinstance(preflight, list) else None
+    machine = _machine_items(system or {}, sysinfo or {})
+    return Described(machine, measurement, checks, record, busy_lines, recorded=bool(system))
+
+
+def describe_unmeasured(system: dict[str, Any], preflight: list[dict[str, Any]] | None = None) -> Described:
+    """A measurement that did not run (its requirements unmet, a warning under --strict, or stopped before it
+    started): the machine as rtgate run found it, which is what a refused board file is compared with."""
+    not_measured = {key: "none: not measured" for key, _label in MEASUREMENT_ITEMS}
+    return Described(_machine_items(system, {}), not_measured, preflight)
+
+
+def describe_runs(
+    runs: list[tuple[str, RunResult]],
+    unmeasured: Mapping[str, list[dict[str, Any]] | None] | None = None,
+    system: dict[str, Any] | None = None,
+) -> dict[str, Described]:
+    """Each measured measurement's conditions (a measurement given twice: its first results); with `system`,
+    the `unmeasured` ones (name -> preflight warnings, None: not recorded) are described by the machine alone."""
+    out: dict[str, Described] = {}
+    for name, run in runs:
+        out.setdefault(name, describe_run(run))
+    if system is not None:
+        for name, checks in (unmeasured or {}).items():
+            out.setdefault(name, describe_unmeasured(system, checks))
+    return out
+
+
+def _preflight_text(checks: list[dict[str, Any]] | None) -> str:
+    if checks is None:
+        return "preflight not recorded"
+    if not checks:
+        return "preflight clean"
+    counts = {s: sum(1 for c in checks if c.get("status") == s) for s in ("fail", "warn")}
+    head = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    return f"preflight {head}: " + ", ".join(f"{c.get('check')}" for c in checks)
+
+
+def header_lines(described: dict[str, Described]) -> list[str]:
+    """The text summary's header: the machine on one line (one per distinct machine), the loads and preflight on
+    another."""
+    if not described:
+        return ["rtgate: machine: unknown (no measurement ran)"]
+    groups: dict[str, list[str]] = {}
+    for name, d in described.items():
+        m = d.machine
+        if not d.recorded:
+            known = [f"{k} {m[k]}" for k in ("kernel", "preemption", "architecture") if not m[k].startswith("unknown")]
+            text = ", ".join(known + ["the rest unknown" if known else "unknown"]) + f" ({NOT_RECORDED})"
+        else:
+            read = {k: not v.startswith("unknown") for k, v in m.items()}
+            text = ", ".join(
+                [
+                    f"kernel {m['kernel']}",
+                    f"preemption {m['preemption']}",
+                    m["architecture"] if read["architecture"] else f"architecture {m['architecture']}",
+                    f"{m['cpu_count']} CPUs" + (f" {m['cpu_model']}" if read["cpu_model"] else ""),
+                    f"board {m['board']}",
+                    f"clocksource {m['clocksource']}",
+                    f"SMT {m['smt']}",
+                    f"isolated CPUs {m['isolated_cpus']}",
+                ]
+            )
+        groups.setdefault(text, []).append(name)
+    lines = [
+        f"rtgate: machine{'' if len(groups) == 1 else ' (' + ', '.join(names) + ')'}: {text}"
+        for text, names in groups.items()
+    ]
+    if not any(d.recorded for d in described.values()):
+        lines.append(f"rtgate: load: {_unknown(NOT_RECORDED)}")
+        return lines
+    loads = "; ".join(
+        f"{name} {d.measurement['load']}"
+        + ("" if d.measurement["load"].startswith("none") else f", {d.measurement['load_level']}")
+        for name, d in described.items()
+    )
+    preflights = {_preflight_text(d.preflight) for d in described.values()}
+    lines.append(f"rtgate: load: {loads}; " + "; ".join(sorted(preflights)))
+    return lines
+
+
+def environment_document(described: dict[str, Described]) -> dict[str, Any]:
+    """The verdicts JSON's "environment": the machine (every item), and each measurement's load, level and
+    preflight. A measurement measured on another machine than the first carries its own "machine"."""
+    if not described:
+        return {"machine": None, "why": "no measurement ran", "measurements": {}}
+    first = next(iter(described.values()))
+    measurements: dict[str, Any] = {}
+    for name, d in described.items():
+        entry: dict[str, Any] = dict(d.measurement)
+        entry["load_record"] = d.load_record
+        entry["preflight"] = d.preflight  # null: not recorded
+        if d.machine != first.machine:
+            entry["machine"] = d.machine
+        measurements[name] = entry
+    return {"machine": first.machine, "measurements": measurements}
+
+
+def labelled(described: dict[str, Described]) -> list[tuple[str, str]]:
+    """Every item with a human label, for the HTML table: the machine once, then each measurement's own."""
+    rows: list[tuple[str, str]] = []
+    shown: list[dict[str, str]] = []
+    for name, d in described.items():
+        if d.machine not in shown:
+            prefix = "" if not shown else f"{name} "
+            rows.extend((prefix + LABELS[k], v) for k, v in d.machine.items())
+            shown.append(d.machine)
+        rows.extend((f"{name} {LABELS[k]}", v) for k, v in d.measurement.items())
+        if d.busy:
+            rows.append((f"{name} busy machine", "; ".join(d.busy)))
+        if d.preflight is None:
+            rows.append((f"{name} preflight", "not recorded"))
+        for c in d.preflight or []:
+            rows.append(
+                (
+                    f"{name} preflight {c.get('check')}",
+                    f"{str(c.get('status')).upper()}: {c.get('what')} (fix: {c.get('fix')})",
+                )
+            )
+    return rows
+
+
+def junit_properties(d: Described) -> list[tuple[str, str]]:
+    """One measurement's conditions as JUnit testsuite properties: environment::<item>, preflight::<check>."""
+    props = [(f"environment::{k}", v) for k, v in {**d.machine, **d.measurement}.items()]
+    props.extend(
+        (f"preflight::{c.get('check')}", f"{c.get('status')}: {c.get('what')} (fix: {c.get('fix')})")
+        for c in d.preflight or []
+    )
+    return props
