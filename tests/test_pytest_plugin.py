@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from junitparser import Failure, JUnitXml, Properties
 
-from conftest import IS_ROOT, ROOT, RT_TESTS
+from conftest import IS_ROOT, ROOT, RT_TESTS, junit_figures
 
 SPEC = """\
 platform: board
@@ -130,6 +131,9 @@ def test_options_and_ini_precedence(pytester: pytest.Pytester, board: Path) -> N
         v["properties"].get("setup_accepted") for v in json.loads((pytester.path / "v.json").read_text())["verdicts"]
     }
     assert accepted == {"measured -i 500; thresholds ask -i 200"}  # -l 3000 at 500 us is the longer run
+    # Results from elsewhere: what the results file says of its machine, the rest unknown with why.
+    machine = json.loads((pytester.path / "v.json").read_text())["environment"]["machine"]
+    assert machine["clocksource"].startswith("unknown (")
     r = pytester.runpytest("--rtgate-results", "other.json")  # not accepted: every gate is an error
     r.assert_outcomes(failed=4)
     assert "measured -i 500" in r.stdout.str()
@@ -192,6 +196,13 @@ def test_real_short_run_of_the_default_platform(pytester: pytest.Pytester) -> No
     assert {c.name for s in JUnitXml.fromfile(str(pytester.path / "rtgate.xml")) for c in s} == {
         f"{v['gate']}[{v['thread']}]" for v in doc["verdicts"]
     }
+    # Where it was measured, as `rtgate run` reports it: the machine and the preflight it recorded.
+    kernel = Path("/proc/sys/kernel/osrelease").read_text().strip()
+    env = doc["environment"]
+    assert env["machine"]["kernel"] == kernel and env["machine"]["architecture"] == os.uname().machine
+    recorded = json.loads((pytester.path / "rtgate-results" / "default" / "smp.environment.json").read_text())
+    assert env["measurements"]["smp"]["preflight"] == recorded["preflight"]
+    assert junit_figures(pytester.path / "rtgate.xml")["environment"]["kernel"] == kernel
 
 
 def test_a_worst_scope_gate_is_one_test(pytester: pytest.Pytester, board: Path) -> None:

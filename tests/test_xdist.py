@@ -105,6 +105,9 @@ def test_xdist_workers_never_measure_at_once(pytester: pytest.Pytester) -> None:
     assert "rtgate" in out and out.count("PASS         pair.yaml::") == 4, out
     doc = json.loads((pytester.path / "v.json").read_text())
     assert sorted(v["measurement"] for v in doc["verdicts"]) == ["first", "first", "second", "second"]
+    # where each was measured travels from the workers too
+    assert set(doc["environment"]["measurements"]) == {"first", "second"}
+    assert doc["environment"]["machine"]["kernel"] == Path("/proc/sys/kernel/osrelease").read_text().strip()
     suite = next(iter(JUnitXml.fromfile(str(pytester.path / "out.xml"))))
     props = {p.name: p.value for p in suite.properties()}
     assert props["pair.yaml::first::max[t0]::status"] == "PASS"

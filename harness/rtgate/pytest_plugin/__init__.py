@@ -7,6 +7,7 @@ are rtgate's own modules (session.py, gates.py), which know nothing about pytest
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -339,6 +340,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if workeroutput is not None:  # a pytest-xdist worker: the controller summarises and writes
         workeroutput["rtgate_verdicts"] = [(path, v.as_dict()) for path, v in gate_session.verdicts]
         workeroutput["rtgate_platforms"] = dict(gate_session._platforms)
+        workeroutput["rtgate_described"] = {k: dataclasses.asdict(d) for k, d in gate_session.described.items()}
         return
     gate_session.write_side_files()
 
@@ -349,7 +351,9 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     gate_session = node.config.stash.get(_SESSION, None)
     output = getattr(node, "workeroutput", None) or {}
     if gate_session is not None and output.get("rtgate_verdicts"):
-        gate_session.merge(output["rtgate_verdicts"], output.get("rtgate_platforms") or {})
+        gate_session.merge(
+            output["rtgate_verdicts"], output.get("rtgate_platforms") or {}, output.get("rtgate_described") or {}
+        )
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -25,9 +25,11 @@ from rtgate.core.thresholds import (
     parse_rate,
 )
 from rtgate.errors import RtgateError
+from rtgate.measure.environment import capture
 from rtgate.measure.orchestrate import measure_and_judge
 from rtgate.measure.runner import find_sampler
 from rtgate.parsers import load_results
+from rtgate.reports.described import Described, describe_run, describe_unmeasured, environment_document, header_lines
 from rtgate.reports.verdicts_json import verdicts_document, write_json
 
 
@@ -155,6 +157,7 @@ class GateSession:
         self._evaluated: dict[tuple[str, str], dict[tuple[str, str], Verdict] | RtgateError] = {}
         self.verdicts: list[tuple[str, Verdict]] = []
         self._platforms: dict[str, str] = {}
+        self.described: dict[str, Described] = {}  # per measurement: where it was measured, for the reports
         self.stopped_by: str | None = None  # a stop signal cut a measurement short: the session ends there
 
     def requested_files(self) -> set[Path]:
@@ -205,9 +208,15 @@ class GateSession:
             )
             self.stopped_by = outcome.stopped_by
             verdicts = outcome.verdicts
+            if outcome.run is not None:
+                self.described.setdefault(m.name, describe_run(outcome.run))
+            else:  # refused: this machine as it is now, and its preflight warnings
+                warnings = [c.as_dict() for c in outcome.warnings]
+                self.described.setdefault(m.name, describe_unmeasured(capture(), warnings))
         else:
             # Results from elsewhere go through the same reconciliation as `rtgate check`.
             verdicts = evaluate_measured(m, run, self.accept)
+            self.described.setdefault(m.name, describe_run(run))
         display = _display(Path(tf.path), self.rootdir)
         self._platforms[tf.platform] = display
         table = {(v.gate, v.thread): v for v in verdicts}
@@ -274,9 +283,16 @@ class GateSession:
             raise RtgateError(f"rt_latency {m.name}: {outcome.reason}")
         return LatencyResult(outcome.run, m)
 
-    def merge(self, verdicts: list[tuple[str, dict[str, Any]]], platforms: dict[str, str]) -> None:
+    def merge(
+        self,
+        verdicts: list[tuple[str, dict[str, Any]]],
+        platforms: dict[str, str],
+        described: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
         """Verdicts a pytest-xdist worker sent back: the controller reports them. A measurement whose
         gates went to two workers was evaluated by each: its verdicts count once."""
+        for name, d in (described or {}).items():
+            self.described.setdefault(name, Described(**d))
         seen = {(path, v.test_id) for path, v in self.verdicts}
         for path, d in verdicts:
             v = verdict_from_dict(d)
@@ -290,26 +306,19 @@ class GateSession:
             return
         verdicts = [v for _, v in self.verdicts]
         platform = ",".join(sorted(self._platforms)) or "pytest"
+        allow = self.settings.allow_inconclusive
         if self.settings.json:
+            environment = environment_document(self.described)
             write_json(
                 self.settings.json,
-                verdicts_document(
-                    platform, sorted(self._platforms.values()), verdicts, self.settings.allow_inconclusive
-                ),
+                verdicts_document(platform, sorted(self._platforms.values()), verdicts, allow, None, environment),
             )
         if self.settings.junit:
             from rtgate.reports.junit import build_junit, write_junit
             from rtgate.reports.text import summary_table
 
-            write_junit(
-                self.settings.junit,
-                build_junit(
-                    platform,
-                    verdicts,
-                    summary_table(platform, verdicts, self.settings.allow_inconclusive),
-                    self.settings.allow_inconclusive,
-                ),
-            )
+            summary = summary_table(platform, verdicts, allow, header_lines(self.described))
+            write_junit(self.settings.junit, build_junit(platform, verdicts, summary, allow, None, self.described))
 
 
 def verdict_from_dict(d: dict[str, Any]) -> Verdict:
