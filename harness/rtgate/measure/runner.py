@@ -23,14 +23,14 @@ from rtgate import __version__
 from rtgate.core import validity
 from rtgate.core.load_spec import LoadSpec
 from rtgate.core.model import RunResult
-from rtgate.core.thread_plan import ThreadPlan, plan_here
+from rtgate.core.thread_plan import ThreadPlan
 from rtgate.core.thresholds import Measurement
 from rtgate.errors import RtgateError, SamplerError
 from rtgate.measure import busy
 from rtgate.measure.environment import capture
 from rtgate.measure.load import Load
 from rtgate.measure.lock import StoppedWhileWaiting, measurement_lock
-from rtgate.measure.preflight import Preflight, competing_text, preflight
+from rtgate.measure.preflight import Preflight, competing_text
 from rtgate.measure.rt_tasks import RtTask, competitors, scan
 from rtgate.measure.sampler_args import sampler_args
 from rtgate.measure.stop import STOP, die_with_parent
@@ -38,14 +38,6 @@ from rtgate.parsers import load_results
 
 RT_SCAN_EVERY_S = 1.0  # competing real-time tasks are looked for this often while measuring
 SAMPLER_STOP_GRACE_S = 30.0  # after SIGTERM, the sampler joins its threads and writes; then SIGKILL
-
-
-class RequirementsNotMet(RtgateError):
-    """The system does not meet the threshold file's require: the measurement is not run."""
-
-    def __init__(self, reasons: list[str]) -> None:
-        super().__init__("; ".join(reasons))
-        self.reasons = reasons
 
 
 class StoppedBeforeMeasuring(RtgateError):
@@ -171,20 +163,20 @@ def run_measurement(
     outdir: Path,
     duration_s: int | None = None,
     progress: bool | None = None,
-    plan: ThreadPlan | None = None,
-    checked: Preflight | None = None,
+    *,
+    plan: ThreadPlan,
+    checked: Preflight,
 ) -> tuple[RunResult, str | None]:
     """Returns the results and the signal that stopped the run early (None: it ran to its end).
 
-    plan: the measurement's threads on this machine (plan_here); checked: its preflight, when the
-    caller already looked (measure/orchestrate.py does, to print and judge the warnings first).
-    The system's conditions, the preflight warnings and competing real-time tasks are recorded with
-    the results; a load runs around the sampler. Raises RequirementsNotMet without measuring when the
-    threshold file's require: fails, StoppedBeforeMeasuring when a stop signal came before the
-    sampler started. Whatever happens, no load or sampler process outlives this call."""
-    plan = plan or plan_here(m, duration_s)
+    plan: the measurement's threads on this machine (plan_here); checked: its preflight, whose
+    unmet requirements and strict warnings the caller (measure/orchestrate.py, the one caller) has
+    already refused to measure under. The system's conditions, the preflight warnings and competing
+    real-time tasks are recorded with the results; a load runs around the sampler. Raises
+    StoppedBeforeMeasuring when a stop signal came before the sampler started. Whatever happens, no
+    load or sampler process outlives this call."""
     with STOP.handling():
-        return _measure(sampler, m, outdir, duration_s, plan, progress, checked or preflight(m, plan))
+        return _measure(sampler, m, outdir, duration_s, plan, progress, checked)
 
 
 def _measure(
@@ -201,8 +193,6 @@ def _measure(
     priorities = plan.priorities
     before = checked.rt_before
     rt_matters = bool(m.require.get("no_competing_rt"))
-    if checked.unmet:
-        raise RequirementsNotMet(checked.unmet)
     if STOP.requested:
         raise StoppedBeforeMeasuring(STOP.signal or "a signal", "before the measurement started")
     if m.backend == "timerlat":
