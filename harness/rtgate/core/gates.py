@@ -19,8 +19,6 @@ from rtgate.core.status import Status as Status  # re-exported: reporters import
 from rtgate.core.thread_plan import ThreadPlan, plan_for_results, plan_here
 from rtgate.core.thresholds import GateSpec, Measurement
 
-_SEVERITY = SEVERITY
-
 
 @dataclass
 class Verdict:
@@ -267,7 +265,7 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
             if analysis and status != Status.PASS:
                 per_thread[-1].properties["analysis"] = analysis  # what rtla saw when it stopped
         if gate.scope == "worst":
-            worst = max(per_thread, key=lambda v: (_SEVERITY[v.status], v.value if v.value is not None else -1.0))
+            worst = max(per_thread, key=lambda v: (SEVERITY[v.status], v.value if v.value is not None else -1.0))
             worst.properties["worst_of"] = [v.thread for v in per_thread]
             worst.thread = "worst"
             verdicts.append(worst)

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rtgate.core.gate_kinds import KINDS
-from rtgate.core.gates import _SEVERITY, Status, Verdict, evaluate
+from rtgate.core.gates import Status, Verdict, evaluate
 from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.status import SEVERITY
 from rtgate.core.thread_plan import plan_for_results
 from rtgate.core.thresholds import Measurement
 
@@ -241,7 +242,7 @@ def evaluate_measured(
             props["setup_source"] = setup.source
         if accepted:
             props["setup_accepted"] = check.text(accepted)
-        if [a for a in bad if a != "duration"] and _SEVERITY[status] < _SEVERITY[Status.ERROR]:
+        if [a for a in bad if a != "duration"] and SEVERITY[status] < SEVERITY[Status.ERROR]:
             status = Status.ERROR
             reason = (
                 f"measured differently from what the thresholds ask: {check.text(bad)} "

@@ -14,6 +14,7 @@ from typing import Any
 from rtgate.core.gates import Status, Verdict, evaluate, predicted_thread_ids
 from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.setup import evaluate_measured, parse_accept
+from rtgate.core.status import SEVERITY
 from rtgate.core.thresholds import (
     GateSpec,
     Measurement,
@@ -52,8 +53,7 @@ class GateResult:
 
     def __init__(self, verdicts: list[Verdict]) -> None:
         self.verdicts = verdicts
-        order = [Status.PASS, Status.INCONCLUSIVE, Status.FAIL, Status.ERROR]
-        self.status = max((v.status for v in verdicts), key=order.index)
+        self.status = max((v.status for v in verdicts), key=SEVERITY.__getitem__)
         self.passed = self.status == Status.PASS
 
     @property
