@@ -22,7 +22,7 @@ THRESHOLDS = """\
 platform: bench
 measurements:
   smp:
-    sampler: {duration: 24h, interval_us: 1000, threads: [{name: all, count: 64}]}
+    sampler: {duration: 24h, interval_us: 1000, threads: [{name: all, count: {threads}}]}
     gates:
       - {name: max, kind: max, limit_us: 100}
       - {name: p99.99, kind: percentile, percentile: 99.99, limit_us: 60}
@@ -57,19 +57,22 @@ def synthetic(path: Path, threads: int = 64, cycles: int = 86_400_000) -> None:
             left -= 1
         counts[(20, 21)] += left
         blocks = [rng.randint(40, 90) for _ in range(2700)]  # 86400 blocks coarsened 5 times
+        # rtgate check refuses a file that contradicts itself: sum and avg follow the histogram
+        # (each sample at its bucket's low edge, exact below 16384 where buckets are 1 us wide)
+        total = sum(lo * c for (lo, _), c in counts.items())
         out.append(
             {
                 "index": i,
                 "tid": 1000 + i,
                 "cpu": i,
                 "policy": "fifo",
-                "priority": 98,
+                "priority": 80,
                 "interval_us": 1000,
                 "cycles": cycles,
                 "min": 5,
                 "max": max(hi - 1 for _, hi in counts),
-                "avg": 21.5,
-                "sum": cycles * 21,
+                "avg": round(total / cycles, 2),
+                "sum": total,
                 "missed_periods": 0,
                 "overflows": 0,
                 "stop_reason": "duration",
@@ -99,7 +102,7 @@ def synthetic(path: Path, threads: int = 64, cycles: int = 86_400_000) -> None:
                 "cycles": cycles,
                 "min": 5,
                 "max": t["max"],
-                "avg": 21.5,
+                "avg": t["avg"],
                 "cpu": t["cpu"],
                 "node": 0,
             }
