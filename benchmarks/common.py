@@ -52,26 +52,31 @@ def run_measured(
 def run_timed(
     argv: Sequence[str], ok: Sequence[int] = (0,), env: dict[str, str] | None = None
 ) -> tuple[float, float, int]:
-    """run_measured for short children (a CLI command): peak RSS from GNU time's wait4().
+    """run_measured for short children (a CLI command): peak RSS from GNU time.
 
     Polling VmHWM misses a child that lives 0.1 s, and the rusage of a child this Python forks
     counts this Python's own pages; GNU time is a small process, so its child's maxrss is the
-    child's own.
+    child's own. CPU comes from wait4() on GNU time (its waited-for child included), in
+    microseconds where GNU time prints hundredths.
     """
     gnu_time = need("/usr/bin/time", "apt-get install time")
     with tempfile.NamedTemporaryFile("r") as out:
         start = time.monotonic()
-        r = subprocess.run(
-            [gnu_time, "-q", "-o", out.name, "-f", "%U %S %M", *argv],
+        proc = subprocess.Popen(
+            [gnu_time, "-q", "-o", out.name, "-f", "%x %M", *argv],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             env=env,
         )
+        assert proc.stderr is not None
+        err = proc.stderr.read().decode()
+        _, _, usage = os.wait4(proc.pid, 0)
+        proc.returncode = 0  # reaped here: keep Popen from waiting again
         wall = time.monotonic() - start
         figures = out.read().split()
-    if r.returncode not in ok or len(figures) != 3:
-        sys.exit(f"{argv[0]} failed ({r.returncode}): {r.stderr.decode()}")
-    return wall, float(figures[0]) + float(figures[1]), int(figures[2])
+    if len(figures) != 2 or int(figures[0]) not in ok:
+        sys.exit(f"{argv[0]} failed ({' '.join(figures)}): {err}")
+    return wall, usage.ru_utime + usage.ru_stime, int(figures[1])
 
 
 def need(tool: str, hint: str) -> str:

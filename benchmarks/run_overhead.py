@@ -32,7 +32,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--smoke", action="store_true", help="seconds: that the script still runs (the suite runs this)")
     args = ap.parse_args()
+    if args.smoke:
+        args.pairs, args.seconds = 1, 1
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
     from rtgate.core.thresholds import load_thresholds
     from rtgate.measure.runner import find_sampler

@@ -8,6 +8,7 @@ is what makes `rtgate --version` take 0.03 s of CPU instead of 0.3 s.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -82,3 +83,31 @@ def test_help_lists_every_command() -> None:
     listed = {line.split()[0] for line in r.stdout.splitlines() if line.startswith("    ") and line.split()}
     assert set(COMMANDS) <= listed
     assert all((ROOT / "harness" / "rtgate" / "commands" / f"{name}.py").is_file() for name in COMMANDS)
+
+
+# ---------------------------------------------------------------- benchmarks cannot rot
+
+BENCHMARKS = sorted(p for p in (ROOT / "benchmarks").glob("*.py") if p.name != "common.py")
+# These measure: real-time priority, mlockall, the machine-wide lock of rtgate run.
+NEEDS_ROOT = {
+    "default_platform.py",
+    "fidelity_matrix.py",
+    "footprint.py",
+    "run_overhead.py",
+    "sampler_vs_cyclictest.py",
+}
+
+
+@pytest.mark.parametrize("script", BENCHMARKS, ids=lambda p: p.name)
+def test_benchmark_smoke_mode_runs(script: Path) -> None:
+    """Every script in benchmarks/ has --smoke (seconds), and it still runs to its figures."""
+    if script.name in NEEDS_ROOT and os.geteuid() != 0:
+        pytest.skip(f"{script.name} measures with real-time priority: run as root")
+    r = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"{script.name} --smoke: {r.stdout[-2000:]}{r.stderr[-2000:]}"
+    assert any(ch.isdigit() for ch in r.stdout), r.stdout
+
+
+def test_every_benchmark_is_in_the_readme() -> None:
+    readme = (ROOT / "benchmarks" / "README.md").read_text()
+    assert [p.name for p in BENCHMARKS if f"`{p.name}`" not in readme] == []
