@@ -7,7 +7,6 @@ import json
 import operator
 import re
 import shlex
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
@@ -429,6 +428,8 @@ def _elapsed_bounds(start: Any, end: Any) -> tuple[float, float] | None:
     """Wall-clock bounds of a run from rt-tests' whole-second RFC 2822 start and end times."""
     if not isinstance(start, str) or not isinstance(end, str):
         return None
+    from email.utils import parsedate_to_datetime  # 30 ms of imports (socket...): only rt-tests JSON has times
+
     try:
         seconds = (parsedate_to_datetime(end) - parsedate_to_datetime(start)).total_seconds()
     except (TypeError, ValueError, IndexError, OverflowError):  # OverflowError: a year beyond datetime's
