@@ -7,8 +7,6 @@ import argparse
 import importlib
 import os
 import sys
-import traceback
-from pathlib import Path
 
 from rtgate import __version__
 from rtgate.commands import COMMANDS
@@ -81,10 +79,12 @@ def main(argv: list[str] | None = None) -> int:
         print("rtgate: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as e:
+        import traceback  # only here: a bug (and its imports) costs nothing on the way in
+
         if os.environ.get("RTGATE_DEBUG"):
             traceback.print_exc()
         where = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
-        at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
+        at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""
         print(
             f"rtgate: internal error (please report it, with RTGATE_DEBUG=1 for the traceback): "
             f"{type(e).__name__}{at}: {_one_line(str(e))[:300]}",
