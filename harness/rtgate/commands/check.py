@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from rtgate.commands.common import add_report_options, report
+from rtgate.commands.common import add_report_options, measured_seconds, report
 from rtgate.commands.results_args import map_results
 from rtgate.core.gates import Verdict
 from rtgate.core.setup import ASPECTS, evaluate_measured, parse_accept
@@ -48,5 +48,6 @@ def handle(args: argparse.Namespace) -> int:
     mapped = map_results(tf, args.results, args.format, args.unit)
     for name, run in mapped:
         verdicts.extend(evaluate_measured(tf.measurements[name], run, accept))
-        durations[name] = durations.get(name, 0.0) + (run.elapsed_s or 0.0)
+        seconds = measured_seconds(run, tf.measurements[name].sampler.interval_us) or 0.0
+        durations[name] = durations.get(name, 0.0) + seconds
     return report(tf, verdicts, args, durations, runs=mapped)
