@@ -27,6 +27,7 @@ from junitparser.junitparser import FinalResult
 from rtgate.core.gates import Status, Verdict
 from rtgate.errors import RtgateError
 from rtgate.reports.described import Described, junit_properties
+from rtgate.reports.verdicts_json import value_range
 from rtgate.safe_io import atomic_open
 
 
@@ -46,6 +47,10 @@ def figures(v: Verdict) -> dict[str, object]:
         "samples": v.samples,
         "critical": v.critical,
     }
+    span = value_range(v)
+    if span is not None:  # a range stays a range: its two ends, no point value to misread
+        del out["value"]
+        out["value_low"], out["value_high"] = span
     out.update(v.properties)
     return {k: val for k, val in out.items() if val is not None and not isinstance(val, (list, dict))}
 
