@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from rtgate.commands.common import add_report_options, measured_seconds, report
+from rtgate.commands.common import add_report_options, report
 from rtgate.commands.results_args import add_accept_setup, map_results
 from rtgate.core.gates import Verdict
 from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.thresholds import load_thresholds
 from rtgate.parsers import FORMATS
+from rtgate.reports.duration import measured_seconds
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -11,11 +11,11 @@ import re
 import sys
 from pathlib import Path
 
-from rtgate.commands.common import measured_seconds
 from rtgate.commands.results_args import add_accept_setup, map_results
 from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.thresholds import ThresholdFile, load_thresholds
 from rtgate.errors import RtgateError
+from rtgate.reports.duration import measured_seconds
 from rtgate.reports.kcidb import kcidb_document
 from rtgate.safe_io import write_text
 
