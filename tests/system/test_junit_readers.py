@@ -22,7 +22,7 @@ from conftest import IS_ROOT, ROOT, RT_TESTS, junit_figures
 from junit_views import gitlab_view, jenkins_view
 from rtgate.parsers import load_results
 
-SCHEMAS = Path(__file__).resolve().parent / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 # the xunit plugin's schema as published now, and the revision before (xunit 2.3.1): see tests/schemas/README.md
 JENKINS_SCHEMAS = [SCHEMAS / "junit-10.xsd", SCHEMAS / "junit-10-xunit-2.3.1.xsd"]
 
