@@ -22,6 +22,7 @@ CONFIGS = [
     ["-t", "64"],
     ["-S"],
     ["-m", "-p", "80", "-t", "1"],
+    ["-m", "-p", "80", "-t", "2"],
     ["-m", "-p", "80", "-t", "64"],
     ["-m", "-p", "80", "-S"],
 ]
@@ -35,7 +36,7 @@ def main() -> None:
     args = ap.parse_args()
     base, configs = BASE, CONFIGS
     if args.smoke:
-        args.pairs, base, configs = 1, [*BASE[:-1], "100"], CONFIGS[:1] + CONFIGS[-3:-2]
+        args.pairs, base, configs = 1, [*BASE[:-1], "100"], [["-t", "1"], ["-m", "-p", "80", "-t", "2"]]
     cyclictest = need("cyclictest", "apt-get install rt-tests")
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
     from rtgate.measure.runner import find_sampler
