@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """False alarms and detection of `rtgate history compare`, on synthetic and on real runs.
 
-    python benchmarks/history_power.py power [--reps 200] [--smoke]
+    python benchmarks/history_power.py power [--reps 200]    (--smoke: in seconds)
     python benchmarks/history_power.py synthetic [--reps 200] [--runs 3,4,5,6,8]
     sudo python benchmarks/history_power.py live --record live.db [--triples 20] [--seconds 3]
     python benchmarks/history_power.py live --analyse live.db [--reps 200] [--runs 4,5,6,8]
@@ -12,7 +12,7 @@ after the other) and 5, 10 and 20 interleaved pairs; per design, the share of co
 REGRESSION when every latency is x1.2 (detection), tested on max, on p99.9 and on the share of
 samples above the gate's threshold (ABOVE_US), each alone as the primary metric; and when the
 kernel is the same but the host drifts (interference level x1.0 -> x1.3 over the session): false
-alarms. --smoke: a few repetitions of the smallest designs, in seconds.
+alarms. --smoke: two sessions of the 5-run designs, in seconds.
 
 synthetic: releases of N runs each from tests/history_sim.py (heavy-tailed run-to-run host
 interference, per-run p99.9 spanning ~20x over 20 runs). "same" compares two releases of the same
@@ -186,12 +186,12 @@ def _copy(src: object, dst: object, pair_ids: list[str]) -> None:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="mode", required=True)
+    p.add_argument("--smoke", action="store_true", help="seconds: that the script still runs (the suite runs this)")
+    sub = p.add_subparsers(dest="mode")
     pw = sub.add_parser("power")
     pw.add_argument("--reps", type=int, default=200)
     pw.add_argument("--samples", type=int, default=20000)
     pw.add_argument("--runs", type=lambda x: [int(v) for v in x.split(",")], default=[5, 10, 20])
-    pw.add_argument("--smoke", action="store_true", help="seconds: 2 sessions of the 5-run designs")
     s = sub.add_parser("synthetic")
     s.add_argument("--reps", type=int, default=200)
     s.add_argument("--samples", type=int, default=5000)
@@ -209,10 +209,12 @@ def main() -> int:
     live.add_argument("--runs", type=lambda x: [int(v) for v in x.split(",")], default=[4, 5, 6, 8])
     live.add_argument("--metrics", type=lambda x: x.split(","), default=["tail", "p99.9"])
     args = p.parse_args()
+    if args.smoke:  # the power table, small: 2 sessions of the 5-run designs
+        args = p.parse_args(["power", "--reps", "2", "--samples", "2000", "--runs", "5"])
     start = time.monotonic()
+    if args.mode is None:
+        p.error("give a mode: power, synthetic or live")
     if args.mode == "power":
-        if args.smoke:
-            args.reps, args.runs, args.samples = 2, [5], 2000
         power(args)
     elif args.mode == "synthetic":
         synthetic(args)

@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_power_benchmark_smoke_mode() -> None:
     r = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "history_power.py"), "power", "--smoke"],
+        [sys.executable, str(ROOT / "benchmarks" / "history_power.py"), "--smoke"],
         capture_output=True,
         text=True,
         timeout=600,
