@@ -280,7 +280,9 @@ def smallest_p(n_base: int, n_new: int, paired: bool) -> float:
         return 0.5**n_new
     if not n_base or not n_new:
         return 1.0
-    # 1 / C(n_base + n_new, n_new), by logarithms: the binomial of thousands of runs is huge
+    if n_base + n_new <= 200:  # exact: 3 against 3 is exactly 1/20, never a rounding below alpha
+        return 1 / math.comb(n_base + n_new, n_new)
+    # by logarithms: the binomial of thousands of runs is huge
     return math.exp(math.lgamma(n_base + 1) + math.lgamma(n_new + 1) - math.lgamma(n_base + n_new + 1))
 
 
