@@ -72,7 +72,7 @@ def _rates(n_runs: int, scale: float, reps: int, seed: int, tail_only: bool = Fa
             for _ in range(n_runs):
                 db.add_run(synthetic_run(rng, samples=3000), "p", "m", "base")
                 db.add_run(synthetic_run(rng, scale, 3000, tail_only=tail_only), "p", "m", "new")
-            out = compare(db, "p", "m", "base", "new", Settings())
+            out = compare(db, "p", "m", "base", "new", Settings(metrics=["tail"]))  # every sample counted
             hits += any(c.decision == "regression" for c in out.comparisons)
     return hits / reps
 
@@ -195,8 +195,8 @@ def test_paired_comparison_cancels_host_drift(tmp_path: Path) -> None:
                 run = run_result([_lat(rng, host, scale) for _ in range(2)])
                 db.add_run(run, "b", "m", release, pair_id=f"p{i}")
         db.add_run(run_result([_lat(rng, 1.0, 1.0)]), "b", "m", "slow")  # unpaired: said, not used
-        slow = compare(db, "b", "m", "base", "slow", Settings(), paired=True)
-        same = compare(db, "b", "m", "base", "same", Settings(), paired=True)
+        slow = compare(db, "b", "m", "base", "slow", Settings(metrics=["tail"]), paired=True)
+        same = compare(db, "b", "m", "base", "same", Settings(metrics=["tail"]), paired=True)
         figures = compare(db, "b", "m", "base", "slow", Settings(metrics=["p99.9"]), paired=True)
     assert slow.comparisons[0].decision == "regression", summary(slow.comparisons[0])
     assert "8 pairs" in summary(slow.comparisons[0])
