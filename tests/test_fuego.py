@@ -322,7 +322,7 @@ def test_a_miss_rate_measure_fails_with_its_gate(
     spec.write_text(SPEC.format(duration="10s", a_limit=80))
     env, rw, _, logdir, _ = fuego_env(tmp_path, {"BENCHMARK_RTGATE_MEASUREMENT": "app"})
     generate_criteria(spec, env, rw)
-    (logdir / "testlog.txt").write_text(
+    (logdir / "rtgate.out").write_text(
         "RTGATE-GATE a-max A-cpu0 PASS 12 80 - 1000 us max 12 us <= 80 us\n"
         f"RTGATE-GATE b-over B-cpu1 {status} {value} 50 {bound} 1000 % some reason\n"
     )
