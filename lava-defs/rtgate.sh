@@ -410,11 +410,12 @@ if [ -n "$RTGATE_LOAD" ]; then
 	fi
 fi
 
-# Ticks of the load's CPUs from /proc/stat: "busy total" (guest time is inside user already).
+# Ticks of the load's CPUs from /proc/stat: "busy total" (guest time is inside user already; idle,
+# iowait and steal, time the load did not run, are not busy).
 cpu_ticks() {
 	LC_ALL=C awk -v want=" $1 " '$1 ~ /^cpu[0-9]+$/ && index(want, " " substr($1, 4) " ") {
 		t = 0; for (i = 2; i <= 9 && i <= NF; i++) t += $i
-		busy += t - $5 - $6; total += t
+		busy += t - $5 - $6 - $9; total += t
 	} END { print busy + 0, total + 0 }' /proc/stat
 }
 
