@@ -12,6 +12,9 @@
 # the sampler's stderr has its control characters and "<LAVA_" replaced, and sampler stderr lines
 # are prefixed, so it can forge neither a console verdict line nor a LAVA signal. Stopped from outside (SIGTERM, SIGINT, SIGHUP), it
 # stops the sampler with SIGTERM (so it still writes every result), then the load, and reports.
+# LAVA's run.sh has `set -e`, and an inline definition runs this script in a subshell of it: every
+# failure here is handled, so -e is off.
+set +e
 set -u
 
 child=""   # the one foreground child (a download, a sleep or the sampler): the traps stop it

@@ -27,7 +27,15 @@ sys.path.insert(0, os.environ["FUEGO_CORE"] + "/scripts/parser")
 import common as plib
 
 VERDICT = {"PASS": 0, "INCONCLUSIVE": 1, "FAIL": 2, "ERROR": 3}
-LINE = r"^RTGATE-GATE (\S+) (\S+) (\S+) (\S+) (\S+) (\S+) (\S+) (\S+) (.*)$"
+# The sampler's gate line, in its expected form only: a number is a number, a status one of four.
+NUMBER = r"(-|[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
+LINE = (
+    r"^RTGATE-GATE ([A-Za-z0-9_.+-]+) ([A-Za-z0-9_.+-]+) (PASS|FAIL|INCONCLUSIVE|ERROR) "
+    + NUMBER
+    + r" (\S+) "
+    + NUMBER
+    + r" (\S+) ([A-Za-z%]+) (.*)$"
+)
 THREADS_CASE = "threads"
 
 
