@@ -10,11 +10,12 @@
 # Parameters arrive as shell variables (see rtgate.yaml); each is used as data only: quoted, never
 # evaluated; lists are split into words with globbing off. Anything echoed from input or from
 # the sampler's stderr has its control characters and "<LAVA_" replaced, and sampler stderr lines
-# are prefixed, so it can forge neither a console verdict line nor a LAVA signal. Stopped from outside (SIGTERM, SIGINT, SIGHUP), it
-# stops the sampler with SIGTERM (so it still writes every result), then the load, and reports.
-# LAVA's run.sh has `set -e`, and an inline definition runs this script in a subshell of it: every
-# failure here is handled, so -e is off.
-set +e
+# are prefixed, so it can forge neither a console verdict line nor a LAVA signal. Stopped from
+# outside (SIGTERM, SIGINT, SIGHUP), it stops the sampler with SIGTERM (so it still writes every
+# result), then the load, and reports.
+# LAVA's run.sh has `set -e -x`, and an inline definition runs this script in a subshell of it:
+# every failure here is handled, so -e is off, and -x (a trace of every line) too.
+set +ex
 set -u
 
 child=""   # the one foreground child (a download, a sleep or the sampler): the traps stop it
@@ -142,8 +143,10 @@ json_list() {
 	for x in $1; do list="$list,$x"; done
 	printf '[%s]' "${list#,}"
 }
+# Quotes, backslashes and '<' '>' as \u escapes: LAVA's server log escapes every '"' of a console
+# line as '\"', which `rtgate lava results` undoes only when no '\"' came from the board itself.
 json_str() {
-	printf '"%s"' "$(printf '%s' "$1" | tr '\000-\037\177' ' ' | sed 's/\\/\\\\/g; s/"/\\"/g; s/</\\u003c/g; s/>/\\u003e/g')"
+	printf '"%s"' "$(printf '%s' "$1" | tr '\000-\037\177' ' ' | sed 's/\\/\\u005c/g; s/"/\\u0022/g; s/</\\u003c/g; s/>/\\u003e/g')"
 }
 json_str_or_null() {
 	if [ -n "$1" ]; then json_str "$1"; else printf 'null'; fi

@@ -72,7 +72,10 @@ def console_environments(items: Iterable[Any]) -> dict[str, dict[str, Any]]:
         try:
             doc = json.loads(m.group(2))
         except ValueError:
-            continue
+            try:  # lava-server's log escapes each '"' of a console line; rtgate.sh writes none inside strings
+                doc = json.loads(m.group(2).replace('\\"', '"'))
+            except ValueError:
+                continue
         if isinstance(doc, dict) and isinstance(doc.get("system"), dict):
             found[m.group(1)] = doc
     return found
