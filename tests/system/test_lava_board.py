@@ -227,3 +227,35 @@ def test_an_inline_definition_runs_under_lavas_set_e(board: Path, sampler: str) 
     )
     assert r.returncode == 0 and "rtgate-inline-done" in r.stdout, r.stdout + r.stderr
     assert "rtgate: PASS loaded/max[cpu0]" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("kind", ["cpu", "hackbench", "timer"])
+def test_built_in_loads_run_where_their_tool_is(board: Path, sampler: str, kind: str) -> None:
+    """stress-ng and hackbench from this machine, as on a board that has them: the load runs, its
+    level is judged (CPU share, or stress-ng's own rate for timer), and it is gone afterwards."""
+    tool = "hackbench" if kind == "hackbench" else "stress-ng"
+    if not shutil.which(tool):
+        pytest.skip(f"{tool} is not installed")
+    spec = board / "spec.yaml"
+    spec.write_text(spec.read_text() + f"  builtin:\n    sampler: {{duration: 3s, threads: [{{name: a, cpus: [0]}}]}}\n"
+                    f"    load: {{kind: {kind}, workers: 1, warmup_seconds: 1}}\n"
+                    "    gates: [{name: max, kind: max, limit_us: 10000000}]\n")  # fmt: skip
+    out, got, env = run_board(board, "builtin", sampler, PATH=f"{board / 'bin'}:/usr/bin")
+    assert got == {"max-cpu0": "pass"}, out
+    load = env["load"]
+    assert load["kind"] == kind and load["cpus"] == [1] and load["problem"] is None, load
+    assert load["level"]["reached"] >= load["level"]["min"] > 0, load
+    assert not processes_of(board), "the load outlived the run"
+
+
+def processes_of(board: Path) -> list[str]:
+    """Processes started by this board's rtgate.sh (they inherit its OUTPUT_DIR)."""
+    mark = f"OUTPUT_DIR={board / 'out'}".encode()
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if mark in (proc / "environ").read_bytes().split(b"\0"):
+                found.append(proc.name)
+        except OSError:
+            pass
+    return found
