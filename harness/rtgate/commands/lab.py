@@ -11,7 +11,7 @@ from rtgate.commands.common import add_report_options, parse_seconds, report
 from rtgate.core.thresholds import ThresholdFile
 from rtgate.errors import RtgateError
 from rtgate.lava.client import LavaServer
-from rtgate.lava.lab import load_lab, record_history, run_lab
+from rtgate.lava.lab import board_runs, load_lab, record_history, run_lab
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -79,4 +79,4 @@ def handle_lab(args: argparse.Namespace) -> int:
         files=files,
         allow_inconclusive=False,
     )
-    return report(shown, verdicts, args)
+    return report(shown, verdicts, args, runs=board_runs(runs))

@@ -21,7 +21,7 @@ from rtgate.core.yamlload import LAVA_RESULTS, load_yaml
 from rtgate.errors import ResultsError, RtgateError
 from rtgate.lava.client import LavaApiError, LavaServer
 from rtgate.lava.job import JobOptions, render_job
-from rtgate.lava.results import console_statuses, read_log_items, verdicts_from_rows
+from rtgate.lava.results import console_environments, console_statuses, read_log_items, verdicts_from_rows
 
 MAX_LAB_BYTES = 1 << 20
 IMAGE_KEYS = ("kernel", "ramdisk", "dtb", "rootfs")
@@ -218,6 +218,7 @@ class BoardRun:
     verdicts: list[Verdict] = field(default_factory=list)
     kernel_release: str | None = None
     log_text: str = ""
+    environments: dict[str, dict[str, Any]] = field(default_factory=dict)  # measurement -> the board's record
 
 
 def _say(progress: Callable[[str], None], board: Board, text: str) -> None:
@@ -247,6 +248,7 @@ def collect(server: LavaServer, run: BoardRun, stopped_by: str | None = None, by
             run.log_text = server.log_yaml(job_id)
             items = read_log_items(run.log_text)
             console = console_statuses(items)
+            run.environments = console_environments(items)
             for item in items:
                 if isinstance(item, dict) and item.get("lvl") == "target" and isinstance(item.get("msg"), str):
                     m = _LINUX_VERSION.search(item["msg"])  # the board's console, not LAVA's own lines
@@ -366,6 +368,17 @@ def run_lab(
     return runs
 
 
+def board_runs(runs: list[BoardRun]) -> list[tuple[str, Any]]:
+    """(board/measurement, RunResult) with what each board recorded, for the reports."""
+    from rtgate.lava.results import board_runs as as_runs
+
+    out = []
+    for run in runs:
+        source = str(run.job_id) if run.job_id is not None else run.board.name
+        out += [(f"{run.board.name}/{m}", r) for m, r in as_runs(run.environments, source)]
+    return out
+
+
 def _counts(verdicts: list[Verdict]) -> str:
     order = (Status.PASS, Status.FAIL, Status.INCONCLUSIVE, Status.ERROR)
     return ", ".join(f"{sum(v.status is s for v in verdicts)} {s.value.lower()}" for s in order)
@@ -393,6 +406,7 @@ def record_history(
                     unit="us",
                     threads=[],
                     complete=run.health == "Complete",
+                    environment=run.environments.get(m, {}),
                 )
                 db.add_run(
                     result,
