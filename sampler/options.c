@@ -133,7 +133,7 @@ static const struct opt_def opts[O_COUNT] = {
 	[O_THREAD_PRIOS] = {"thread-priorities", 0, 'r', TEXT, "", "LIST", "", "priority of each thread, e.g. 51,48", F_EXT},
 	[O_THREAD_LABELS] = {"thread-labels", 0, 'r', TEXT, "", "LIST", "", "thread-group label of each thread (gate ids)", F_EXT},
 	[O_GATE] = {"gate", 0, 'r', TEXT, "", "SPEC", "",
-		"evaluate a gate at the end, print RTGATE-GATE lines (name=N,kind=max|avg|percentile|miss_rate|missed,...)", F_EXT},
+		"evaluate a gate at the end, print RTGATE-GATE lines (name=N,kind=KIND,KEY=VALUE,...); KIND:", F_EXT},
 	[O_DUMP_CONTRACT] = {"dump-contract", 0, 'n', FLAG, "", "", "", "print this option table as JSON", F_EXT | F_HIDDEN},
 };
 
@@ -558,6 +558,8 @@ void options_usage(FILE *f)
 			snprintf(right, sizeof(right), "--%s%s%s%s", o->name, o->arg == 'o' ? "[=" : o->arg == 'r' ? "=" : "",
 				 o->arg == 'n' ? "" : o->meta, o->arg == 'o' ? "]" : "");
 			fprintf(f, "%-12s %-24s %s", left, right, o->help);
+			for (int k = 1; i == O_GATE && k < GATE_KIND_END; k++)
+				fprintf(f, "%s%s", k > 1 ? "|" : " ", gate_kind_name(k));
 			if (o->deflt[0] && o->arg != 'n')
 				fprintf(f, " (default %s)", o->deflt);
 			fprintf(f, "\n");

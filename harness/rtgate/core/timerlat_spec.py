@@ -28,6 +28,9 @@ KEYS = {
     "analysis",
 }
 MAX_ENTRIES = 100_000  # rtla allows more; this keeps its memory modest (4 B per bucket, CPU and context)
+# timerlat -p: the kernel's timerlat tracer refuses a period under 100 us (trace_osnoise.c: timerlat_min_period),
+# rtla one over 1 s ("Period longer than 1 s")
+RTLA_PERIOD_US = (100, 1_000_000)
 
 
 @dataclass
@@ -52,7 +55,7 @@ def parse_settings(c: _Checker, raw: Any, key: tuple[Any, ...]) -> TimerlatSetti
     m = c.mapping(raw if raw is not None else {}, key, KEYS, {"duration"})
     s = TimerlatSettings(duration_s=c.duration(m["duration"], key + ("duration",)))
     if "interval_us" in m:
-        s.interval_us = c.integer(m["interval_us"], key + ("interval_us",), 1, 1_000_000)
+        s.interval_us = c.integer(m["interval_us"], key + ("interval_us",), *RTLA_PERIOD_US)
     if "policy" in m:
         if m["policy"] not in POLICIES:
             raise c.fail(key + ("policy",), f"unknown policy {m['policy']!r} (one of {', '.join(POLICIES)})")

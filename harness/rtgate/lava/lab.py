@@ -367,8 +367,7 @@ def run_lab(
 
 
 def _counts(verdicts: list[Verdict]) -> str:
-    order = (Status.PASS, Status.FAIL, Status.INCONCLUSIVE, Status.ERROR)
-    return ", ".join(f"{sum(v.status is s for v in verdicts)} {s.value.lower()}" for s in order)
+    return ", ".join(f"{sum(v.status is s for v in verdicts)} {s.value.lower()}" for s in Status)
 
 
 def record_history(
