@@ -284,6 +284,25 @@ def test_real_gate_lines_read_alike_by_every_reader(sampler: str, contract: dict
             assert fields[f] == line_spec["no_value"] or float(fields[f]) >= 0, ln
         assert int(fields["samples"]) > 0, ln
         assert fields["units"] == figure_unit(parse_gate_arg(arg, [None])), f"{arg}: the sampler prints {ln!r}"
+    assert _split_as_rtgate_sh(lines) == [list(f.values()) for f in map(parse_gate_line, lines) if f]
+
+
+def _split_as_rtgate_sh(lines: list[str]) -> list[list[str]]:
+    """The lines split by lava-defs/rtgate.sh's own `read -r` variable list, in a real shell."""
+    script = (ROOT / "lava-defs" / "rtgate.sh").read_text()
+    m = re.search(r"while read -r (_tag [^;]+);", script)
+    assert m, "rtgate.sh no longer reads RTGATE-GATE lines with `while read -r _tag ...`"
+    names = m.group(1).split()
+    body = "printf '%s\\037' " + " ".join(f'"${n}"' for n in names[1:]) + "; echo"
+    r = subprocess.run(
+        ["sh", "-c", f"while read -r {' '.join(names)}; do {body}; done"],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return [row.split("\x1f")[:-1] for row in r.stdout.splitlines()]
 
 
 def test_readme_names_every_option(contract: dict[str, Any]) -> None:
