@@ -98,19 +98,11 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-# Being moved out of commands/ into history/ by the history work package (issue 35): drop on its merge.
-IN_FLIGHT = {"harness/rtgate/commands/report.py", "harness/rtgate/commands/history.py"}
-
-
 def test_no_private_name_is_imported_from_another_module() -> None:
     bad = [
         f"{path.relative_to(ROOT)}:{line}: {taken} from {target}"
         for name, path in MODULES.items()
         for target, taken, line in _imports(name, path)
-        if taken
-        and taken.startswith("_")
-        and not taken.startswith("__")
-        and target != name
-        and str(path.relative_to(ROOT)) not in IN_FLIGHT
+        if taken and taken.startswith("_") and not taken.startswith("__") and target != name
     ]
     assert bad == []
