@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+# Which options take a value: the sampler's (tests/system/test_sampler_contract.py holds these tables to
+# rtgate-sampler --dump-contract), which are cyclictest's.
 _SHORT_VALUE = set("bcdDhHilopF")  # short options that take a value
 _SHORT_OPTIONAL = set("atA")  # optional value: attached, or a following number
 _LONG_VALUE = {
@@ -38,6 +40,7 @@ _LONG_VALUE = {
     "fifo",
     "thread-cpus",
     "thread-priorities",
+    "thread-labels",
     "checkpoint",
     "block",
     "gate",
@@ -65,6 +68,11 @@ _SHORT_TO_LONG = {
     "q": "quiet",
     "v": "verbose",
     "F": "fifo",
+    "M": "refresh_on_max",
+    "n": "nanosleep",
+    "R": "resolution",
+    "s": "system",
+    "u": "unbuffered",
 }
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rtgate.core.gate_kinds import KINDS
 from rtgate.core.gates import Status, Verdict, evaluate, predicted_thread_ids
 from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.setup import evaluate_measured, parse_accept
@@ -114,7 +115,6 @@ class LatencyResult:
                 where=("<test>", 0),
                 above_us=float(above_us),
                 rate=parse_rate(rate),
-                confidence=confidence,
             )
         elif avg_us is not None:
             spec = GateSpec(name=f"avg-{avg_us:g}us", kind="avg", where=("<test>", 0), limit_us=float(avg_us))
@@ -123,6 +123,8 @@ class LatencyResult:
         else:
             raise ValueError("gate() takes max_us, percentile + limit_us, above_us + rate, avg_us or missed")
         spec.cpus = cpus
+        if "confidence" in KINDS[spec.kind].takes:  # every kind judged by confidence bounds, not miss_rate alone
+            spec.confidence = confidence
         m = Measurement(
             name=self.measurement.name,
             description="",
