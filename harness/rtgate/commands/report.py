@@ -8,7 +8,7 @@ import argparse
 from rtgate.commands.results_args import map_results
 from rtgate.core.setup import evaluate_measured
 from rtgate.core.thresholds import load_thresholds
-from rtgate.safe_io import write_text
+from rtgate.safe_io import check_output_file, write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def handle(args: argparse.Namespace) -> int:
     from rtgate.reports.html import render_report
 
+    check_output_file(args.output)  # before reading and rendering: fail now, not after
     tf = load_thresholds(args.thresholds)
     mapped = map_results(tf, args.results)
     verdicts = [v for name, run in mapped for v in evaluate_measured(tf.measurements[name], run)]

@@ -301,10 +301,28 @@ class GateSession:
                 self.verdicts.append((path, v))
         self._platforms.update(platforms)
 
+    def unique_verdicts(self) -> list[Verdict]:
+        """The session's verdicts, a measurement name two threshold files share qualified by its file's
+        platform (or path, when they share that too): JUnit suites, classes and test names stay unique."""
+        files: dict[str, set[str]] = {}
+        for path, v in self.verdicts:
+            files.setdefault(v.measurement, set()).add(path)
+        platform_of = {display: platform for platform, display in self._platforms.items()}
+        shared = {name for name, paths in files.items() if len(paths) > 1}
+        out = []
+        for path, v in self.verdicts:
+            if v.measurement in shared:
+                names = [platform_of.get(p) for p in files[v.measurement]]
+                unique = None not in names and len(set(names)) == len(names)
+                qualifier = platform_of[path] if unique else path
+                v = dataclasses.replace(v, measurement=f"{qualifier}.{v.measurement}")
+            out.append(v)
+        return out
+
     def write_side_files(self) -> None:
         if not self.verdicts:
             return
-        verdicts = [v for _, v in self.verdicts]
+        verdicts = self.unique_verdicts()
         platform = ",".join(sorted(self._platforms)) or "pytest"
         allow = self.settings.allow_inconclusive
         if self.settings.json:
