@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 
-from rtgate.commands.common import add_report_options, check_report_outputs, report
+from rtgate.commands.common import add_accept_option, add_report_options, check_report_outputs, report
 from rtgate.commands.results_args import map_results
 from rtgate.core.gates import Verdict
-from rtgate.core.setup import ASPECTS, evaluate_measured, parse_accept
+from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.thresholds import load_thresholds
 from rtgate.parsers import FORMATS
 
@@ -29,13 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=None,
         help="unit of text formats (default us); refused when the results state another",
     )
-    p.add_argument(
-        "--accept-setup",
-        metavar="LIST",
-        default="",
-        help="accept these differences between how the results were measured and how the "
-        f"thresholds ask ({', '.join(ASPECTS)}, or all); every report shows them",
-    )
+    add_accept_option(p)
     add_report_options(p)
     p.set_defaults(handler=handle)
 

@@ -10,8 +10,9 @@ import re
 import sys
 from pathlib import Path
 
+from rtgate.commands.common import add_accept_option
 from rtgate.commands.results_args import map_results
-from rtgate.core.setup import evaluate_measured
+from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.thresholds import load_thresholds
 from rtgate.errors import RtgateError
 from rtgate.reports.kcidb import kcidb_document
@@ -28,6 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     k.add_argument("--origin", default="rtgate", help="your CI system's KCIDB origin (default rtgate)")
     k.add_argument("--build-id", required=True, metavar="ORIGIN:ID", help="the KCIDB build these tests ran on")
     k.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
+    add_accept_option(k)
     k.set_defaults(handler=handle)
     q = e.add_parser("squad", help="SQUAD tests, metrics and metadata; optionally submitted to a server")
     q.add_argument("thresholds", metavar="THRESHOLDS")
@@ -54,6 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     for name in ("group", "project", "build", "environment"):
         q.add_argument(f"--{name}", metavar=name.upper(), help=f"SQUAD {name} (with --submit)")
+    add_accept_option(q)
     q.set_defaults(handler=handle_squad)
 
 
@@ -63,11 +66,18 @@ def handle(args: argparse.Namespace) -> int:
     if not re.fullmatch(r"[a-z0-9_]+:.+", args.build_id):
         raise RtgateError(f"--build-id {args.build_id!r}: KCIDB ids are ORIGIN:ID")
     tf = load_thresholds(args.thresholds)
+    accept = parse_accept(args.accept_setup)
     tests: list[dict[str, object]] = []
     doc: dict[str, object] = {"version": {"major": 5, "minor": 3}, "tests": tests}
     for number, (name, run) in enumerate(map_results(tf, args.results)):
         part = kcidb_document(
-            args.origin, args.build_id, tf.platform, name, run, evaluate_measured(tf.measurements[name], run), number
+            args.origin,
+            args.build_id,
+            tf.platform,
+            name,
+            run,
+            evaluate_measured(tf.measurements[name], run, accept),
+            number,
         )
         tests.extend(part["tests"])
     text = json.dumps(doc, indent=2) + "\n"
@@ -82,10 +92,11 @@ def handle_squad(args: argparse.Namespace) -> int:
     from rtgate.reports.squad import squad_documents, submit
 
     tf = load_thresholds(args.thresholds)
+    accept = parse_accept(args.accept_setup)
     metadata: dict[str, object] = {"platform": tf.platform, "thresholds": ", ".join(tf.files)}
     runs = []
     for name, run in map_results(tf, args.results):
-        runs.append((name, run, evaluate_measured(tf.measurements[name], run)))
+        runs.append((name, run, evaluate_measured(tf.measurements[name], run, accept)))
         release = (run.environment.get("system") or {}).get("kernel_release")
         if release:
             metadata.setdefault("kernel_release", release)

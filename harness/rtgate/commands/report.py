@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 
+from rtgate.commands.common import add_accept_option
 from rtgate.commands.results_args import map_results
-from rtgate.core.setup import evaluate_measured
+from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.thresholds import load_thresholds
 from rtgate.safe_io import check_output_file, write_text
 
@@ -19,6 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--history", metavar="DB", help="add the trend of the worst max over releases")
     p.add_argument("--base", metavar="RELEASE", help="with --history and --new: add a comparison")
     p.add_argument("--new", metavar="RELEASE")
+    add_accept_option(p)
     p.set_defaults(handler=handle)
 
 
@@ -28,7 +30,8 @@ def handle(args: argparse.Namespace) -> int:
     check_output_file(args.output)  # before reading and rendering: fail now, not after
     tf = load_thresholds(args.thresholds)
     mapped = map_results(tf, args.results)
-    verdicts = [v for name, run in mapped for v in evaluate_measured(tf.measurements[name], run)]
+    accept = parse_accept(args.accept_setup)
+    verdicts = [v for name, run in mapped for v in evaluate_measured(tf.measurements[name], run, accept)]
     trend_values = None
     comparisons = None
     if args.history:
