@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rtgate.core.model import RunResult
+from rtgate.core.recorded import refuse_own_files
 from rtgate.core.thresholds import ThresholdFile
 from rtgate.errors import RtgateError
 from rtgate.parsers import check_plausible_unit, load_results
@@ -25,6 +26,7 @@ def map_results(
             name, path = next(iter(tf.measurements)), item
         elif name not in tf.measurements:
             raise RtgateError(f"no measurement {name!r} in {tf.path} (measurements: {', '.join(tf.measurements)})")
+        refuse_own_files(Path(path))
         run = load_results(path, fmt, unit)
         if not run.format.endswith("json") and run.format != "rtla-timerlat-hist":  # these state their unit
             # Histogram text does not say its interval: the one the thresholds ask is the yardstick.

@@ -13,6 +13,7 @@ from typing import Any
 
 from rtgate.core.gates import Status, Verdict, evaluate, predicted_thread_ids
 from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.recorded import refuse_own_files
 from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.status import SEVERITY
 from rtgate.core.thresholds import (
@@ -180,6 +181,7 @@ class GateSession:
             raise RtgateError(f"several results for measurement {name!r}: {', '.join(map(str, paths))}")
         path = paths[0]
         if path not in self._loaded:
+            refuse_own_files(path)
             self._loaded[path] = load_results(path)
         return self._loaded[path]
 
