@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from rtgate.commands.common import add_accept_option, add_report_options, check_report_outputs, report
-from rtgate.commands.results_args import map_results
+from rtgate.commands.common import add_report_options, check_report_outputs, report
+from rtgate.commands.results_args import add_accept_setup, map_results
 from rtgate.core.gates import Verdict
 from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.thresholds import load_thresholds
 from rtgate.parsers import FORMATS
+from rtgate.reports.duration import measured_seconds
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -29,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=None,
         help="unit of text formats (default us); refused when the results state another",
     )
-    add_accept_option(p)
+    add_accept_setup(p)
     add_report_options(p)
     p.set_defaults(handler=handle)
 
@@ -43,5 +44,6 @@ def handle(args: argparse.Namespace) -> int:
     mapped = map_results(tf, args.results, args.format, args.unit)
     for name, run in mapped:
         verdicts.extend(evaluate_measured(tf.measurements[name], run, accept))
-        durations[name] = durations.get(name, 0.0) + (run.elapsed_s or 0.0)
+        seconds = measured_seconds(run, tf.measurements[name].sampler.interval_us) or 0.0
+        durations[name] = durations.get(name, 0.0) + seconds
     return report(tf, verdicts, args, durations, runs=mapped)

@@ -25,19 +25,6 @@ def add_report_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_accept_option(p: argparse.ArgumentParser) -> None:
-    """--accept-setup, the same for every command that judges results (check, report, export)."""
-    from rtgate.core.setup import ASPECTS
-
-    p.add_argument(
-        "--accept-setup",
-        metavar="LIST",
-        default="",
-        help="accept these differences between how the results were measured and how the "
-        f"thresholds ask ({', '.join(ASPECTS)}, or all); every report shows them",
-    )
-
-
 def check_report_outputs(args: argparse.Namespace) -> None:
     """--junit and --json must be writable before a verdict is printed: a FAIL is never hidden behind exit 2."""
     from rtgate.safe_io import check_output_file

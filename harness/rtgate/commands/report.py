@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from rtgate.commands.common import add_accept_option
-from rtgate.commands.results_args import map_results
+from rtgate.commands.results_args import add_accept_setup, map_results
 from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.thresholds import load_thresholds
 from rtgate.safe_io import check_output_file, write_text
@@ -20,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--history", metavar="DB", help="add the trend of the worst max over releases")
     p.add_argument("--base", metavar="RELEASE", help="with --history and --new: add a comparison")
     p.add_argument("--new", metavar="RELEASE")
-    add_accept_option(p)
+    add_accept_setup(p)
     p.set_defaults(handler=handle)
 
 
