@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from rtgate.commands import add_command
 from rtgate.core.thread_plan import plan_here
 from rtgate.core.thresholds import Measurement, load_thresholds
 from rtgate.measure.conditions import Check
@@ -18,7 +19,7 @@ from rtgate.measure.preflight import Preflight, judged_checks, requirement_check
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("doctor", help="check this system before measuring")
+    p = add_command(sub, "doctor")
     p.add_argument("thresholds", nargs="?", metavar="THRESHOLDS", help="also check its require: conditions")
     p.add_argument("--root", default="/", metavar="DIR", help="read /proc, /sys and /boot under DIR (a copy)")
     p.add_argument("--strict", action="store_true", help="as rtgate run --strict: any warning fails")
