@@ -17,9 +17,11 @@ from typing import Any
 from rtgate.core.gate_kinds import KINDS
 from rtgate.core.gates import Status, Verdict, evaluate
 from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.recorded import recorded_environment
 from rtgate.core.status import SEVERITY
 from rtgate.core.thread_plan import plan_for_results
 from rtgate.core.thresholds import Measurement
+from rtgate.core.validity import recorded_request
 
 ASPECTS = ("interval", "priority", "policy", "cpus", "duration")
 
@@ -214,7 +216,17 @@ def _thread_of(run: RunResult, v: Verdict) -> ThreadResult | None:
 def evaluate_measured(
     m: Measurement, run: RunResult, accept: set[str] | frozenset[str] = frozenset(), duration_s: int | None = None
 ) -> list[Verdict]:
-    """Every gate of a measurement against one run, judged as it was measured (see the module doc)."""
+    """Every gate of a measurement against one run, judged as it was measured (see the module doc).
+
+    What the run was told on purpose and recorded with its results (`rtgate run --duration`, the
+    plugin's --rtgate-accept-setup) counts as if given here: every reader then gives run's verdict."""
+    request = recorded_request(recorded_environment(run))
+    if duration_s is None and isinstance(request.get("duration_s"), (int, float)) and request["duration_s"] > 0:
+        duration_s = int(request["duration_s"])
+    recorded_accept = request.get("accept_setup")
+    if isinstance(recorded_accept, list):
+        accept = set(accept) | {a for a in recorded_accept if a in ASPECTS}
+    shortened = _shortened(m, duration_s)
     verdicts = evaluate(m, run)
     if any(t.missed_upper is not None and t.missed is not None and t.missed_upper > t.missed for t in run.threads):
         upper = evaluate(m, _with_missed_upper(run))
@@ -242,6 +254,9 @@ def evaluate_measured(
             props["setup_source"] = setup.source
         if accepted:
             props["setup_accepted"] = check.text(accepted)
+        if shortened:
+            props["duration_requested"] = shortened
+            reason += f"; {shortened}"
         if [a for a in bad if a != "duration"] and SEVERITY[status] < SEVERITY[Status.ERROR]:
             status = Status.ERROR
             reason = (
@@ -262,14 +277,29 @@ def evaluate_measured(
     return out
 
 
+def _shortened(m: Measurement, duration_s: int | None) -> str | None:
+    """The run was asked on purpose (--duration) to be shorter than the threshold file asks: said in every report."""
+    s = m.sampler
+    asked = [float(s.duration_s)] if s.duration_s is not None else []
+    if s.loops is not None:
+        asked.append(s.loops * s.interval_us / 1e6)
+    if duration_s is None or not asked or duration_s >= min(asked) * (1 - 1e-9):
+        return None
+    return (
+        f"duration shortened on purpose: --duration {_seconds(duration_s)} was asked; "
+        f"the thresholds ask for {_seconds(min(asked))}"
+    )
+
+
 def accepted_lines(verdicts: list[Verdict]) -> list[str]:
     """One line per measurement whose set-up differences were accepted, for the text report."""
-    seen: dict[str, str] = {}
+    seen: dict[tuple[str, str], str] = {}
     for v in verdicts:
-        text = v.properties.get("setup_accepted")
-        if text and v.measurement not in seen:
-            seen[v.measurement] = text
-    return [f"accepted set-up differences: {name}: {text}" for name, text in seen.items()]
+        for key, lead in (("setup_accepted", "accepted set-up differences"), ("duration_requested", "note")):
+            text = v.properties.get(key)
+            if text and (key, v.measurement) not in seen:
+                seen[(key, v.measurement)] = f"{lead}: {v.measurement}: {text}"
+    return list(seen.values())
 
 
 def parse_accept(text: str | None) -> set[str]:

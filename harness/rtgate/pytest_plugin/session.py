@@ -14,6 +14,7 @@ from typing import Any
 from rtgate.core.gate_kinds import KINDS
 from rtgate.core.gates import Status, Verdict, evaluate, predicted_thread_ids
 from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.recorded import refuse_own_files
 from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.status import SEVERITY
 from rtgate.core.thresholds import (
@@ -182,6 +183,7 @@ class GateSession:
             raise RtgateError(f"several results for measurement {name!r}: {', '.join(map(str, paths))}")
         path = paths[0]
         if path not in self._loaded:
+            refuse_own_files(path)
             self._loaded[path] = load_results(path)
         return self._loaded[path]
 
@@ -303,10 +305,28 @@ class GateSession:
                 self.verdicts.append((path, v))
         self._platforms.update(platforms)
 
+    def unique_verdicts(self) -> list[Verdict]:
+        """The session's verdicts, a measurement name two threshold files share qualified by its file's
+        platform (or path, when they share that too): JUnit suites, classes and test names stay unique."""
+        files: dict[str, set[str]] = {}
+        for path, v in self.verdicts:
+            files.setdefault(v.measurement, set()).add(path)
+        platform_of = {display: platform for platform, display in self._platforms.items()}
+        shared = {name for name, paths in files.items() if len(paths) > 1}
+        out = []
+        for path, v in self.verdicts:
+            if v.measurement in shared:
+                names = [platform_of.get(p) for p in files[v.measurement]]
+                unique = None not in names and len(set(names)) == len(names)
+                qualifier = platform_of[path] if unique else path
+                v = dataclasses.replace(v, measurement=f"{qualifier}.{v.measurement}")
+            out.append(v)
+        return out
+
     def write_side_files(self) -> None:
         if not self.verdicts:
             return
-        verdicts = [v for _, v in self.verdicts]
+        verdicts = self.unique_verdicts()
         platform = ",".join(sorted(self._platforms)) or "pytest"
         allow = self.settings.allow_inconclusive
         if self.settings.json:
