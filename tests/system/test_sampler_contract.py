@@ -227,13 +227,23 @@ def test_statuses_rank_alike_everywhere(contract: dict[str, Any]) -> None:
 
 
 def _fuego_parser_constants() -> dict[str, Any]:
+    """The parser's module-level constants, read without running it (it needs Fuego's own modules):
+    literals, and strings joined with + from literals and constants defined before them."""
     tree = ast.parse((ROOT / "fuego" / "tests" / "Benchmark.rtgate" / "parser.py").read_text())
-    out = {}
+    out: dict[str, Any] = {}
+
+    def value(node: ast.expr) -> Any:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return value(node.left) + value(node.right)
+        if isinstance(node, ast.Name) and node.id in out:
+            return out[node.id]
+        return ast.literal_eval(node)
+
     for node in tree.body:
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
             try:
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
+                out[node.targets[0].id] = value(node.value)
+            except (ValueError, TypeError):
                 pass
     return out
 
