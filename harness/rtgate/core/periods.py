@@ -18,12 +18,17 @@ its JSON on SIGINT too, saying nothing), and so does a wall clock (start/end tim
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from rtgate.core.model import RunResult, ThreadResult
-from rtgate.core.setup import MeasuredSetup
+
+if TYPE_CHECKING:
+    from rtgate.core.setup import MeasuredSetup
 
 # How far the true average can be above the printed one, in the results' unit.
 AVG_SLACK = {"histogram-text": 1.0, "summary-text": 1.0, "rt-tests-json": 0.005}
+# Formats of tools that skip periods without counting them (cyclictest; rtgate-sampler's text views).
+SKIPS_SILENTLY = frozenset({"histogram-text", "summary-text", "verbose-text", "rt-tests-json"})
 EARLY_SHARE = 0.05  # more than 5 % of the periods unaccounted for: the run stopped early
 
 
