@@ -142,3 +142,12 @@ def test_bounds_round_outward_against_60_digit_sums(k: int, n: int, conf: float)
         el = exact.lower(k, n, c)
         lo = Decimal(clopper_pearson_lower(k, n, conf))
         assert lo <= el and (el - lo) / el < Decimal("2e-7"), (lo, el)
+
+
+@pytest.mark.parametrize("k, n", [(1, 2**63), (2**62, 2**64), (10**20, 10**25), (0, 10**25), (10**25, 10**25)])
+def test_counts_beyond_doubles_give_outward_bounds_not_overflow(k: int, n: int) -> None:
+    """`C: 9223372036854775807` on a T: line with its missed-period bound reached n ~ 1e25: the incomplete
+    beta overflowed (stats.py: math range error, an internal error). Scaled into 2^48 trials, outward."""
+    d = decide_rate(k, k, n, 0.01)
+    assert 0.0 <= d.lower <= k / n <= d.upper <= 1.0
+    assert clean_samples_to_pass(k, n, 0.01) is None or n <= 2**48

@@ -142,6 +142,24 @@ def _cdf_root(k: int, n: int, level: float, rel_tol: float) -> tuple[float, floa
 CP_MARGIN = 1e-8
 
 
+# Beyond this many trials the incomplete beta in doubles loses every digit (lgamma of 1e25 carries an
+# absolute error above 1e9): bounds of larger counts come from the counts scaled down to it, outward
+# (fewer trials at the same share give a wider interval). No run has this many periods (9 years at 1 us);
+# only an edited file does.
+MAX_EXACT_TRIALS = 2**48
+
+
+def _scaled(k: int, n: int, up: bool) -> tuple[int, int]:
+    """(k, n) scaled into MAX_EXACT_TRIALS, rounded so that the bound can only widen."""
+    if n <= MAX_EXACT_TRIALS:
+        return k, n
+    if up:  # more events in fewer trials: a higher upper bound
+        n2 = MAX_EXACT_TRIALS
+        return min(n2, -(-k * n2 // n)), n2
+    n2 = MAX_EXACT_TRIALS
+    return k * n2 // n, n2  # fewer events: a lower lower bound
+
+
 def _check(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
         raise ValueError("confidence must be between 0 and 1")
@@ -157,6 +175,7 @@ def clopper_pearson_upper(k: int, n: int, confidence: float = 0.95, rel_tol: flo
     if n <= 0:
         return 1.0
     _check(confidence)
+    k, n = _scaled(k, n, up=True)
     if k >= n:
         return 1.0
     if k == 0:  # 1 - (1 - c)^(1/n) without the cancellation of 1 - pow(...) at large n
@@ -175,7 +194,9 @@ def clopper_pearson_lower(k: int, n: int, confidence: float = 0.95, rel_tol: flo
     if n <= 0 or k <= 0:
         return 0.0
     _check(confidence)
-    k = min(k, n)
+    k, n = _scaled(min(k, n), n, up=False)
+    if k <= 0:
+        return 0.0
     if k == n:
         exact = math.exp(math.log1p(-confidence) / n)
     else:
@@ -210,7 +231,7 @@ def decide_rate(k_min: int, k_max: int, n: int, allowed: float, confidence: floa
 
 def clean_samples_to_pass(k: int, n: int, allowed: float, confidence: float = 0.95) -> int | None:
     """How many more samples, none of them above the limit, would make the upper bound pass."""
-    if allowed <= 0.0 or allowed >= 1.0:
+    if allowed <= 0.0 or allowed >= 1.0 or n > MAX_EXACT_TRIALS:
         return None
     alpha = 1.0 - confidence
 
