@@ -11,7 +11,7 @@ from rtgate.errors import ResultsError
 from rtgate.parsers import foreign, histtext, json_results, rtla, summary, verbose
 
 # The largest results file read: about an hour of -v samples of one thread at 1 ms; every other format
-# of a real run stays under a few MB. Within it, reading costs seconds (benchmarks/README.rst).
+# of a real run stays under a few MB. Within it, reading costs seconds (benchmarks/README.md).
 MAX_RESULTS_BYTES = 64 * 2**20
 
 FORMATS = ("auto", "json", "histogram", "summary", "verbose", "rtla")

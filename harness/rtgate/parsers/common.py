@@ -13,10 +13,10 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 # What any text result of cyclictest, rtgate-sampler or rtla can hold (they print at most 1024 threads, a
-# few columns each), so that no input costs more than seconds and a few hundred MB (benchmarks/README.rst).
+# few columns each), so that no input costs more than seconds and a few hundred MB (benchmarks/README.md).
 MAX_LINE = 64 * 1024  # characters: a histogram row of 1025 columns is under 8 KiB
 MAX_COLUMNS = 1025  # threads (MAX_THREADS of the sampler; cyclictest's -H adds a sum column)
-MAX_ROWS = 1_000_000  # histogram rows (rtla's -E and cyclictest's -h stop far below)
+MAX_ROWS = 200_000  # histogram rows: cyclictest -h and rtla -E as anyone runs them print far fewer
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:

@@ -22,8 +22,8 @@ from rtgate.parsers.cmdline import parse_cmdline
 # cyclictest prints avg of a thread without samples as nan or -nan: not JSON.
 _NAN = re.compile(r"(?<=[:\[,\s])-?nan(?=\s*[,}\]\n])")
 _SENTINEL_MIN = 1000000
-# Values (commas) in one JSON file: decoded, each costs ~300 bytes, so this keeps a file under ~500 MB.
-MAX_JSON_VALUES = 1_500_000
+# Values (commas) in one JSON file: read, each costs ~400 bytes, so this keeps a file under ~400 MB.
+MAX_JSON_VALUES = 800_000
 
 
 def parse(path: Path) -> RunResult:
