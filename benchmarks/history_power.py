@@ -134,7 +134,8 @@ def _copy(src: object, dst: object, pair_ids: list[str]) -> None:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="mode", required=True)
+    p.add_argument("--smoke", action="store_true", help="seconds: that the script still runs (the suite runs this)")
+    sub = p.add_subparsers(dest="mode")
     s = sub.add_parser("synthetic")
     s.add_argument("--reps", type=int, default=200)
     s.add_argument("--samples", type=int, default=5000)
@@ -152,7 +153,11 @@ def main() -> int:
     live.add_argument("--runs", type=lambda x: [int(v) for v in x.split(",")], default=[4, 5, 6, 8])
     live.add_argument("--metrics", type=lambda x: x.split(","), default=["tail", "p99.9"])
     args = p.parse_args()
+    if args.smoke:  # the synthetic study, small
+        args = p.parse_args(["synthetic", "--reps", "5", "--samples", "500", "--runs", "3,4"])
     start = time.monotonic()
+    if args.mode is None:
+        p.error("give a mode: synthetic or live")
     if args.mode == "synthetic":
         synthetic(args)
     elif args.record:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rtgate.commands import add_command
 from rtgate.core.gate_kinds import KINDS
 from rtgate.core.model import RunResult
 from rtgate.core.recorded import recorded_environment
@@ -24,7 +25,7 @@ DEFAULT_DB = "rtgate-history.db"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("history", help="store results across kernel releases and find regressions")
+    p = add_command(sub, "history")
     h = p.add_subparsers(dest="history_command", metavar="ACTION")
     h.required = True
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from rtgate.commands import add_command
 from rtgate.commands.results_args import map_results
 from rtgate.core.setup import evaluate_measured
 from rtgate.core.thresholds import load_thresholds
@@ -12,7 +13,7 @@ from rtgate.safe_io import write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("report", help="write a self-contained HTML report (verdicts, plots, trend)")
+    p = add_command(sub, "report")
     p.add_argument("thresholds", metavar="THRESHOLDS")
     p.add_argument("results", nargs="+", metavar="[MEASUREMENT=]RESULTS")
     p.add_argument("-o", "--output", default="rtgate-report.html", metavar="FILE")

@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rtgate.commands import add_command
 from rtgate.commands.common import add_report_options, parse_seconds, report
 from rtgate.core.gates import Verdict
 from rtgate.core.model import RunResult
@@ -19,7 +20,7 @@ from rtgate.safe_io import check_output_dir, check_output_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("run", help="run the measurements of a threshold file and evaluate its gates")
+    p = add_command(sub, "run")
     p.add_argument(
         "thresholds", nargs="?", metavar="THRESHOLDS", help="threshold file (default: the built-in default platform)"
     )

@@ -226,7 +226,7 @@ def as_asked(m: Measurement, run: RunResult, duration_s: int | None = None) -> R
     )
     copy = dataclasses.replace(run, threads=threads, measured_setup=derived)
     derive_missed(copy, derived, _TEXT_NAMES[run.format])
-    note = f" ({_TEXT_NAMES[run.format]} do not say it: read at the thresholds' {' '.join(assumed)})"
+    note = f" (not in the {_TEXT_NAMES[run.format]}: read at the thresholds' {' '.join(assumed)})"
     for t in threads:
         t.missed_derivation = (t.missed_derivation or "") + note
     return copy

@@ -130,7 +130,7 @@ def test_bounds_round_outward_against_60_digit_sums(k: int, n: int, conf: float)
     import sys
     from decimal import Decimal
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent / "vectors"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "vectors"))
     import make_rate_vectors as exact
 
     c = Decimal(str(conf))
