@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -340,9 +338,8 @@ def test_histogram_of_a_clean_short_run_is_not_pass(tmp_path: Path) -> None:
 @pytest.mark.parametrize("program", ["cyclictest", "rtgate-sampler"])
 @pytest.mark.parametrize("verbose", [False, True], ids=["T-lines", "verbose"])
 def test_live_formats_of_one_run_never_pass_what_its_json_fails(
-    tmp_path: Path, program: str, verbose: bool, tool: Any
+    tmp_path: Path, program: str, verbose: bool, request: pytest.FixtureRequest
 ) -> None:
-    exe = tool(program, "rt-tests") if program == "cyclictest" else shutil.which("rtgate-sampler")
-    assert exe, "rtgate-sampler is not installed"
+    exe = request.getfixturevalue("cyclictest" if program == "cyclictest" else "sampler")
     record_every_format(exe, tmp_path / "run", verbose)
     _assert_no_format_passes_what_json_fails(tmp_path, tmp_path / "run")
