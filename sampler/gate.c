@@ -394,17 +394,23 @@ static void cdf_root(unsigned long long k, unsigned long long n, double level, d
 	*phi = hi;
 }
 
-/* Rounded up by at most 1e-7 relative, never down: a gate never passes on rounding. */
+/* Outward margin on every bound, relative: the incomplete beta in doubles can sit a few 1e-9 on the
+ * wrong side of the exact root. The same as rtgate.core.stats.CP_MARGIN (the shared vectors hold both). */
+#define CP_MARGIN 1e-8
+
+/* Rounded up by at most 1e-7 + CP_MARGIN relative, never down: a gate never passes on rounding. */
 double gate_cp_upper(unsigned long long k, unsigned long long n, double confidence)
 {
 	double lo, hi;
 
 	if (n == 0 || k >= n || !(M = mathfns_get(NULL)))
 		return 1.0;
-	if (k == 0)
-		return 1.0 - M->pow(1.0 - confidence, 1.0 / (double)n);
-	cdf_root(k, n, 1.0 - confidence, &lo, &hi);
-	return hi;
+	if (k == 0) /* 1 - (1 - c)^(1/n) without the cancellation of 1 - pow() at large n */
+		hi = -M->expm1(M->log1p(-confidence) / (double)n);
+	else
+		cdf_root(k, n, 1.0 - confidence, &lo, &hi);
+	hi *= 1.0 + CP_MARGIN;
+	return hi < 1.0 ? hi : 1.0;
 }
 
 /* P(X >= k | p) = 1 - confidence; rounded down, never up: a gate never fails on rounding. */
@@ -415,9 +421,10 @@ double gate_cp_lower(unsigned long long k, unsigned long long n, double confiden
 	if (n == 0 || k == 0 || !(M = mathfns_get(NULL)))
 		return 0.0;
 	if (k >= n)
-		return M->pow(1.0 - confidence, 1.0 / (double)n);
-	cdf_root(k - 1, n, confidence, &lo, &hi);
-	return lo;
+		lo = M->exp(M->log1p(-confidence) / (double)n);
+	else
+		cdf_root(k - 1, n, confidence, &lo, &hi);
+	return lo * (1.0 - CP_MARGIN);
 }
 
 /* More samples, none above the limit, that would bring the upper bound to the limit (0: none found). */

@@ -137,7 +137,7 @@ def _int(value: str | None) -> int | None:
     """C atoi: leading digits, else None."""
     if value is None:
         return None
-    m = re.match(r"\s*([+-]?\d+)", value)
+    m = re.match(r"\s*([+-]?[0-9]+)", value)  # ASCII digits: atoi reads no other script's
     return int(m.group(1)) if m else None
 
 
@@ -145,7 +145,7 @@ def parse_duration(value: str | None) -> int | None:
     """cyclictest's parse_time_string: leading integer, then an optional m/h/d (anything else: seconds)."""
     if value is None:
         return None
-    m = re.match(r"\s*(\d+)(.?)", value)
+    m = re.match(r"\s*([0-9]+)(.?)", value)
     if not m:
         return None
     return int(m.group(1)) * {"m": 60, "M": 60, "h": 3600, "H": 3600, "d": 86400, "D": 86400}.get(m.group(2), 1)
