@@ -18,12 +18,8 @@ its JSON on SIGINT too, saying nothing), and so does a wall clock (start/end tim
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
-from rtgate.core.model import RunResult, ThreadResult
-
-if TYPE_CHECKING:
-    from rtgate.core.setup import MeasuredSetup
+from rtgate.core.model import MeasuredSetup, RunResult, ThreadResult
 
 # How far the true average can be above the printed one, in the results' unit.
 AVG_SLACK = {"histogram-text": 1.0, "summary-text": 1.0, "rt-tests-json": 0.005}

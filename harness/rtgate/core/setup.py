@@ -11,12 +11,12 @@ at both ends (PASS only when the upper end passes, FAIL only when the lower end 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from rtgate.core.gate_kinds import KINDS
 from rtgate.core.gates import Status, Verdict, evaluate
-from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.model import MeasuredSetup, RunResult, ThreadResult
 from rtgate.core.periods import SKIPS_SILENTLY, derive_missed
 from rtgate.core.recorded import recorded_environment
 from rtgate.core.status import SEVERITY
@@ -25,29 +25,6 @@ from rtgate.core.thresholds import Measurement
 from rtgate.core.validity import recorded_request
 
 ASPECTS = ("interval", "priority", "policy", "cpus", "duration")
-
-
-@dataclass
-class MeasuredSetup:
-    """What results say about how they were measured; None = the results do not say."""
-
-    source: str  # "rtgate JSON", "rt-tests command line", "T: lines", "-v headers"
-    tool: str | None = None
-    interval_us: int | None = None  # base interval (thread 0)
-    distance_us: int | None = None  # per-thread increment as run (cyclictest drops it with -h)
-    duration_s: float | None = None  # -D
-    loops: int | None = None  # -l
-    policy: str | None = None
-    priority: int | None = None  # of thread 0
-    priospread: bool = False
-    threads: int | None = None
-    nsecs: bool | None = None  # -N: values in ns
-    relative: bool = False  # -r
-    breaktrace: int | None = None  # -b, in the results' unit
-    elapsed_s: tuple[float, float] | None = None  # wall-clock bounds of the whole run
-    stopped_early: str | None = None  # why the results show the run ended before its -D/-l
-    verbose_intervals: bool = False  # interval_us of threads from cyclictest -v headers (see below)
-    notes: list[str] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- asked vs measured

@@ -10,9 +10,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from rtgate.core.model import BlockMaxima, Histogram, RunResult, ThreadResult
+from rtgate.core.model import BlockMaxima, Histogram, MeasuredSetup, RunResult, ThreadResult
 from rtgate.core.periods import derive_missed
-from rtgate.core.setup import MeasuredSetup
 from rtgate.core.validate import check_run
 from rtgate.errors import ResultsError
 from rtgate.parsers import foreign

@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.model import MeasuredSetup, RunResult, ThreadResult
 from rtgate.core.periods import derive_missed
-from rtgate.core.setup import MeasuredSetup
 from rtgate.core.validate import check_run
 from rtgate.errors import ResultsError
 from rtgate.parsers.common import ANSI, MAX_COLUMNS, check_unit, line_locator, numbered_lines, whole

@@ -7,8 +7,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from rtgate.core.model import Histogram, RunResult, ThreadResult, merge_counts
-from rtgate.core.setup import MeasuredSetup
+from rtgate.core.model import Histogram, MeasuredSetup, RunResult, ThreadResult, merge_counts
 from rtgate.core.validate import check_run
 from rtgate.errors import ResultsError
 from rtgate.parsers.common import MAX_COLUMNS, check_unit, line_locator, numbered_lines, whole
