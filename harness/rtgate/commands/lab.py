@@ -12,6 +12,7 @@ from rtgate.core.thresholds import ThresholdFile
 from rtgate.errors import RtgateError
 from rtgate.lava.client import LavaServer
 from rtgate.lava.lab import board_runs, load_lab, record_history, run_lab
+from rtgate.lava.results import run_durations
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -79,4 +80,5 @@ def handle_lab(args: argparse.Namespace) -> int:
         files=files,
         allow_inconclusive=False,
     )
-    return report(shown, verdicts, args, runs=board_runs(runs))
+    measured = board_runs(runs)
+    return report(shown, verdicts, args, run_durations(verdicts, measured), runs=measured)
