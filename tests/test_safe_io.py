@@ -114,7 +114,7 @@ measurements:
       interval_us: 1000
       duration: 20s
       mlockall: false
-      threads: [{name: a, cpus: [0], policy: other, priority: 0}]
+      threads: [{name: a, cpus: [0]}]
     gates: [{name: max, kind: max, limit_us: 100000}]
 """)
     args = [
@@ -131,3 +131,94 @@ measurements:
     assert r.returncode == 2, r.stdout + r.stderr
     assert "measuring" not in r.stdout, r.stdout
     assert r.stderr.startswith("rtgate: error: ") and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+LONG = """platform: long
+measurements:
+  m:
+    sampler:
+      interval_us: 1000
+      duration: 20s
+      mlockall: false
+      threads: [{name: a, cpus: [0]}]
+    gates: [{name: max, kind: max, limit_us: 100000}]
+"""
+
+
+@pytest.mark.parametrize("planted", ["m.cmdline", "m.stdout", "m.stderr", "m.load", "m.load/load.log", "other"])
+def test_run_refuses_a_link_planted_in_the_output_folder(planted: str, tmp_path: Path, sampler: str) -> None:
+    """The issue's reproducer: a link in the output folder is refused before measuring, its target untouched."""
+    (tmp_path / "long.yaml").write_text(LONG)
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    out = tmp_path / "out"
+    (out / "m.load").mkdir(parents=True)
+    if planted == "m.load":
+        (out / "m.load").rmdir()
+        victim = tmp_path / "victim.d"
+        victim.mkdir()
+    (out / planted).symlink_to(victim)
+    r = rtgate("run", str(tmp_path / "long.yaml"), "--sampler", sampler, "--output-dir", str(out))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "measuring" not in r.stdout and "symbolic link" in r.stderr, r.stdout + r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    if victim.is_file():
+        assert victim.read_text() == "precious\n"
+    else:
+        assert not list(victim.iterdir())
+
+
+@pytest.mark.parametrize("option", ["--json", "--junit", "--history"])
+def test_run_refuses_a_report_named_as_a_results_file(option: str, tmp_path: Path, sampler: str) -> None:
+    (tmp_path / "long.yaml").write_text(LONG)
+    out = tmp_path / "o"
+    r = rtgate(
+        "run",
+        str(tmp_path / "long.yaml"),
+        "--sampler",
+        sampler,
+        "--output-dir",
+        str(out),
+        option,
+        "o/m.json",
+        cwd=tmp_path,
+    )
+    assert r.returncode == 2 and "measuring" not in r.stdout, r.stdout + r.stderr
+    assert f"{option} names a file the measurement writes" in r.stderr, r.stderr
+
+
+def test_run_refuses_a_history_that_is_not_a_database(tmp_path: Path, sampler: str) -> None:
+    (tmp_path / "long.yaml").write_text(LONG)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n" * 100)
+    r = rtgate(
+        "run",
+        str(tmp_path / "long.yaml"),
+        "--sampler",
+        sampler,
+        "--output-dir",
+        str(tmp_path / "o"),
+        "--history",
+        str(notes),
+    )
+    assert r.returncode == 2 and "measuring" not in r.stdout, r.stdout + r.stderr
+    assert "not a usable history database" in r.stderr, r.stderr
+    assert notes.read_text() == "my notes\n" * 100
+
+
+def test_folder_never_follows_a_link(tmp_path: Path) -> None:
+    from rtgate.safe_io import Folder
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (tmp_path / "log").symlink_to(victim)
+    (tmp_path / "sub").symlink_to(tmp_path)
+    with Folder(tmp_path) as d:
+        with d.create("log") as f:  # the link is removed, a new file made: never written through
+            f.write(b"new\n")
+        with pytest.raises(RtgateError, match="symbolic link"):
+            d.sub("sub")
+        (tmp_path / "rd").symlink_to(victim)
+        with pytest.raises(RtgateError, match="symbolic link"):
+            d.read_bytes("rd")
+    assert victim.read_text() == "precious\n" and (tmp_path / "log").read_text() == "new\n"

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -12,8 +13,9 @@ from rtgate.core.gates import Verdict
 from rtgate.core.model import RunResult
 from rtgate.core.thresholds import ThresholdFile, default_thresholds_path, load_thresholds
 from rtgate.errors import RtgateError
+from rtgate.history.backend import is_postgres_url
 from rtgate.measure.orchestrate import HistoryRow, measure_and_judge
-from rtgate.measure.runner import find_sampler
+from rtgate.measure.runner import find_sampler, output_names
 from rtgate.measure.stop import STOP
 from rtgate.safe_io import check_output_dir, check_output_file
 
@@ -69,11 +71,7 @@ def _handle(args: argparse.Namespace) -> int:
             raise RtgateError(f"no measurement {name!r} in {path} (measurements: {', '.join(tf.measurements)})")
     sampler = find_sampler(args.sampler)
     outdir = Path(args.output_dir)
-    # Unwritable outputs fail now, not after an hour of measuring.
-    check_output_dir(outdir)
-    for output in (args.junit, args.json, args.history):
-        if output:
-            check_output_file(output)
+    check_outputs(args, outdir, [n for name in names for n in output_names(tf.measurements[name])])
     verdicts: list[Verdict] = []
     durations: dict[str, float] = {}
     notes: list[str] = []
@@ -99,6 +97,31 @@ def _handle(args: argparse.Namespace) -> int:
     for line in notes:
         print(line, flush=True)
     return code
+
+
+def check_outputs(args: argparse.Namespace, outdir: Path, names: list[str]) -> None:
+    """Unwritable outputs fail now, not after an hour of measuring: the output folder (no link planted
+    in it), each report (not one of the measurement's own files), the history (a database, or a
+    place where one can be made)."""
+    check_output_dir(outdir, names)
+    ours = {os.path.realpath(outdir / n) for n in names}
+    for option, output in (("--junit", args.junit), ("--json", args.json), ("--history", args.history)):
+        if not output or is_postgres_url(output):
+            continue
+        if os.path.realpath(output) in ours:
+            raise RtgateError(f"{option} names a file the measurement writes in {outdir}: choose another name")
+        check_output_file(output)
+    if args.history:
+        check_history(args.history)
+
+
+def check_history(target: str) -> None:
+    """The history is opened now (a PostgreSQL server reached, a file proved a history database), so
+    that a wrong target is known before measuring. An absent file is made when the first run is added."""
+    from rtgate.history.store import HistoryDB
+
+    if is_postgres_url(target) or os.path.exists(target):
+        HistoryDB(target).close()
 
 
 def _history_row(args: argparse.Namespace, tf: ThresholdFile, name: str) -> HistoryRow | None:
