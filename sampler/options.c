@@ -615,8 +615,8 @@ static const char *type_name(enum opt_type t)
 
 void options_dump_contract(FILE *f)
 {
-	fprintf(f, "{\n  \"sampler\": \"rtgate-sampler %s\",\n  \"max_threads\": %d,\n  \"options\": [\n",
-		RTGATE_VERSION, MAX_THREADS);
+	fprintf(f, "{\n  \"sampler\": \"rtgate-sampler %s\",\n  \"max_threads\": %d,\n  \"max_cpus\": %d,\n"
+		"  \"options\": [\n", RTGATE_VERSION, MAX_THREADS, MAX_CPUS);
 	for (int i = 0; i < O_COUNT; i++) {
 		const struct opt_def *o = &opts[i];
 
