@@ -13,7 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # conftest
+sys.path.insert(0, str(Path(__file__).resolve().parent / "system"))  # the known-answer test's helpers
 
 from conftest import RT_TESTS
 from test_cyclictest_known_answers import CPU, run_cyclictest_under_injection

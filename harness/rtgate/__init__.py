@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate: real-time latency gates for kernel CI.
 
-The package, in pipeline order (no module imports from a stage after its own; tests/test_layers.py checks it):
+The package, in pipeline order (no module imports from a stage after its own; tests/unit/test_layers.py checks it):
 
 - ``errors``: the one exception family; every user-facing failure is an ``RtgateError`` (exit 2).
 - ``core/``: the results model (``model``), threshold files (``thresholds``), the thread plan of a measurement

@@ -3,7 +3,7 @@
 (--gate) form, and the figure it reports with its unit.
 
 Threshold validation (thresholds.py), evaluation (gates.py) and the sampler's arguments
-(native_gates.py) iterate KINDS; tests/test_gate_kinds.py fails when a kind lacks a part. The
+(native_gates.py) iterate KINDS; tests/unit/test_gate_kinds.py fails when a kind lacks a part. The
 sampler's side of a kind is sampler/gate.c (its kind table and eval_thread).
 """
 

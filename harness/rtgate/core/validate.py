@@ -3,7 +3,7 @@
 
 Every parser ends with check_run(): a damaged or edited file must end as an error naming the file
 and the field (or line), never as a verdict. The checks are the ones the data itself can prove:
-honest cyclictest and rtgate-sampler output passes all of them (tests/test_damage.py runs them on
+honest cyclictest and rtgate-sampler output passes all of them (tests/system/test_damage.py runs them on
 every recorded fixture and on live runs of both programs).
 """
 

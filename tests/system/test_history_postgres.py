@@ -200,7 +200,7 @@ with HistoryDB(sys.argv[1]) as db:
 def test_concurrent_writers_all_land(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """Four writers at once, the schema created by whichever comes first: every run lands whole."""
     target = str(tmp_path / "h.db") if backend == "sqlite" else _fresh(request.getfixturevalue("pg_url"), "writers")
-    here = str(Path(__file__).parent)
+    here = str(Path(__file__).resolve().parents[1])  # tests/: history_sim
     writers = [
         subprocess.Popen([sys.executable, "-c", WRITER, target, str(i), here, "10"], stderr=subprocess.PIPE, text=True)
         for i in range(4)

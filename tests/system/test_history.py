@@ -97,8 +97,9 @@ def test_too_few_runs_is_said(tmp_path: Path) -> None:
 
 
 WRITER = """
-import random, sys
-sys.path.insert(0, sys.argv[3])
+import os, random, sys
+# this file's tier (test_history) and tests/ (conftest, which it imports)
+sys.path[:0] = [sys.argv[3], os.path.dirname(sys.argv[3])]
 from test_history import synthetic_run
 from rtgate.history.store import HistoryDB
 rng = random.Random(int(sys.argv[2]))
@@ -124,7 +125,7 @@ def _check_consistent(path: Path) -> int:
 
 def test_a_killed_writer_leaves_a_consistent_database(tmp_path: Path) -> None:
     path = tmp_path / "h.db"
-    here = str(Path(__file__).parent)
+    here = str(Path(__file__).resolve().parent)
     p = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(path), "1", here, "100000"], stdout=subprocess.PIPE, text=True
     )
@@ -141,7 +142,7 @@ def test_a_killed_writer_leaves_a_consistent_database(tmp_path: Path) -> None:
 
 def test_two_concurrent_writers_both_land(tmp_path: Path) -> None:
     path = tmp_path / "h.db"
-    here = str(Path(__file__).parent)
+    here = str(Path(__file__).resolve().parent)
     writers = [
         subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(i), here, "15"], stdout=subprocess.DEVNULL)
         for i in (1, 2)

@@ -261,7 +261,7 @@ def test_the_sampler_and_lava_refuse_a_timerlat_measurement(tmp_path: Path) -> N
 def test_run_on_a_kernel_without_timerlat_reports_error_verdicts(tmp_path: Path) -> None:
     tracers = Path("/sys/kernel/tracing/available_tracers")
     if tracers.is_file() and "timerlat" in tracers.read_text().split():
-        pytest.skip("this kernel has the timerlat tracer: tests/test_timerlat_qemu.py runs it")
+        pytest.skip("this kernel has the timerlat tracer: tests/system/test_timerlat_qemu.py runs it")
     p = spec(tmp_path, "{name: m, kind: max, limit_us: 80}", "{duration: 1s}")
     r = subprocess.run(
         [*RTGATE, "run", str(p), "--output-dir", str(tmp_path / "out"), "--json", str(tmp_path / "v.json")],

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import IS_ROOT, ROOT
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "lava"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lava"))
 from build_initramfs import PROMPT, build
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not IS_ROOT, reason="lava-run needs root")]

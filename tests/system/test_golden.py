@@ -2,8 +2,8 @@
 """Golden files: what rtgate writes for the suite's fixtures and shipped threshold files, byte for byte.
 
 A change that alters an output shows up here as a diff. When the change is intended (a fixed bug, a new field),
-regenerate with ``RTGATE_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py`` and say in the commit which outputs
-changed and why.
+regenerate with ``RTGATE_UPDATE_GOLDEN=1 python -m pytest tests/system/test_golden.py`` and say in the commit which
+outputs changed and why.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 
 from conftest import ROOT, RT_TESTS
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 UPDATE = os.environ.get("RTGATE_UPDATE_GOLDEN") == "1"
 
 CT_NEW_JSON = str(RT_TESTS / "ct-new-S-h300.json")

@@ -21,7 +21,7 @@ from rtgate.measure.environment import capture
 from rtgate.parsers import load_results
 from rtgate.reports.described import NOT_RECORDED, describe_run, header_lines
 
-SCHEMA = Path(__file__).resolve().parent / "schemas" / "junit-10.xsd"
+SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "junit-10.xsd"
 DEFAULT = str(ROOT / "thresholds" / "default.yaml")
 PREFLIGHT = [
     {"status": "warn", "check": "smt", "what": "SMT is on: a sibling thread shares the core", "fix": "nosmt"},

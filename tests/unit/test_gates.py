@@ -316,7 +316,7 @@ def test_exit_codes() -> None:
 def _issue12(tmp_path: Path, gate: str) -> object:
     from rtgate.parsers import load_results
 
-    fixture = Path(__file__).resolve().parent / "fixtures" / "composed" / "ct-h15-issue12.json"
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "composed" / "ct-h15-issue12.json"
     m = thresholds(tmp_path, f"      - {gate}")
     return one(evaluate(m, load_results(str(fixture), "auto", "us")))
 
@@ -338,7 +338,7 @@ def test_overflow_and_derived_missed_periods_add_up(tmp_path: Path) -> None:
 
     from rtgate.parsers import load_results
 
-    src = Path(__file__).resolve().parent / "fixtures" / "composed" / "ct-h15-issue12.json"
+    src = Path(__file__).resolve().parents[1] / "fixtures" / "composed" / "ct-h15-issue12.json"
     data = json.loads(src.read_text())
     data["cmdline:"] = data["cmdline:"].replace(" -r ", " ")
     path = tmp_path / "absolute.json"
@@ -369,7 +369,7 @@ def test_real_cyclictest_overflow_is_bounded_both_ways(tmp_path: Path) -> None:
     """Real cyclictest -h 15 output: every sample overflowed (min 16 us), max 721 us."""
     from rtgate.parsers import load_results
 
-    fixtures = Path(__file__).resolve().parent / "fixtures" / "rt-tests"
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "rt-tests"
     for name in ("ct-24-t1-h15.json", "ct-24-t1-h15.hist"):
         r = load_results(str(fixtures / name), "auto", "us")
 
@@ -388,7 +388,7 @@ def test_show_prints_a_percentile_in_the_overflow_as_a_range() -> None:
     from rtgate.commands.show import describe
     from rtgate.parsers import load_results
 
-    fixture = Path(__file__).resolve().parent / "fixtures" / "composed" / "ct-h15-issue12.json"
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "composed" / "ct-h15-issue12.json"
     text = describe(load_results(str(fixture), "auto", "us"))
     assert "15..4878" in text and ">=" not in text
 

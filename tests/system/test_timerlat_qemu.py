@@ -18,7 +18,7 @@ import pytest
 
 from conftest import IS_ROOT
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "rtkernel"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rtkernel"))
 from guest import boot, rt_kernel
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not IS_ROOT, reason="QEMU shares / with the guest: needs root")]

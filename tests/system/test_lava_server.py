@@ -21,7 +21,7 @@ import yaml
 
 from conftest import IS_ROOT, ROOT
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "lava"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lava"))
 from build_initramfs import PROMPT, build
 from server import LavaSetupError, LocalLava
 
