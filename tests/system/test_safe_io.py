@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -222,3 +223,57 @@ def test_folder_never_follows_a_link(tmp_path: Path) -> None:
         with pytest.raises(RtgateError, match="symbolic link"):
             d.read_bytes("rd")
     assert victim.read_text() == "precious\n" and (tmp_path / "log").read_text() == "new\n"
+
+
+def _disk_fills_at(limit: int):  # type: ignore[no-untyped-def]
+    """A preexec_fn: files grow to `limit` bytes, then writes fail with EFBIG, as on a full disk."""
+    import resource
+    import signal
+
+    def setup() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return setup
+
+
+def test_a_report_that_cannot_be_written_loses_only_itself(tmp_path: Path) -> None:
+    """JUnit (34 kB) hits the full disk, the verdicts JSON (14 kB) is still written; the verdict's exit status
+    stays (1: a gate fails in this fixture) and the loss is said in one line, never an internal error."""
+    r = subprocess.run(
+        [sys.executable, "-m", "rtgate.cli", "check", "default.yaml", RESULTS, "--junit", "j.xml", "--json", "v.json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        preexec_fn=_disk_fills_at(20_000),
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "j.xml" in lines[0] and "lost" in lines[0], r.stderr
+    assert "FAIL" in r.stdout  # the summary
+    assert json.loads((tmp_path / "v.json").read_text())["verdicts"]
+    assert not (tmp_path / "j.xml").exists() and not list(tmp_path.glob(".j.xml*"))
+
+
+def test_a_lost_report_never_leaves_a_pass(tmp_path: Path) -> None:
+    (tmp_path / "loose.yaml").write_text(LOOSE)
+    r = subprocess.run(
+        [sys.executable, "-m", "rtgate.cli", "check", "loose.yaml", RESULTS, "--junit", "j.xml"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        preexec_fn=_disk_fills_at(1000),
+    )
+    assert "PASS" in r.stdout and r.returncode == 2, r.stdout + r.stderr
+    assert "j.xml" in r.stderr and "lost" in r.stderr and "internal error" not in r.stderr
+
+
+LOOSE = """platform: loose
+measurements:
+  m:
+    sampler: {interval_us: 200, loops: 5000}
+    gates: [{name: max, kind: max, limit_us: 100000}]
+"""

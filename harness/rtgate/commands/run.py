@@ -77,12 +77,13 @@ def _handle(args: argparse.Namespace) -> int:
     notes: list[str] = []
     measured: list[tuple[str, RunResult]] = []  # their recorded conditions go into every report
     refused: dict[str, list[dict[str, str]]] = {}  # not measured: their preflight warnings
+    lost: list[str] = []  # history rows that could not be added: said with the reports
     for name in names:
         m = tf.measurements[name]
         if not STOP.requested:
             print(f"rtgate: measuring {name} ...", flush=True)
         outcome = measure_and_judge(
-            sampler, m, outdir, duration_s=args.duration, strict=args.strict, history=_history_row(args, tf, name)
+            sampler, m, outdir, duration_s=args.duration, strict=args.strict, history=_history_row(args, tf, name, lost)
         )
         verdicts.extend(outcome.verdicts)
         notes.extend(outcome.notes)
@@ -93,7 +94,9 @@ def _handle(args: argparse.Namespace) -> int:
             refused[name] = [c.as_dict() for c in outcome.warnings]
     if STOP.requested:
         print(f"rtgate: stopped by {STOP.signal}: evaluating what was measured", file=sys.stderr, flush=True)
-    code = report(tf, verdicts, args, durations, {"results_dir": str(outdir)}, runs=measured, refused=refused)
+    code = report(
+        tf, verdicts, args, durations, {"results_dir": str(outdir)}, runs=measured, refused=refused, lost=lost
+    )
     for line in notes:
         print(line, flush=True)
     return code
@@ -124,8 +127,10 @@ def check_history(target: str) -> None:
         HistoryDB(target).close()
 
 
-def _history_row(args: argparse.Namespace, tf: ThresholdFile, name: str) -> HistoryRow | None:
-    """--history: each measured run becomes a row of the database, tagged as asked."""
+def _history_row(args: argparse.Namespace, tf: ThresholdFile, name: str, lost: list[str]) -> HistoryRow | None:
+    """--history: each measured run becomes a row of the database, tagged as asked. A row that cannot
+    be added (the server went away, the disk filled) is noted in `lost`: the other measurements, the
+    results and the reports still follow."""
     if not args.history:
         return None
 
@@ -133,7 +138,10 @@ def _history_row(args: argparse.Namespace, tf: ThresholdFile, name: str) -> Hist
         from rtgate.commands.history import add_run
         from rtgate.history.store import HistoryDB
 
-        with HistoryDB(args.history) as db:
-            add_run(db, run, tf.platform, name, tf, tags=args.tag, duration_s=args.duration, pair_id=args.pair_id)
+        try:
+            with HistoryDB(args.history) as db:
+                add_run(db, run, tf.platform, name, tf, tags=args.tag, duration_s=args.duration, pair_id=args.pair_id)
+        except Exception as e:  # the database is history/'s: whatever it raises, the reports still follow
+            lost.append(f"history: the run of {name} was not added: {e}")
 
     return add
