@@ -10,6 +10,7 @@ neither a lost stop nor a killed rtgate leaves it hogging a CPU."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -180,6 +181,36 @@ def write_bundled_project(folder: Path) -> None:
     )
 
 
+WORKDIR_PREFIX = "rtgate-load-"  # then the owner's pid: $TMPDIR/rtgate-load-<pid>-<random>
+
+
+def reclaim_workdirs(tmp: str | None = None) -> list[str]:
+    """Remove the load folders a SIGKILLed rtgate left in $TMPDIR: only ours (same user, a real
+    folder, not a link) whose owner process is gone. Returns what was removed."""
+    tmp = tmp or tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(tmp))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = re.fullmatch(re.escape(WORKDIR_PREFIX) + r"([0-9]{1,10})-[A-Za-z0-9_]+", entry.name)
+        if not m or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_uid != os.geteuid():
+                continue
+            os.kill(int(m.group(1)), 0)
+            continue  # its owner lives (or the pid is in use again): left alone
+        except ProcessLookupError:
+            pass
+        except (OSError, OverflowError):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(entry.path)
+    return removed
+
+
 class Load:
     """`with Load(spec, cpus):` runs the load around a measurement."""
 
@@ -224,7 +255,8 @@ class Load:
                 raise RtgateError(f"load {self.spec.kind}: {tool} not found (apt-get install {package})")
         if self.spec.kind == "kcompile" and self.spec.tree and not (Path(self.spec.tree) / "Makefile").is_file():
             raise RtgateError(f"load kcompile: {self.spec.tree} is not a kernel source tree (no Makefile)")
-        self._workdir = tempfile.mkdtemp(prefix="rtgate-load-")
+        reclaim_workdirs()
+        self._workdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
         if self.spec.kind == "kcompile" and not self.spec.tree:
             write_bundled_project(Path(self._workdir) / "project")
         # stress-ng writes its figures in the private temporary folder (it would follow a link planted

@@ -241,7 +241,7 @@ def _measure_sampler(
                 load.start()
                 if STOP.requested:
                     raise StoppedBeforeMeasuring(STOP.signal or "a signal", "during the load's warm-up")
-                _run_sampler(sampler, m, out, duration_s, plan, progress, during)
+                killed = _run_sampler(sampler, m, out, duration_s, plan, progress, during)
                 busy_after = busy.snapshot()
                 after = scan(priorities)
                 load.finish()  # did the load hold until the sampler stopped?
@@ -269,6 +269,8 @@ def _measure_sampler(
         load.stop()
     run = load_results(json_path)
     invalid = [load.problem] if load.problem else []
+    if killed:
+        invalid.append(killed)
     over = validity.overrun(run)
     if over:
         invalid.append(over)
@@ -402,7 +404,8 @@ def _run_sampler(
     plan: ThreadPlan,
     progress: bool | None,
     during: dict[tuple[int, int], RtTask],
-) -> None:
+) -> str | None:
+    """Returns, when a signal killed the sampler before it could write its final results, what killed it."""
     json_path = out.path / f"{m.name}.json"
     argv = [sampler] + sampler_args(m, str(json_path), duration_s=duration_s)
     out.replace(f"{m.name}.cmdline", " ".join(argv) + "\n")
@@ -441,6 +444,11 @@ def _run_sampler(
         raise SamplerError(
             f"{sampler} rejected the options for measurement {m.name!r}: " + ("; ".join(errors) or f"exit status {rc}")
         )
+    killed = None
+    if rc < 0:  # SIGKILL (the OOM killer, an operator) or a crash: its results are the last checkpoint
+        name = signal.Signals(-rc).name if -rc in signal.valid_signals() else f"signal {-rc}"
+        killed = f"the sampler was killed by {name}: its results file is its last checkpoint, not the run's end"
     if not out.exists(json_path.name):
-        detail = "; ".join(errors) or f"exit status {rc}"
+        detail = "; ".join(errors) or (killed or f"exit status {rc}")
         raise SamplerError(f"measurement {m.name!r}: the sampler measured nothing: {detail}")
+    return killed
