@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -97,7 +98,8 @@ def guest_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     work = tmp_path_factory.mktemp("rtkernel") / "work"
     work.mkdir()
     (work / "spec.yaml").write_text(SPEC)
-    (work / "run.sh").write_text(SCRIPT.format(python=sys.executable))
+    # Quoted: the checkout may lie under a path with blanks.
+    (work / "run.sh").write_text(SCRIPT.format(python=shlex.quote(sys.executable)))
     status, console, seconds = boot(work, timeout=600, kernel=kernel)
     log = (work / "guest.log").read_text(errors="replace") if (work / "guest.log").is_file() else ""
     assert status == 0, f"guest script status {status} after {seconds:.0f} s\n{console[-3000:]}\n{log[-3000:]}"
