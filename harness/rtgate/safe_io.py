@@ -243,7 +243,8 @@ def check_output_file(path: str | Path) -> None:
 
 def check_output_dir(path: str | Path, names: Iterable[str] = ()) -> None:
     """Create the directory if needed, prove a file can be written in it, and refuse a link planted
-    anywhere in it (at its top or one folder down: where rtgate writes)."""
+    anywhere in it (at its top or one folder down: where rtgate writes). `names`: the files (and, ending
+    with "/", the folders) rtgate will write there."""
     with Folder(path, create=True) as d:
         _probe(d, Path(path))
         link = planted_link(d)
@@ -252,7 +253,12 @@ def check_output_dir(path: str | Path, names: Iterable[str] = ()) -> None:
                 "a symbolic link in the output folder: rtgate never writes through one (remove it)", path=link
             )
         for name in names:
-            d._check_target(name)
+            if name.endswith("/"):  # a folder rtgate writes in: absent or a folder (a link is refused above)
+                st = d._lstat(name[:-1])
+                if st is not None and not stat.S_ISDIR(st.st_mode):
+                    raise RtgateError("cannot write in it: not a directory", path=str(d.path / name[:-1]))
+            else:
+                d._check_target(name)
 
 
 def planted_link(d: Folder) -> str | None:

@@ -238,8 +238,8 @@ def _disk_fills_at(limit: int):  # type: ignore[no-untyped-def]
 
 
 def test_a_report_that_cannot_be_written_loses_only_itself(tmp_path: Path) -> None:
-    """JUnit (34 kB) hits the full disk, the verdicts JSON (14 kB) is still written; the verdict's exit status
-    stays (1: a gate fails in this fixture) and the loss is said in one line, never an internal error."""
+    """JUnit (34 kB) hits the full disk, the verdicts JSON (14 kB) is still written; the loss is said in one
+    line and the exit status is 2 (a gate fails in this fixture: 1 without the loss), never an internal error."""
     r = subprocess.run(
         [sys.executable, "-m", "rtgate.cli", "check", "default.yaml", RESULTS, "--junit", "j.xml", "--json", "v.json"],
         capture_output=True,
@@ -248,7 +248,7 @@ def test_a_report_that_cannot_be_written_loses_only_itself(tmp_path: Path) -> No
         cwd=tmp_path,
         preexec_fn=_disk_fills_at(20_000),
     )
-    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.returncode == 2, r.stdout + r.stderr
     assert "internal error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "j.xml" in lines[0] and "lost" in lines[0], r.stderr

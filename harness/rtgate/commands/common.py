@@ -15,7 +15,7 @@ from rtgate.reports.described import describe_runs, environment_document, header
 from rtgate.reports.text import summary_table
 from rtgate.reports.verdicts_json import verdicts_document, write_json
 
-EXIT_LOST = 2  # every gate passed, but an output (report, history) was lost
+EXIT_LOST = 2  # an output (report, history) was lost: the run is incomplete whatever its verdicts
 
 
 def add_report_options(p: argparse.ArgumentParser) -> None:
@@ -85,11 +85,11 @@ def _write_one(path: str, write: Callable[[], None]) -> list[str]:
 
 
 def lost_code(code: int, lost: list[str]) -> int:
-    """Each lost output said on stderr; the verdict's exit status kept unless it is a pass: a run whose
-    report or history was lost is not a green one (2 then)."""
+    """Each lost output said on stderr, and exit status 2 when one was lost: the summary above still
+    shows every verdict, but a CI job whose report or history is missing must not look complete."""
     for what in lost:
         print(f"rtgate: error: {' '.join(what.split())} (lost; the verdicts are above)", file=sys.stderr, flush=True)
-    return code if not lost or code != 0 else EXIT_LOST
+    return EXIT_LOST if lost else code
 
 
 def add_compiled_args_command(actions: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -107,7 +107,7 @@ def check_outputs(args: argparse.Namespace, outdir: Path, names: list[str]) -> N
     in it), each report (not one of the measurement's own files), the history (a database, or a
     place where one can be made)."""
     check_output_dir(outdir, names)
-    ours = {os.path.realpath(outdir / n) for n in names}
+    ours = {os.path.realpath(outdir / n.rstrip("/")) for n in names}
     for option, output in (("--junit", args.junit), ("--json", args.json), ("--history", args.history)):
         if not output or is_postgres_url(output):
             continue

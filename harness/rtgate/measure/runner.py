@@ -43,8 +43,8 @@ STDERR_READ_MAX = 1 << 20  # of the sampler's stderr, what its error lines are l
 
 def output_names(m: Measurement) -> list[str]:
     """Every name a measurement writes in the output folder (a report named as one of them is refused)."""
-    suffixes = ("json", "environment.json", "cmdline", "stdout", "stderr", "hist", "load", "rtla.txt", "trace.txt")
-    return [f"{m.name}.{s}" for s in suffixes]
+    suffixes = ("json", "environment.json", "cmdline", "stdout", "stderr", "hist", "load/", "rtla.txt", "trace.txt")
+    return [f"{m.name}.{s}" for s in suffixes]  # a folder's name ends with "/"
 
 
 class StoppedBeforeMeasuring(RtgateError):
