@@ -3,16 +3,16 @@
 
 from __future__ import annotations
 
-# Only what main() needs before its guard: a Ctrl-C while the commands are imported (the first
-# ~0.15 s) is then caught there like any other, never a traceback.
+# Only what main() needs before its guard: a Ctrl-C while a command is imported is then caught
+# there like any other, never a traceback (rtgate.console guards the instants before).
 import argparse
+import importlib
 import os
 import signal
 import sys
-import traceback
-from types import ModuleType
 
 from rtgate import __version__
+from rtgate.commands import COMMANDS
 from rtgate.errors import RtgateError
 
 EXIT_USAGE = 2  # usage or input error: no verdict
@@ -26,27 +26,25 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"rtgate: error: {message}\n")
 
 
-def commands() -> tuple[ModuleType, ...]:
-    from rtgate.commands import (
-        check,
-        doctor,
-        estimate,
-        export,
-        fuego,
-        history,
-        lab,
-        lava,
-        plot,
-        report,
-        run,
-        show,
-        validate,
-    )
+def _chosen(argv: list[str]) -> str | None:
+    """The command named on the command line: the first word that is not an option.
 
-    return (run, check, show, validate, doctor, history, plot, report, estimate, export, lava, lab, fuego)
+    The top-level options (-h, --version) take no value, so that word is the command.
+    """
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with `argv`, only the command it names is built in full (and imported).
+
+    Every other command gets a bare entry, so `rtgate --help` still lists them all and a
+    misspelt one is still refused by name; without `argv` (the man page), all are built.
+    """
     parser = _Parser(
         prog="rtgate",
         description="Real-time latency gates for kernel CI. Exit status: "
@@ -56,8 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rtgate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for command in commands():
-        command.register(sub)
+    chosen = _chosen(argv) if argv is not None else None
+    for name, helptext in COMMANDS.items():
+        if argv is None or name == chosen:
+            importlib.import_module(f"rtgate.commands.{name}").register(sub)
+        else:
+            sub.add_parser(name, help=helptext)
     return parser
 
 
@@ -66,9 +68,11 @@ def _one_line(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
     try:
         try:
-            args = build_parser().parse_args(argv)
+            args = build_parser(argv).parse_args(argv)
             return int(args.handler(args))
         finally:
             _ending()
@@ -81,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         print("rtgate: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as e:
+        import traceback  # only here: a bug (and its imports) costs nothing on the way in
+
         if os.environ.get("RTGATE_DEBUG"):
             traceback.print_exc()
         where = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None

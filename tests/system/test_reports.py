@@ -265,6 +265,7 @@ def test_html_report_renders_in_chromium(tmp_path: Path, spec: Path, sampler_jso
                 str(spec),
                 "--kernel-release",
                 release,
+                "--force-label",
                 str(sampler_json),
                 cwd=tmp_path,
             ).returncode

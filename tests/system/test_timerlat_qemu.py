@@ -57,12 +57,12 @@ measurements:
 
 SCRIPT = """\
 PY={python}
-$PY -m rtgate doctor spec.yaml > doctor.txt 2>&1; echo $? > doctor.rc
-$PY -m rtgate run spec.yaml --output-dir out --json verdicts.json --measurement sampler --measurement kernel \
+"$PY" -m rtgate doctor spec.yaml > doctor.txt 2>&1; echo $? > doctor.rc
+"$PY" -m rtgate run spec.yaml --output-dir out --json verdicts.json --measurement sampler --measurement kernel \
   --measurement stop > run.txt 2>&1; echo $? > run.rc
 # Stop a 2-minute timerlat run a few seconds after rtla started: what was measured is judged.
 # (SIGTERM: a background job of a script has SIGINT ignored, and rtgate keeps it so.)
-$PY -m rtgate run spec.yaml --output-dir out-int --json int.json --measurement long > int.txt 2>&1 &
+"$PY" -m rtgate run spec.yaml --output-dir out-int --json int.json --measurement long > int.txt 2>&1 &
 pid=$!
 i=0; while [ $i -lt 300 ] && ! pgrep -x rtla > /dev/null; do sleep 1; i=$((i + 1)); done
 sleep 5; kill -TERM $pid

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from rtgate.commands import add_command
 from rtgate.commands.common import add_report_options, report
 from rtgate.commands.results_args import add_accept_setup, map_results
 from rtgate.core.gates import Verdict
@@ -15,7 +16,7 @@ from rtgate.reports.duration import measured_seconds
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("check", help="evaluate results files against a threshold file")
+    p = add_command(sub, "check")
     p.add_argument("thresholds", metavar="THRESHOLDS")
     p.add_argument(
         "results",

@@ -13,7 +13,6 @@ from rtgate.core.thresholds import ThresholdFile, parse_duration
 from rtgate.errors import RtgateError
 from rtgate.reports.described import describe_runs, environment_document, header_lines
 from rtgate.reports.text import summary_table
-from rtgate.reports.verdicts_json import verdicts_document, write_json
 
 EXIT_LOST = 2  # an output (report, history) was lost: the run is incomplete whatever its verdicts
 
@@ -68,6 +67,8 @@ def report(
             lambda: write_junit(args.junit, build_junit(tf.platform, verdicts, summary, allow, durations, described)),
         )
     if args.json:
+        from rtgate.reports.verdicts_json import verdicts_document, write_json  # and safe_io's tempfile
+
         doc = verdicts_document(tf.platform, tf.files, verdicts, allow, extra, environment_document(described))
         lost += _write_one(args.json, lambda: write_json(args.json, doc))
     return lost_code(exit_code(verdicts, allow), lost)

@@ -11,6 +11,7 @@ import re
 import sys
 from pathlib import Path
 
+from rtgate.commands import add_command
 from rtgate.commands.results_args import add_accept_setup, map_results
 from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.thresholds import ThresholdFile, load_thresholds
@@ -21,7 +22,7 @@ from rtgate.safe_io import write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("export", help="export verdicts and figures for other systems")
+    p = add_command(sub, "export")
     e = p.add_subparsers(dest="export_command", metavar="FORMAT")
     e.required = True
     k = e.add_parser("kcidb", help="KCIDB I/O v5.3 JSON (KernelCI)")

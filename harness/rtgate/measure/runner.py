@@ -26,7 +26,7 @@ from rtgate.core.thread_plan import ThreadPlan
 from rtgate.core.thresholds import Measurement
 from rtgate.errors import RtgateError, SamplerError
 from rtgate.measure import busy
-from rtgate.measure.environment import capture
+from rtgate.measure.environment import loadavg
 from rtgate.measure.load import Load
 from rtgate.measure.lock import StoppedWhileWaiting, measurement_lock
 from rtgate.measure.preflight import Preflight, competing_text
@@ -303,7 +303,7 @@ def _measure_sampler(
     add_record(out, json_path.name, record)
     run = load_results(json_path)  # judged from the file, exactly as `rtgate check` will judge it
     run.environment["system"] = system
-    run.environment["loadavg_after"] = capture().get("loadavg")
+    run.environment["loadavg_after"] = loadavg()
     run.environment["load"] = record["load"]
     run.environment["machine_load"] = record["machine_load"]
     run.environment["preflight"] = record["preflight"]
@@ -346,7 +346,7 @@ def _measure_rtla(
     if STOP.signal:
         run.stop_reason, run.signal = "signal", STOP.signal
     run.environment["system"] = checked.system
-    run.environment["loadavg_after"] = capture().get("loadavg")
+    run.environment["loadavg_after"] = loadavg()
     run.environment["load"] = load.summary()
     run.environment["preflight"] = checked.record()
     out.replace(env_name, _dumps({"results": f"{m.name}.rtla.txt", "state": "done", **run.environment}))
