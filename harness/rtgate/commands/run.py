@@ -14,7 +14,6 @@ from rtgate.core.gates import Verdict
 from rtgate.core.model import RunResult
 from rtgate.core.thresholds import ThresholdFile, default_thresholds_path, load_thresholds
 from rtgate.errors import RtgateError
-from rtgate.history.backend import is_postgres_url
 from rtgate.history.record import add_run_options, run_adder
 from rtgate.measure.orchestrate import HistoryRow, measure_and_judge
 from rtgate.measure.runner import find_sampler, output_names
@@ -108,8 +107,13 @@ def check_outputs(args: argparse.Namespace, outdir: Path, names: list[str]) -> N
     place where one can be made)."""
     check_output_dir(outdir, names)
     ours = {os.path.realpath(outdir / n.rstrip("/")) for n in names}
-    for option, output in (("--junit", args.junit), ("--json", args.json), ("--history", args.history)):
-        if not output or is_postgres_url(output):
+    history = args.history
+    if history:
+        from rtgate.history.backend import is_postgres_url  # sqlite3 only when a history is asked for
+
+        history = None if is_postgres_url(history) else history
+    for option, output in (("--junit", args.junit), ("--json", args.json), ("--history", history)):
+        if not output:
             continue
         if os.path.realpath(output) in ours:
             raise RtgateError(f"{option} names a file the measurement writes in {outdir}: choose another name")
@@ -121,6 +125,7 @@ def check_outputs(args: argparse.Namespace, outdir: Path, names: list[str]) -> N
 def check_history(target: str) -> None:
     """The history is opened now (a PostgreSQL server reached, a file proved a history database), so
     that a wrong target is known before measuring. An absent file is made when the first run is added."""
+    from rtgate.history.backend import is_postgres_url
     from rtgate.history.store import HistoryDB
 
     if is_postgres_url(target) or os.path.exists(target):
