@@ -350,8 +350,8 @@ def test_ctrl_c_while_rtgate_starts_is_one_line() -> None:
     # and while main() imports the commands
     code = (
         "import sys\nfrom unittest import mock\nfrom rtgate import cli\n"
-        "with mock.patch.object(cli, 'commands', side_effect=KeyboardInterrupt):\n"
-        "    sys.exit(cli.main(['check']))\n"
+        "with mock.patch.object(cli.importlib, 'import_module', side_effect=KeyboardInterrupt):\n"
+        "    sys.exit(cli.main(['check', 'x.yaml', 'r.json']))\n"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (r.returncode, r.stderr) == (130, "rtgate: interrupted\n")
