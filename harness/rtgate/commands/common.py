@@ -27,6 +27,15 @@ def add_report_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def check_report_outputs(args: argparse.Namespace) -> None:
+    """--junit and --json must be writable before a verdict is printed: a FAIL is never hidden behind exit 2."""
+    from rtgate.safe_io import check_output_file
+
+    for output in (getattr(args, "junit", None), getattr(args, "json", None)):
+        if output:
+            check_output_file(output)
+
+
 def parse_seconds(text: str) -> int:
     try:
         return parse_duration(text)
@@ -55,6 +64,7 @@ def report(
         from rtgate.measure.environment import capture
 
         system = capture()
+    check_report_outputs(args)
     described = describe_runs(runs or [], unmeasured, system)
     summary = summary_table(tf.platform, verdicts, allow, header_lines(described))
     sys.stdout.write(summary)
@@ -99,17 +109,22 @@ def add_compiled_args_command(actions: argparse._SubParsersAction) -> None:  # t
     a.add_argument("thresholds", metavar="THRESHOLDS", help="a path, or the name of a shipped threshold file")
     a.add_argument("--measurement", metavar="NAME", help="default: the only measurement")
     a.add_argument("--duration", type=parse_seconds, metavar="TIME")
+    a.add_argument(
+        "--all",
+        action="store_true",
+        help="print every board parameter (load, requirements, named knobs) as NAME='value' lines",
+    )
     a.set_defaults(handler=handle_compiled_args)
 
 
 def handle_compiled_args(args: argparse.Namespace) -> int:
     """`rtgate lava args` and `rtgate fuego args`: a measurement's sampler arguments with its gates."""
     from rtgate.core.thresholds import find_thresholds, load_thresholds
-    from rtgate.lava.job import compiled_args
+    from rtgate.lava.board import args_text
 
     tf = load_thresholds(find_thresholds(args.thresholds))
     name = args.measurement or (next(iter(tf.measurements)) if len(tf.measurements) == 1 else None)
     if name is None or name not in tf.measurements:
         raise RtgateError(f"name a measurement with --measurement ({', '.join(tf.measurements)})")
-    print(compiled_args(tf.measurements[name], args.duration))
+    sys.stdout.write(args_text(tf.measurements[name], args.duration, args.all))
     return 0

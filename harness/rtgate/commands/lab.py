@@ -10,7 +10,7 @@ from rtgate.commands import add_command
 from rtgate.commands.common import add_report_options, parse_seconds, report
 from rtgate.core.thresholds import ThresholdFile
 from rtgate.lava.client import LavaServer
-from rtgate.lava.lab import load_lab, record_history, run_lab
+from rtgate.lava.lab import board_runs, load_lab, record_history, run_lab
 from rtgate.safe_io import check_output_file
 
 
@@ -79,7 +79,7 @@ def handle_lab(args: argparse.Namespace) -> int:
         files=files,
         allow_inconclusive=False,
     )
-    return report(shown, verdicts, args, lost=lost)
+    return report(shown, verdicts, args, runs=board_runs(runs), lost=lost)
 
 
 def check_outputs(args: argparse.Namespace) -> None:

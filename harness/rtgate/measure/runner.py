@@ -171,6 +171,7 @@ def run_measurement(
     *,
     plan: ThreadPlan,
     checked: Preflight,
+    request: dict[str, Any] | None = None,
 ) -> tuple[RunResult, str | None]:
     """Returns the results and the signal that stopped the run early (None: it ran to its end).
 
@@ -181,7 +182,7 @@ def run_measurement(
     StoppedBeforeMeasuring when a stop signal came before the sampler started. Whatever happens, no
     load or sampler process outlives this call."""
     with STOP.handling():
-        return _measure(sampler, m, outdir, duration_s, plan, progress, checked)
+        return _measure(sampler, m, outdir, duration_s, plan, progress, checked, request or {})
 
 
 def _measure(
@@ -192,14 +193,15 @@ def _measure(
     plan: ThreadPlan,
     progress: bool | None,
     checked: Preflight,
+    request: dict[str, Any],
 ) -> tuple[RunResult, str | None]:
     quiet_before = busy.snapshot()  # before rtgate's own load and sampler add to it
     if STOP.requested:
         raise StoppedBeforeMeasuring(STOP.signal or "a signal", "before the measurement started")
     if m.backend == "timerlat":
-        return _measure_timerlat(m, outdir, duration_s, plan, checked)
+        return _measure_timerlat(m, outdir, duration_s, plan, checked, request)
     with Folder(outdir, create=True) as out:
-        return _measure_sampler(sampler, m, out, duration_s, plan, progress, checked, quiet_before)
+        return _measure_sampler(sampler, m, out, duration_s, plan, progress, checked, quiet_before, request)
 
 
 def _measure_sampler(
@@ -211,6 +213,7 @@ def _measure_sampler(
     progress: bool | None,
     checked: Preflight,
     quiet_before: dict[str, Any],
+    request: dict[str, Any],
 ) -> tuple[RunResult, str | None]:
     system = checked.system
     priorities = plan.priorities
@@ -283,6 +286,7 @@ def _measure_sampler(
         "format": validity.RECORD_FORMAT,
         "written_by": f"rtgate {__version__}",
         "measurement": m.name,
+        "request": request,  # what rtgate was told on purpose: every reader judges as run did
         "valid": not invalid,
         "invalid": invalid,
         "stopped_by": STOP.signal,
@@ -312,15 +316,15 @@ def _measure_sampler(
 
 
 def _measure_timerlat(
-    m: Measurement, outdir: Path, duration_s: int | None, plan: ThreadPlan, checked: Preflight
+    m: Measurement, outdir: Path, duration_s: int | None, plan: ThreadPlan, checked: Preflight, request: dict[str, Any]
 ) -> tuple[RunResult, str | None]:
     """The timerlat backend: rtla instead of the sampler, with the same load and stop handling around it."""
     with Folder(outdir, create=True) as out:
-        return _measure_rtla(m, out, duration_s, plan, checked)
+        return _measure_rtla(m, out, duration_s, plan, checked, request)
 
 
 def _measure_rtla(
-    m: Measurement, out: Folder, duration_s: int | None, plan: ThreadPlan, checked: Preflight
+    m: Measurement, out: Folder, duration_s: int | None, plan: ThreadPlan, checked: Preflight, request: dict[str, Any]
 ) -> tuple[RunResult, str | None]:
     from rtgate.measure import timerlat
 
@@ -349,6 +353,7 @@ def _measure_rtla(
     run.environment["loadavg_after"] = loadavg()
     run.environment["load"] = load.summary()
     run.environment["preflight"] = checked.record()
+    run.environment["request"] = request
     out.replace(env_name, _dumps({"results": f"{m.name}.rtla.txt", "state": "done", **run.environment}))
     return run, STOP.signal
 
