@@ -24,6 +24,15 @@ def add_report_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def check_report_outputs(args: argparse.Namespace) -> None:
+    """--junit and --json must be writable before a verdict is printed: a FAIL is never hidden behind exit 2."""
+    from rtgate.safe_io import check_output_file
+
+    for output in (getattr(args, "junit", None), getattr(args, "json", None)):
+        if output:
+            check_output_file(output)
+
+
 def parse_seconds(text: str) -> int:
     try:
         return parse_duration(text)
@@ -50,6 +59,7 @@ def report(
         from rtgate.measure.environment import capture
 
         system = capture()
+    check_report_outputs(args)
     described = describe_runs(runs or [], unmeasured, system)
     summary = summary_table(tf.platform, verdicts, allow, header_lines(described))
     sys.stdout.write(summary)

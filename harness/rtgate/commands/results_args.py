@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from rtgate.core.model import RunResult
+from rtgate.core.recorded import refuse_own_files
 from rtgate.core.setup import ASPECTS
 from rtgate.core.thresholds import ThresholdFile
 from rtgate.errors import RtgateError
@@ -14,7 +15,7 @@ from rtgate.parsers import check_plausible_unit, load_results
 
 
 def add_accept_setup(p: argparse.ArgumentParser) -> None:
-    """--accept-setup, for every subcommand that judges existing results (check, export)."""
+    """--accept-setup, for every subcommand that judges existing results (check, report, export)."""
     p.add_argument(
         "--accept-setup",
         metavar="LIST",
@@ -38,6 +39,7 @@ def map_results(
             name, path = next(iter(tf.measurements)), item
         elif name not in tf.measurements:
             raise RtgateError(f"no measurement {name!r} in {tf.path} (measurements: {', '.join(tf.measurements)})")
+        refuse_own_files(Path(path))
         run = load_results(path, fmt, unit)
         if not run.format.endswith("json") and run.format != "rtla-timerlat-hist":  # these state their unit
             # Histogram text does not say its interval: the one the thresholds ask is the yardstick.

@@ -148,6 +148,29 @@ class ThreadResult:
 
 
 @dataclass
+class MeasuredSetup:
+    """What results say about how they were measured; None = the results do not say."""
+
+    source: str  # "rtgate JSON", "rt-tests command line", "T: lines", "-v headers"
+    tool: str | None = None
+    interval_us: int | None = None  # base interval (thread 0)
+    distance_us: int | None = None  # per-thread increment as run (cyclictest drops it with -h)
+    duration_s: float | None = None  # -D
+    loops: int | None = None  # -l
+    policy: str | None = None
+    priority: int | None = None  # of thread 0
+    priospread: bool = False
+    threads: int | None = None
+    nsecs: bool | None = None  # -N: values in ns
+    relative: bool = False  # -r
+    breaktrace: int | None = None  # -b, in the results' unit
+    elapsed_s: tuple[float, float] | None = None  # wall-clock bounds of the whole run
+    stopped_early: str | None = None  # why the results show the run ended before its -D/-l
+    verbose_intervals: bool = False  # interval_us of threads from cyclictest -v headers (see below)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
 class RunResult:
     source: str
     format: str
@@ -161,8 +184,8 @@ class RunResult:
     end_time: str | None = None
     elapsed_s: float | None = None
     environment: dict[str, Any] = field(default_factory=dict)
-    # How the results say they were measured (rtgate.core.setup.MeasuredSetup), None when they do not.
-    measured_setup: Any = None
+    # How the results say they were measured, None when they do not.
+    measured_setup: MeasuredSetup | None = None
 
     def thread(self, index: int) -> ThreadResult | None:
         for t in self.threads:

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rtgate.core.checker import Checker, load_yaml_lines
 from rtgate.core.gates import Status, Verdict
-from rtgate.core.thresholds import ThresholdFile, _load_yaml, find_thresholds, load_thresholds, parse_duration
+from rtgate.core.thresholds import ThresholdFile, find_thresholds, load_thresholds, parse_duration
 from rtgate.core.yamlload import LAVA_RESULTS, load_yaml
 from rtgate.errors import ResultsError, RtgateError
 from rtgate.lava.client import LavaApiError, LavaServer
@@ -77,42 +78,32 @@ def load_lab(path: str | Path) -> Lab:
             raise RtgateError("larger than 1 MiB: not a lab file", path=str(p))
     except OSError as e:
         raise RtgateError(f"cannot read: {e.strerror}", path=str(p)) from e
-    doc, lines = _load_yaml(p)
-
-    def fail(key: tuple[Any, ...], message: str) -> RtgateError:
-        where = lines.get(key) or lines.get(key[:-1]) or (str(p), None)
-        return RtgateError(message, path=str(p), line=where[1], key=".".join(str(k) for k in key) or None)
-
+    doc, lines = load_yaml_lines(p, error=RtgateError, what="lab")
+    c = Checker(p, lines, RtgateError)  # the threshold files' checker: file, line and key alike
     if not isinstance(doc, dict):
-        raise fail((), "a lab file is a mapping with 'boards'")
-    for k in doc:
-        if k not in LAB_KEYS:
-            raise fail((k,), f"unknown key (keys: {', '.join(sorted(LAB_KEYS))})")
+        raise c.fail((), "a lab file is a mapping with 'boards'")
+    c.mapping(doc, (), LAB_KEYS)
     defaults = doc.get("defaults") or {}
     if not isinstance(defaults, dict):
-        raise fail(("defaults",), "defaults is a mapping of board keys")
-    for k in defaults:
-        if k not in BOARD_KEYS - {"name"}:
-            raise fail(("defaults", k), f"unknown board key (keys: {', '.join(sorted(BOARD_KEYS))})")
+        raise c.fail(("defaults",), "defaults is a mapping of board keys")
+    c.mapping(defaults, ("defaults",), BOARD_KEYS - {"name"})
     boards_doc = doc.get("boards")
     if not isinstance(boards_doc, list) or not boards_doc:
-        raise fail(("boards",), "boards is a non-empty list")
+        raise c.fail(("boards",), "boards is a non-empty list")
     boards: list[Board] = []
     seen: set[str] = set()
     for i, b in enumerate(boards_doc):
         if not isinstance(b, dict):
-            raise fail(("boards", i), "a board is a mapping")
-        for k in b:
-            if k not in BOARD_KEYS:
-                raise fail(("boards", i, k), f"unknown board key (keys: {', '.join(sorted(BOARD_KEYS))})")
+            raise c.fail(("boards", i), "a board is a mapping")
+        c.mapping(b, ("boards", i), BOARD_KEYS)
         merged = {**defaults, **b}
         name = merged.get("name")
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-            raise fail(("boards", i, "name"), "every board needs a name: letters, digits, '-', '_', '.'")
+            raise c.fail(("boards", i, "name"), "every board needs a name: letters, digits, '-', '_', '.'")
         if name in seen:
-            raise fail(("boards", i, "name"), f"two boards named {name!r}")
+            raise c.fail(("boards", i, "name"), f"two boards named {name!r}")
         seen.add(name)
-        boards.append(_board(merged, p, lambda k, i=i: fail(("boards", i, k), "")))  # type: ignore[misc]
+        boards.append(_board(merged, p, lambda k, i=i: c.fail(("boards", i, k), "")))  # type: ignore[misc]
     return Lab(
         path=str(p),
         name=str(doc.get("name") or p.stem),
@@ -380,8 +371,7 @@ def board_runs(runs: list[BoardRun]) -> list[tuple[str, Any]]:
 
 
 def _counts(verdicts: list[Verdict]) -> str:
-    order = (Status.PASS, Status.FAIL, Status.INCONCLUSIVE, Status.ERROR)
-    return ", ".join(f"{sum(v.status is s for v in verdicts)} {s.value.lower()}" for s in order)
+    return ", ".join(f"{sum(v.status is s for v in verdicts)} {s.value.lower()}" for s in Status)
 
 
 def record_history(

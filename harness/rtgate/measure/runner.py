@@ -166,6 +166,7 @@ def run_measurement(
     *,
     plan: ThreadPlan,
     checked: Preflight,
+    request: dict[str, Any] | None = None,
 ) -> tuple[RunResult, str | None]:
     """Returns the results and the signal that stopped the run early (None: it ran to its end).
 
@@ -176,7 +177,7 @@ def run_measurement(
     StoppedBeforeMeasuring when a stop signal came before the sampler started. Whatever happens, no
     load or sampler process outlives this call."""
     with STOP.handling():
-        return _measure(sampler, m, outdir, duration_s, plan, progress, checked)
+        return _measure(sampler, m, outdir, duration_s, plan, progress, checked, request or {})
 
 
 def _measure(
@@ -187,6 +188,7 @@ def _measure(
     plan: ThreadPlan,
     progress: bool | None,
     checked: Preflight,
+    request: dict[str, Any],
 ) -> tuple[RunResult, str | None]:
     quiet_before = busy.snapshot()  # before rtgate's own load and sampler add to it
     system = checked.system
@@ -196,7 +198,7 @@ def _measure(
     if STOP.requested:
         raise StoppedBeforeMeasuring(STOP.signal or "a signal", "before the measurement started")
     if m.backend == "timerlat":
-        return _measure_timerlat(m, outdir, duration_s, plan, checked)
+        return _measure_timerlat(m, outdir, duration_s, plan, checked, request)
     outdir.mkdir(parents=True, exist_ok=True)
     json_path = outdir / f"{m.name}.json"
     env_path = validity.environment_path(json_path)
@@ -262,6 +264,7 @@ def _measure(
         "format": validity.RECORD_FORMAT,
         "written_by": f"rtgate {__version__}",
         "measurement": m.name,
+        "request": request,  # what rtgate was told on purpose: every reader judges as run did
         "valid": not invalid,
         "invalid": invalid,
         "stopped_by": STOP.signal,
@@ -291,7 +294,7 @@ def _measure(
 
 
 def _measure_timerlat(
-    m: Measurement, outdir: Path, duration_s: int | None, plan: ThreadPlan, checked: Preflight
+    m: Measurement, outdir: Path, duration_s: int | None, plan: ThreadPlan, checked: Preflight, request: dict[str, Any]
 ) -> tuple[RunResult, str | None]:
     """The timerlat backend: rtla instead of the sampler, with the same load and stop handling around it."""
     from rtgate.measure import timerlat
@@ -321,6 +324,7 @@ def _measure_timerlat(
     run.environment["loadavg_after"] = loadavg()
     run.environment["load"] = load.summary()
     run.environment["preflight"] = checked.record()
+    run.environment["request"] = request
     _write_atomic(env_path, _dumps({"results": f"{m.name}.rtla.txt", "state": "done", **run.environment}))
     return run, STOP.signal
 

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rtgate.core.model import RunResult
-from rtgate.core.timerlat_spec import MAX_ENTRIES, POLICIES, TimerlatSettings, with_all_cpus
+from rtgate.core.spec import TimerlatSettings
+from rtgate.core.timerlat_spec import MAX_ENTRIES, POLICIES, with_all_cpus
 from rtgate.errors import SamplerError
 from rtgate.measure.stop import die_with_parent
 from rtgate.parsers import rtla as rtla_parser
