@@ -194,13 +194,6 @@ def test_cmdline_reads_every_option_as_the_sampler_does(contract: dict[str, Any]
             assert got.get(o["name"], "absent") == want, f"{form} ({o['arg']} value): cmdline.py read {got}"
 
 
-def test_thread_labels_are_not_dropped() -> None:
-    assert split_options("rtgate-sampler --thread-labels A,B -i 200").values == {
-        "thread-labels": "A,B",
-        "interval": "200",
-    }
-
-
 def test_gate_kinds_are_the_registrys(contract: dict[str, Any]) -> None:
     """gate.c's kind table and core/gate_kinds.py KINDS: the same kinds, keys, rules and units."""
     assert {k["name"] for k in contract["gate_kinds"]} == set(KINDS)

@@ -106,8 +106,3 @@ def test_benchmark_smoke_mode_runs(script: Path) -> None:
     r = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, f"{script.name} --smoke: {r.stdout[-2000:]}{r.stderr[-2000:]}"
     assert any(ch.isdigit() for ch in r.stdout), r.stdout
-
-
-def test_every_benchmark_is_in_the_readme() -> None:
-    readme = (ROOT / "benchmarks" / "README.md").read_text()
-    assert [p.name for p in BENCHMARKS if f"`{p.name}`" not in readme] == []
