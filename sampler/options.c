@@ -162,19 +162,52 @@ void options_set_warning_stream(FILE *warn)
 	warn_stream = warn;
 }
 
+void options_escape(char *text, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	char src[1024];
+	size_t o = 0;
+
+	if (!len)
+		return;
+	snprintf(src, sizeof(src), "%s", text);
+	for (const unsigned char *p = (const unsigned char *)src; *p; p++) {
+		char esc[5] = {(char)*p, 0};
+
+		if (*p == '\n' || *p == '\r' || *p == '\t') {
+			esc[0] = '\\';
+			esc[1] = *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't';
+		} else if (*p < 0x20 || *p == 0x7f) {
+			esc[0] = '\\';
+			esc[1] = 'x';
+			esc[2] = hex[*p >> 4];
+			esc[3] = hex[*p & 0xf];
+		}
+		size_t n = strlen(esc);
+		if (o + n >= len)
+			break;
+		memcpy(text + o, esc, n);
+		o += n;
+	}
+	text[o] = 0;
+}
+
 static void warn(const char *fmt, ...)
 {
+	char line[512];
 	va_list ap;
 
 	if (!warn_stream)
 		return;
 	va_start(ap, fmt);
-	fprintf(warn_stream, "rtgate-sampler: warning: ");
-	vfprintf(warn_stream, fmt, ap);
-	fprintf(warn_stream, "\n");
+	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	options_escape(line, sizeof(line));
+	fprintf(warn_stream, "rtgate-sampler: warning: %s\n", line);
 }
 
+/* Every message may echo the user's text: escaped, so it stays one line and cannot forge a
+ * RTGATE-GATE line for a reader of the combined output. */
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -182,6 +215,7 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+	options_escape(err, errlen);
 }
 
 /* The getopt tables, built once from opts[]. */
@@ -597,8 +631,8 @@ static const char *type_name(enum opt_type t)
 
 void options_dump_contract(FILE *f)
 {
-	fprintf(f, "{\n  \"sampler\": \"rtgate-sampler %s\",\n  \"max_threads\": %d,\n  \"options\": [\n",
-		RTGATE_VERSION, MAX_THREADS);
+	fprintf(f, "{\n  \"sampler\": \"rtgate-sampler %s\",\n  \"max_threads\": %d,\n  \"max_cpus\": %d,\n"
+		"  \"options\": [\n", RTGATE_VERSION, MAX_THREADS, MAX_CPUS);
 	for (int i = 0; i < O_COUNT; i++) {
 		const struct opt_def *o = &opts[i];
 

@@ -180,6 +180,21 @@ def test_every_option_is_declared_with_its_type(contract: dict[str, Any]) -> Non
             assert o["min"] is not None and o["max"] is not None and o["min"] <= o["max"], o
 
 
+def test_cpu_limit_is_the_samplers(contract: dict[str, Any], tmp_path: Path) -> None:
+    """One limit on CPU numbers: the loader's MAX_CPUS is the sampler's; a huge range is refused before
+    it is made (its cost is in benchmarks/bounded_inputs.py)."""
+    from rtgate.core.thresholds import MAX_CPUS
+
+    assert contract["max_cpus"] == MAX_CPUS
+    loader = Loader(tmp_path)
+    assert loader.accepts(group={"cpus": f"0-{MAX_CPUS - 1}"})
+    assert not loader.accepts(group={"cpus": f"0-{MAX_CPUS}"})
+    assert not loader.accepts(group={"cpus": [MAX_CPUS]})
+    assert not loader.accepts(group={"cpus": "0-99999999"})
+    assert not loader.accepts(gate={"name": "g", "kind": "max", "limit_us": 100, "cpus": "0-99999999"})
+    assert not loader.accepts(group={"cpus": ",".join(["0-1023"] * 2000)})
+
+
 # ---------------------------------------------------------------- every copy of a shared fact, against the contract
 
 

@@ -14,6 +14,7 @@ import yaml
 from rtgate.core.yamlload import THRESHOLDS, Limits, load_yaml
 from rtgate.errors import RtgateError, ThresholdsError
 
+MAX_CPUS = 1024  # the sampler's MAX_CPUS (sampler/params.h, in its --dump-contract): CPUs 0 to 1023
 Key = tuple[Any, ...]
 Where = tuple[str, int]  # file, line
 
@@ -72,7 +73,7 @@ def parse_duration(value: Any) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 315_360_000:  # the sampler's -D max
         return value
     if isinstance(value, str):
-        m = re.fullmatch(r"\s*(\d+)\s*([smhd]?)\s*", value)
+        m = re.fullmatch(r"\s*([0-9]{1,12})\s*([smhd]?)\s*", value)  # ASCII digits only
         if m and 0 < int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)] <= 315_360_000:
             return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]  # <= 3650 d
     raise ValueError(f"must be a whole duration such as 30s, 10m, 2h or 1d, not {value!r}")
@@ -164,18 +165,23 @@ class Checker:
         if isinstance(value, str):
             out: list[int] = []
             for part in value.split(","):
-                m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+                m = re.fullmatch(r"\s*([0-9]{1,9})\s*(?:-\s*([0-9]{1,9})\s*)?", part)  # ASCII digits only
                 if not m:
                     raise self.fail(key, f"bad CPU list {value!r} (use 'all', 3, [0, 2] or '0-3')")
                 lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
                 if hi < lo:
                     raise self.fail(key, f"bad CPU range {part.strip()!r}")
+                if hi >= MAX_CPUS:  # checked before the range is made: '0-99999999' costs nothing
+                    raise self.fail(key, f"CPU {hi} is beyond the sampler's {MAX_CPUS} CPUs")
                 out.extend(range(lo, hi + 1))
+                if len(out) > MAX_CPUS:
+                    raise self.fail(key, f"more than the sampler's {MAX_CPUS} CPUs listed")
             return out
         if (
             isinstance(value, list)
             and value
-            and all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < 4096 for c in value)
+            and len(value) <= MAX_CPUS
+            and all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < MAX_CPUS for c in value)
         ):
             return list(value)
         raise self.fail(key, f"bad CPU list {value!r} (use 'all', 3, [0, 2] or '0-3')")

@@ -188,10 +188,15 @@ class RunResult:
     measured_setup: MeasuredSetup | None = None
 
     def thread(self, index: int) -> ThreadResult | None:
-        for t in self.threads:
-            if t.index == index:
-                return t
-        return None
+        # Indexed once per list of threads: a lookup per verdict was quadratic in the thread count.
+        cached = self.__dict__.get("_by_index")
+        if cached is None or cached[0] is not self.threads or cached[1] != len(self.threads):
+            by_index: dict[int, ThreadResult] = {}
+            for t in self.threads:
+                by_index.setdefault(t.index, t)
+            cached = (self.threads, len(self.threads), by_index)
+            self.__dict__["_by_index"] = cached
+        return cached[2].get(index)
 
     def units_per_us(self) -> int:
         return UNIT_SCALE[self.unit]

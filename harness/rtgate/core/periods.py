@@ -94,6 +94,7 @@ def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> Non
     )
     loops = setup.loops if setup else None
     reached = [t for t in run.threads if loops and t.cycles >= loops]
+    reached_ids = {id(t) for t in reached}  # `t in reached` compared dataclasses: quadratic in threads
     bounds: dict[int, tuple[int, int]] = {}
     for t in run.threads:
         iv = _interval_of(t)
@@ -120,7 +121,7 @@ def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> Non
             t.missed, t.missed_upper = lat_lo, (lat_hi if lat_hi > lat_lo else None)
             t.missed_derivation = f"expected periods unknown ({why}); {lat}"
             continue
-        if reached and t in reached:
+        if reached and id(t) in reached_ids:
             # It stopped the run at -l N: periods it skipped itself show only in its latencies (and the clock).
             hi = lat_hi
             if elapsed:

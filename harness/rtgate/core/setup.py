@@ -44,9 +44,15 @@ def _asked_threads(m: Measurement, nthreads: int) -> list[dict[str, Any]]:
     ]
 
 
+JOIN_SHOWN = 16  # values of a per-thread list said in a reason: every verdict of every thread carries it
+
+
 def _join(values: list[Any]) -> str:
     shown = [("-" if v is None else str(v)) for v in values]
-    return shown[0] if len(set(shown)) == 1 else ",".join(shown)
+    if len(set(shown)) == 1:
+        return shown[0]
+    more = f",... ({len(shown)} threads)" if len(shown) > JOIN_SHOWN else ""
+    return ",".join(shown[:JOIN_SHOWN]) + more
 
 
 def _seconds(s: float) -> str:

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rtgate.core.checker import MAX_CPUS as MAX_CPUS  # re-exported: the loader's CPU limit
 from rtgate.core.checker import Checker, Key, Where, load_yaml_lines, parse_duration, parse_rate
 from rtgate.core.gate_kinds import KINDS
 from rtgate.core.load_spec import KINDS as LOAD_KINDS
