@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The rtgate command on recorded results: exit codes, reports, and JUnit read back by junitparser."""
+"""The rtgate command on recorded results: exit codes, reports, and JUnit read back by junitparser.
+The tests of this topic that start no process: tests/unit/test_cli_unit.py."""
 
 from __future__ import annotations
 

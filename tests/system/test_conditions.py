@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Measurement conditions: environment capture, `rtgate doctor`, require:, and real load profiles."""
+"""Measurement conditions: environment capture, `rtgate doctor`, require:, and real load profiles.
+The tests of this topic that start no process: tests/unit/test_conditions_unit.py."""
 
 from __future__ import annotations
 
@@ -30,9 +31,6 @@ def rtgate(*args: str, cwd: Path | None = None, timeout: float = 180) -> subproc
     return subprocess.run(
         [sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout
     )
-
-
-# ---------------------------------------------------------------- environment and doctor
 
 
 # ---------------------------------------------------------------- load profiles, for real

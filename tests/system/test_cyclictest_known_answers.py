@@ -6,6 +6,7 @@ every 500 ms, that logs its own busy windows. cyclictest (SCHED_FIFO 80) cannot 
 so of the 1 ms deadlines inside it all but the first go unsampled: the truth comes from the injector's
 log, independently of cyclictest and of rtgate. Recorded runs of the same kind (tests/fixtures/rt-tests/
 ct-inject-*) give the same checks without a live run.
+The tests of this topic that start no process: tests/unit/test_cyclictest_known_answers_unit.py.
 """
 
 from __future__ import annotations
@@ -191,9 +192,6 @@ def test_units_stated_and_implausible(cyclictest: str, tmp_path: Path) -> None:
     us.write_text(run_tool([cyclictest, "-m", "-p", "80", "-t", "1", "-i", "1000", "-l", "300", "-q"]).stdout)
     r = run_tool([*rg, "--unit", "ns", str(us)])
     assert r.returncode == 2 and "look like microseconds" in r.stderr, r.stderr
-
-
-# ------------------------------------------------------------------ recorded runs (fast, deterministic)
 
 
 # ---------------------------------------------------------------- every format of the same run

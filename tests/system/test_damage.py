@@ -5,6 +5,7 @@ Damage that the data itself reveals (a max below a filled bucket, NaN, a wrong J
 without data, rows out of order, ...) must end as exit 2 with a one-line error naming the file and the field or
 line. Verdicts are computed through the real CLI (rtgate.cli.main) and its gates. Property-based: hypothesis
 chooses the fixture, the thread, the field and the damage, and generates results of its own.
+The tests of this topic that start no process: tests/unit/test_damage_unit.py.
 """
 
 from __future__ import annotations
@@ -52,18 +53,6 @@ def test_live_runs_are_accepted_in_every_format(
         code, err = check(gates, path, capsys)
         # a verdict (a median in a 30 us -h overflow FAILs), never a refusal
         assert code in (0, 1, 3) and "error" not in err, f"{path.name}: {err}"
-
-
-# ---------------------------------------------------------------- the issue's two examples
-
-
-# ---------------------------------------------------------------- damage to JSON results
-
-
-# ---------------------------------------------------------------- damage to text results
-
-
-# ---------------------------------------------------------------- generated results
 
 
 # ---------------------------------------------------------------- unit flips and cut -v output

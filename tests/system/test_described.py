@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The machine, the load and the preflight warnings in every report: the text summary's header, JUnit properties,
 the verdicts JSON and the HTML table, read from what rtgate run recorded, live or from a saved results folder.
-Each item is checked against its source of truth on this machine (/proc, /sys, uname), or on a recorded board."""
+Each item is checked against its source of truth on this machine (/proc, /sys, uname), or on a recorded board.
+The tests of this topic that start no process: tests/unit/test_described_unit.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """A first run that explains itself: the machine's load beside the verdict, shipped threshold names
-in every command, critical gates, the HTML environment of `rtgate run` results, honest plots."""
+in every command, critical gates, the HTML environment of `rtgate run` results, honest plots.
+The tests of this topic that start no process: tests/unit/test_first_run_unit.py."""
 
 from __future__ import annotations
 
@@ -104,9 +105,3 @@ def test_pytest_plugin_takes_a_shipped_name(pytester: pytest.Pytester) -> None:
         "-q",
     )
     assert "a-max[A-t0]" in r.stdout.str(), r.stdout.str() + r.stderr.str()
-
-
-# ------------------------------------------------------------------ critical
-
-
-# ------------------------------------------------------------------ plots

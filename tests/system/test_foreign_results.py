@@ -3,6 +3,7 @@
 
 Hand-made rt-tests JSON documents with known content (cyclictest's layout, its command-line rules) give
 exact answers; real runs of both tools check the same paths end to end.
+The tests of this topic that start no process: tests/unit/test_foreign_results_unit.py.
 """
 
 from __future__ import annotations

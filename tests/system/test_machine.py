@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The machine described as rteval does: each item against its source of truth, here and on a recorded board."""
+"""The machine described as rteval does: each item against its source of truth, here and on a recorded board.
+The tests of this topic that start no process: tests/unit/test_machine_unit.py."""
 
 from __future__ import annotations
 
@@ -91,6 +92,3 @@ def test_a_board_file_refuses_another_machine(tmp_path: Path) -> None:
     reason = verdicts[0]["reason"]
     assert "this file is for aarch64, compatible fsl,imx8mp-evk, 4 CPUs; this machine is " in reason
     assert f"this machine is {os.uname().machine}" in reason
-
-
-# ---------------------------------------------------------------- doctor's machine checks

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Parsers: recorded and freshly generated outputs of cyclictest and rtgate-sampler, one model."""
+"""Parsers: recorded and freshly generated outputs of cyclictest and rtgate-sampler, one model.
+The tests of this topic that start no process: tests/unit/test_parsers_unit.py."""
 
 from __future__ import annotations
 
@@ -14,12 +15,6 @@ from rtgate.parsers import load_results
 
 def figures(run: RunResult) -> list[tuple[int, float | None, float | None]]:
     return [(t.cycles, t.min, t.max) for t in run.threads]
-
-
-# ------------------------------------------------------------- recorded fixtures (two versions)
-
-
-# ------------------------------------------------------------- garbage and truncation
 
 
 # ------------------------------------------------------------- one real run, every format
@@ -176,6 +171,3 @@ def test_verbose_parser_streams_in_constant_memory(tmp_path: Path) -> None:
     )
     # 100x the samples may not cost more than a few MiB more: the samples are never held.
     assert rss_big - rss_small < 8 * 1024, (rss_small, rss_big)
-
-
-# ---------------------------------------------------------------- bounded cost, ASCII numbers

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """doctor and run agree: every doctor check runs before each measurement of `rtgate run` and the pytest
 plugin, its warnings printed and recorded; strict turns them into ERROR; a requirement this machine
-cannot answer is never met. Against this machine's real /proc and /sys and the recorded system trees."""
+cannot answer is never met. Against this machine's real /proc and /sys and the recorded system trees.
+The tests of this topic that start no process: tests/unit/test_preflight_unit.py."""
 
 from __future__ import annotations
 
@@ -35,15 +36,6 @@ def _warnings_here(tmp_path: Path) -> list[Any]:
     """What preflight warns of on this machine for measurement a (which a strict run turns into ERROR)."""
     m = load_thresholds(two_measurements(tmp_path)).measurements["a"]
     return [c for c in system_checks(capture(), m.require, plan_here(m), live=True) if c.status != "ok"]
-
-
-# ---------------------------------------------------------------- every check has an id
-
-
-# ---------------------------------------------------------------- requirements that cannot be judged
-
-
-# ---------------------------------------------------------------- the strict setting in threshold files
 
 
 # ---------------------------------------------------------------- live: run makes doctor's checks

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Reports: KCIDB export validated by kcidb-io, the EVT estimate on known distributions, plots
-checked for content, and the HTML report rendered in headless Chromium."""
+checked for content, and the HTML report rendered in headless Chromium.
+The tests of this topic that start no process: tests/unit/test_reports_unit.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """One contract between sampler and harness: the sampler's option table (--dump-contract) against
 what the threshold loader accepts. A value the harness accepts must be one the sampler accepts, and
-both must end at the same maximum; the RTGATE-GATE fields must be the ones every reader splits."""
+both must end at the same maximum; the RTGATE-GATE fields must be the ones every reader splits.
+The tests of this topic that start no process: tests/unit/test_sampler_contract_unit.py."""
 
 from __future__ import annotations
 

@@ -3,6 +3,7 @@
 
 Timing is benchmarks/' job (the machine is shared); what a command imports is not noisy, and it
 is what makes `rtgate --version` take 0.03 s of CPU instead of 0.3 s.
+The tests of this topic that start no process: tests/unit/test_speed_unit.py.
 """
 
 from __future__ import annotations

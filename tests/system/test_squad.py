@@ -8,6 +8,7 @@ serves SQUAD with gunicorn on a free loopback port, and stops it by PID.
 SQUAD's web frontend fetches JavaScript libraries from CDNs when it is first imported; this machine has no such
 network, and the API needs none of them, so the fixture marks them as present (empty) in the frontend's download
 list first. Nothing else of SQUAD is changed.
+The tests of this topic that start no process: tests/unit/test_squad_unit.py.
 """
 
 from __future__ import annotations

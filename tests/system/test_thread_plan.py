@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The thread plan: known answers, and the real sampler runs the threads the plan says it will."""
+"""The thread plan: known answers, and the real sampler runs the threads the plan says it will.
+The tests of this topic that start no process: tests/unit/test_thread_plan_unit.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The timerlat backend without a VM: real rtla outputs recorded on Debian's PREEMPT_RT kernel
 (tests/fixtures/rtla, see its README) read, gated and checked; threshold files; rtla's command
-line; and what this machine's kernel (no timerlat tracer) makes of a timerlat measurement."""
+line; and what this machine's kernel (no timerlat tracer) makes of a timerlat measurement.
+The tests of this topic that start no process: tests/unit/test_timerlat_unit.py."""
 
 from __future__ import annotations
 

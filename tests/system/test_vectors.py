@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The shared gate vectors through the Python gates, and through the sampler's own (C) gates."""
+"""The shared gate vectors through the Python gates, and through the sampler's own (C) gates.
+The tests of this topic that start no process: tests/unit/test_vectors_unit.py."""
 
 from __future__ import annotations
 
