@@ -1,11 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Hand-made rt-tests JSON documents with cyclictest's layout, for the foreign-results tests of both tiers."""
+"""Hand-made rt-tests JSON documents with cyclictest's layout, a threshold file around a sampler: block and the
+verdicts by gate that check gives: what the foreign-results tests of both tiers judge."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
+
+from rtgate.core.setup import evaluate_measured
+from rtgate.core.thresholds import load_thresholds
+from rtgate.parsers import load_results
 
 
 def ct_json(
@@ -42,4 +47,23 @@ def ct_json(
     }
     p = tmp_path / name
     p.write_text(json.dumps(doc))
+    return p
+
+
+def judge(t: Path, r: Path, accept: frozenset[str] = frozenset()) -> dict[str, Any]:
+    tf = load_thresholds(t)
+    return {f"{v.gate}[{v.thread}]": v for v in evaluate_measured(tf.measurements["m"], load_results(r), accept)}
+
+
+def thresholds(tmp_path: Path, sampler_block: str, gates: str | None = None) -> Path:
+    p = tmp_path / "t.yaml"
+    p.write_text(
+        f"platform: p\nmeasurements:\n  m:\n    sampler: {sampler_block}\n    gates:\n"
+        + (
+            gates
+            or "      - {name: max, kind: max, limit_us: 100000}\n"
+            "      - {name: over, kind: miss_rate, above_us: 500, rate: 1%}\n"
+            "      - {name: missed, kind: missed, max_count: 0}\n"
+        )
+    )
     return p
