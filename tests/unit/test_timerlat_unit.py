@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The timerlat backend on real rtla outputs recorded on Debian's PREEMPT_RT kernel (tests/fixtures/rtla):
-read, gated and checked in-process; threshold file mistakes; rtla's command line."""
+read, gated, checked and kept in history in-process; threshold file mistakes; rtla's command line."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
+from in_process import rtgate
 from rtgate.core.gates import Status, evaluate
 from rtgate.core.thresholds import load_thresholds
 from rtgate.errors import ResultsError, ThresholdsError
@@ -256,3 +257,42 @@ def test_a_stop_before_any_sample_is_an_error_with_the_analysis(tmp_path: Path) 
         cut = tmp_path / "cut.txt"
         cut.write_text((RTLA / "stop-no-sample.txt").read_text().split("rtla timerlat hit")[0])
         load_results(cut)
+
+
+def test_text_report_quotes_the_analysis(tmp_path: Path) -> None:
+    p = spec(tmp_path, "{name: t, kind: max, threads: [thread], limit_us: 1}")
+    r = rtgate("check", str(p), str(RTLA / "stop.txt"))
+    assert r.returncode == 1
+    assert "rtla analysis of kernel:\n    rtla timerlat hit stop tracing\n" in r.stdout
+
+
+def test_gates_name_rtlas_contexts(tmp_path: Path) -> None:
+    with pytest.raises(ThresholdsError, match=r"no thread group 'user' .*groups: irq, thread"):
+        load_thresholds(spec(tmp_path, "{name: m, kind: max, threads: [user], limit_us: 10}"))
+    tf = load_thresholds(
+        spec(tmp_path, "{name: m, kind: max, threads: [user], limit_us: 10}", "{duration: 5s, user_threads: true}")
+    )
+    assert [g.name for g in tf.measurements["kernel"].sampler.threads] == ["irq", "thread", "user"]
+    with pytest.raises(ThresholdsError, match="rtla does not count missed periods"):
+        load_thresholds(spec(tmp_path, "{name: m, kind: missed, max_count: 0}"))
+
+
+def test_history_keeps_irq_and_thread_latency_of_one_cpu_apart(tmp_path: Path) -> None:
+    db = tmp_path / "h.db"
+    r = rtgate(
+        "history",
+        "add",
+        "--db",
+        str(db),
+        "--platform",
+        "qemu-rt",
+        "--kernel-release",
+        "6.1.0-56-rt-amd64",
+        str(RTLA / "basic.txt"),
+    )
+    assert r.returncode == 0, r.stderr
+    import sqlite3
+
+    rows = sqlite3.connect(db).execute("SELECT idx, thread, cycles FROM threads ORDER BY idx").fetchall()
+    # history names threads that share a CPU by their index: irq-cpu0 is t0-cpu0, thread-cpu0 t2-cpu0
+    assert rows == [(0, "t0-cpu0", 4954), (1, "t1-cpu1", 4952), (2, "t2-cpu0", 4954), (3, "t3-cpu1", 4952)]
