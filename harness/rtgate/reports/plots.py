@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from rtgate.core.gate_kinds import KINDS
+from rtgate.core.gates import thread_names
 from rtgate.core.model import RunResult
 from rtgate.core.thresholds import Measurement
 
@@ -52,11 +53,12 @@ def histogram_figure(run: RunResult, m: Measurement | None = None) -> Figure:
     """Samples per latency, log scale, one line per thread with its max in the label, limits drawn."""
     fig, ax = plt.subplots(figsize=(9, 4.5))
     scale = run.units_per_us()
+    names = thread_names(run, m)
     for t in run.threads:
         if t.histogram is None or not t.histogram.buckets:
             continue
         xs, ys = _bucket_steps(t.histogram.buckets, scale)
-        tid = f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}"
+        tid = names[t.index]
         ax.plot(xs, ys, linewidth=1, label=f"{tid} (max {t.max / scale if t.max is not None else 0:g} us)")
     # Limit labels sit on rows of their own, left to right by limit, so close limits never overlap.
     for row, (name, limit) in enumerate(sorted(_limits(m), key=lambda nl: nl[1])):
@@ -85,11 +87,12 @@ def timeline_figure(run: RunResult, m: Measurement | None = None) -> Figure:
     """The max latency of each block over the run, per thread."""
     fig, ax = plt.subplots(figsize=(9, 3.5))
     scale = run.units_per_us()
+    names = thread_names(run, m)
     for t in run.threads:
         bm = t.block_maxima
         if bm is None or not bm.values:
             continue
-        tid = f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}"
+        tid = names[t.index]
         values = list(bm.values)
         if bm.partial_max is not None:  # the block in progress when the run ended: its max may be the run's
             values.append(bm.partial_max)
