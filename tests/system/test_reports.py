@@ -174,7 +174,16 @@ def test_html_report_renders_in_chromium(tmp_path: Path, spec: Path, sampler_jso
         f"--user-data-dir={tmp_path / 'profile'}",
     ]
     r = subprocess.run(
-        [chromium, *flags, "--window-size=1200,4000", f"--screenshot={shot}", html.as_uri()],
+        # The virtual time budget lets the page finish loading and decoding its images before the shot:
+        # without it a loaded machine once got a screenshot with the plots not yet drawn.
+        [
+            chromium,
+            *flags,
+            "--window-size=1200,4000",
+            "--virtual-time-budget=10000",
+            f"--screenshot={shot}",
+            html.as_uri(),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
