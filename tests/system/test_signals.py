@@ -268,16 +268,16 @@ def test_a_load_carries_its_own_bound(tmp_path: Path) -> None:
     bound = load_bound(m, plan_here(m))
     assert 62 < bound <= 2 + 60 * 1.1 + 30
     for kind in ("cpu", "hackbench", "custom"):
-        m.load.kind, m.load.command = kind, ["sleep", "1000"]
-        argv = load_argv(m.load, [1], str(tmp_path), bound)
+        m.loads[0].kind, m.loads[0].command = kind, ["sleep", "1000"]
+        argv = load_argv(m.loads[0], [1], str(tmp_path), bound)
         assert argv[:4] == ["timeout", "-k", "5", f"{bound + 5}s"]
         if kind == "cpu":
             assert argv[argv.index("--timeout") + 1] == f"{bound}s"
     # and for real: a bounded load ends by itself
     from rtgate.measure.load import Load
 
-    m.load.kind, m.load.command, m.load.warmup_seconds = "custom", ["sleep", "1000"], 0
-    load = Load(m.load, [1], tmp_path / "log", bound_s=1)
+    m.loads[0].kind, m.loads[0].command, m.loads[0].warmup_seconds = "custom", ["sleep", "1000"], 0
+    load = Load(m.loads[0], [1], tmp_path / "log", bound_s=1)
     load.start()
     try:
         assert load.proc is not None

@@ -205,3 +205,42 @@ def test_history_defaults_are_the_comparisons() -> None:
 
     shown = {k: keys.HISTORY[k].default for k in DEFAULTS}
     assert shown == {k: ", ".join(v) if isinstance(v, list) else f"{v:g}" for k, v in DEFAULTS.items()}
+
+
+@pytest.mark.parametrize(
+    "load,kinds",
+    [
+        ("cpu", ["cpu"]),
+        ("none", []),
+        ("[cpu, memory]", ["cpu", "memory"]),
+        ("[{kind: cpu, workers: 2}, {kind: memory, size: 16M}]", ["cpu", "memory"]),
+        ("[none]", []),
+    ],
+)
+def test_load_takes_one_or_a_list(tmp_path: Path, load: str, kinds: list[str]) -> None:
+    (tmp_path / "t.yaml").write_text(
+        f"platform: p\nmeasurements:\n  m:\n    sampler: {{duration: 1s}}\n    load: {load}\n"
+        "    gates: [{name: g, kind: max, limit_us: 100}]\n"
+    )
+    assert [s.kind for s in load_thresholds(tmp_path / "t.yaml").measurements["m"].loads] == kinds
+
+
+@pytest.mark.parametrize(
+    "load,message",
+    [
+        ("[]", "t.yaml:5: measurements.m.load: must be a load or a non-empty list of loads"),
+        ("[cpu, {kind: memory, workers: 0}]", "measurements.m.load[1].workers: must be a whole number from 1"),
+        ("[cpu, none]", "measurements.m.load[1]: none in a list of loads"),
+        ("[cpu, [memory]]", "measurements.m.load[1]: must be a mapping"),
+        ("[cpu, {kind: memory, min_ops_per_second: 5}]", "load[1].min_ops_per_second: a memory load"),
+        ("[cpu, {kind: memry}]", "unknown load 'memry'; did you mean 'memory'?"),
+    ],
+)
+def test_each_load_of_a_list_is_checked(tmp_path: Path, load: str, message: str) -> None:
+    (tmp_path / "t.yaml").write_text(
+        f"platform: p\nmeasurements:\n  m:\n    sampler: {{duration: 1s}}\n    load: {load}\n"
+        "    gates: [{name: g, kind: max, limit_us: 100}]\n"
+    )
+    with pytest.raises(ThresholdsError) as e:
+        load_thresholds(tmp_path / "t.yaml")
+    assert message in str(e.value)

@@ -31,6 +31,7 @@ TYPES = {
     "size": "size (64M, 1G)",
     "list": "list",
     "mapping": "mapping",
+    "load": "load, or list of loads",
 }
 
 
@@ -79,7 +80,7 @@ MEASUREMENT = table(
     Key("sampler", "mapping", "rtgate-sampler settings (backend: sampler)"),
     Key("timerlat", "mapping", "rtla timerlat settings (backend: timerlat)"),
     Key("gates", "list", "the gates judged on this measurement's results", required=True),
-    Key("load", "mapping", "background load during the measurement: one, or a list run together"),
+    Key("load", "load", "background load: one (a kind or a mapping, below), or a list of them run together"),
     Key("require", "mapping", "what this measurement needs of the system; merged over the file's"),
     Key("strict", "bool", "as the top-level strict, for this measurement", default="file's strict"),
 )

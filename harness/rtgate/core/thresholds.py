@@ -82,7 +82,7 @@ class Measurement:
     sampler: SamplerSettings
     gates: list[GateSpec]
     where: Where
-    load: LoadSpec = field(default_factory=LoadSpec)
+    loads: list[LoadSpec] = field(default_factory=list)  # run together; none: []
     require: dict[str, Any] = field(default_factory=dict)
     backend: str = "sampler"  # or "timerlat" (rtla; settings in `timerlat`)
     timerlat: Any = None  # timerlat.TimerlatSettings
@@ -462,6 +462,20 @@ def _sampler(c: _Checker, raw: Any, key: Key) -> SamplerSettings:
 REQUIREMENTS = {k.name: {"bool": bool, "str": str, "int": int}[k.type] for k in keys.REQUIRE.values()}
 
 
+def _loads(c: _Checker, raw: Any, key: Key) -> list[LoadSpec]:
+    """`load:` is one load (a kind's name or a mapping) or a list of them, run together."""
+    if not isinstance(raw, list):
+        spec = _load(c, raw, key)
+        return [] if spec.kind == "none" else [spec]
+    if not raw:
+        raise c.fail(key, "must be a load or a non-empty list of loads")
+    specs = [_load(c, item, key + (i,)) for i, item in enumerate(raw)]
+    for i, spec in enumerate(specs):
+        if spec.kind == "none" and len(specs) > 1:
+            raise c.fail(key + (i,), "none in a list of loads: drop it")
+    return [s for s in specs if s.kind != "none"]
+
+
 def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
     if isinstance(raw, str):
         raw = {"kind": raw}
@@ -674,7 +688,7 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
                 raise c.fail(key + ("gates", i, "name"), f"gate {g.name!r} is defined twice")
             seen.add(g.name)
         desc = c.field(keys.MEASUREMENT, m, key, "description") if "description" in m else ""
-        load = _load(c, m["load"], key + ("load",)) if "load" in m else LoadSpec()
+        loads = _loads(c, m["load"], key + ("load",)) if "load" in m else []
         require = {**file_require, **(_require(c, m["require"], key + ("require",)) if "require" in m else {})}
         measurements[name] = Measurement(
             name=name,
@@ -682,7 +696,7 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
             sampler=sampler,
             gates=gates,
             where=c.where(key),
-            load=load,
+            loads=loads,
             require=require,
             backend=backend,
             timerlat=timerlat,

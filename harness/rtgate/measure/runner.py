@@ -28,7 +28,7 @@ from rtgate.core.thresholds import Measurement
 from rtgate.errors import RtgateError, SamplerError
 from rtgate.measure import busy
 from rtgate.measure.environment import capture
-from rtgate.measure.load import Load
+from rtgate.measure.load import Load, Loads
 from rtgate.measure.lock import StoppedWhileWaiting, measurement_lock
 from rtgate.measure.preflight import Preflight, competing_text
 from rtgate.measure.rt_tasks import RtTask, competitors, scan
@@ -154,7 +154,23 @@ class _Progress:
 def load_bound(m: Measurement, plan: ThreadPlan) -> int:
     """How long a load may run at most: its warm-up and the measurement, with room for a slow start."""
     expected = plan.expected_seconds or 86400.0
-    return int(m.load.warmup_seconds + expected * 1.1 + 30)
+    return int(max((ld.warmup_seconds for ld in m.loads), default=0.0) + expected * 1.1 + 30)
+
+
+def measurement_loads(m: Measurement, plan: ThreadPlan, outdir: Path) -> Loads:
+    """The measurement's loads, each with its CPUs and its own log folder (one load: NAME.load)."""
+    folder = outdir / f"{m.name}.load"
+    return Loads(
+        [
+            Load(
+                spec,
+                load_cpus(spec, plan),
+                folder if len(m.loads) == 1 else folder / f"{i}-{spec.kind}",
+                bound_s=load_bound(m, plan),
+            )
+            for i, spec in enumerate(m.loads)
+        ]
+    )
 
 
 def run_measurement(
@@ -207,12 +223,7 @@ def _measure(
         env_path,
         _dumps({"results": json_path.name, "state": "measuring", "system": system, "preflight": checked.record()}),
     )
-    load = Load(
-        m.load,
-        load_cpus(m.load, plan) if m.load.kind != "none" else [],
-        outdir / f"{m.name}.load",
-        bound_s=load_bound(m, plan),
-    )
+    load = measurement_loads(m, plan, outdir)
     during: dict[tuple[int, int], RtTask] = {}
     try:
         # One measurement at a time on this machine, its load included: a second sampler or load
@@ -299,12 +310,7 @@ def _measure_timerlat(
     outdir.mkdir(parents=True, exist_ok=True)
     env_path = outdir / f"{m.name}.environment.json"
     env_path.unlink(missing_ok=True)
-    load = Load(
-        m.load,
-        load_cpus(m.load, plan) if m.load.kind != "none" else [],
-        outdir / f"{m.name}.load",
-        bound_s=load_bound(m, plan),
-    )
+    load = measurement_loads(m, plan, outdir)
     try:
         load.start()
         if STOP.requested:
