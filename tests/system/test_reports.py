@@ -134,6 +134,8 @@ def test_evt_checks_its_assumptions() -> None:
     drifting = [v + i * 0.05 for i, v in enumerate(_block_maxima(rng, 200, 100))]
     e = estimate(drifting, 1.0)
     assert not e.valid and any("not stationary" in c for c in e.checks)
+    # what failed is named apart from what held: "its checks failed" lists only the failures
+    assert e.failed == [c for c in e.checks if "not stationary" in c]
     e = estimate(_block_maxima(rng, 10, 100), 1.0)
     assert not e.valid and any("too few" in c for c in e.checks)
 

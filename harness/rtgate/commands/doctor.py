@@ -25,20 +25,31 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def handle(args: argparse.Namespace) -> int:
     env = capture(Path(args.root))
     live = args.root == "/"
-    targets: list[tuple[str, dict[str, Any], ThreadPlan | None]] = [("", {}, None)]
+    targets: list[tuple[str, dict[str, Any], ThreadPlan | None]] = [("", {}, None)]  # name, require, plan
     if args.thresholds:
         tf = load_thresholds(args.thresholds)
-        targets = [(f"[{m.name}] ", m.require, plan_here(m)) for m in tf.measurements.values()]
+        targets = [(m.name, m.require, plan_here(m)) for m in tf.measurements.values()]
     failed = False
     print(
         f"rtgate doctor: kernel {env.get('kernel_release')}, {env.get('preemption')}, "
         f"{env.get('cpu_count')} CPUs, {env.get('cpu_model')}"
     )
-    for prefix, require, plan in targets:
-        for c in system_checks(env, require, plan, live=live):
-            print(
-                f"{c.status.upper():4} {prefix}{c.what}"
-                + (f"\n     fix: {c.fix}" if c.fix and c.status != "ok" else "")
-            )
-            failed |= c.status == "fail"
+    found = [(name, system_checks(env, require, plan, live=live)) for name, require, plan in targets]
+    # A measurement whose require: fails will not run here: its other findings are noise beside
+    # those of the measurements that will (unless none will).
+    blocked = [name for name, checks in found if any(c.status == "fail" for c in checks)]
+    runs = len(blocked) < len(found)
+    # One line per finding, naming the measurements it concerns: 4 facts are 4 lines, not 4 per measurement.
+    grouped: dict[tuple[str, str, str], list[str]] = {}
+    for name, checks in found:
+        for c in checks:
+            if c.status != "fail" and name in blocked and runs:
+                continue
+            grouped.setdefault((c.status, c.what, c.fix), []).append(name)
+    for (status, what, fix), names in grouped.items():
+        prefix = f"[{', '.join(names)}] " if names != [""] else ""
+        print(f"{status.upper():4} {prefix}{what}" + (f"\n     fix: {fix}" if fix and status != "ok" else ""))
+        failed |= status == "fail"
+    if blocked and runs:
+        print(f"NOTE [{', '.join(blocked)}] will not run here (require: not met): its other findings are left out")
     return 1 if failed else 0
