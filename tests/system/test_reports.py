@@ -142,13 +142,45 @@ def test_evt_checks_its_assumptions() -> None:
 
 def test_histogram_plot_content(spec: Path) -> None:
     m = load_thresholds(spec).measurements["smp"]
-    fig = histogram_figure(load_results(RT_TESTS / "ct-24-S-h300.json"), m)
+    fig = histogram_figure(load_results(RT_TESTS / "ct-24-S-h300.json"), m, "vm")
     d = describe(fig)
     assert d["yscale"] == "log"
     assert d["labels"] == ["cpu0 (max 894 us)", "cpu1 (max 155 us)"]
-    assert d["lines"] == 4  # two threads, the max limit at 500 us and the miss-rate limit at 100 us
-    limits = sorted(ln.get_xdata()[0] for ln in fig.axes[0].lines if ln.get_color() == "red")
-    assert limits == [100, 500]
+    lines = [ln for ln in fig.axes[0].lines if ln.get_gid() == "limit"]
+    assert sorted(ln.get_xdata()[0] for ln in lines) == [100, 500]  # the max limit and the miss-rate limit
+    # each in its own style, labelled with its gate and what it asks; the miss-rate with its rate and measured share
+    assert len({(str(ln.get_color()), str(ln.get_linestyle())) for ln in lines}) == 2
+    # cpu0: 7 samples above 100 us and 4 missed periods of 5004: 0.2198 %
+    assert d["limits"] == ["over-100: <= 1 % of samples above 100 us; measured 0.2198 % above or missed (worst thread)",
+                           "max: max <= 500 us"]  # fmt: skip
+    # titled by platform, measurement, kernel and date, not a file path
+    assert d["title"] == "Latency histogram: vm / smp\nkernel 6.18.44-fc-v669, 2026-11-21 14:36"
+    assert d["xscale"] == "linear"  # buckets of 8..184 us (the max, 894 us, is in -h 300's overflow), limits to 500
+
+
+def test_histogram_plot_goes_log_where_latencies_span_decades(spec: Path) -> None:
+    from rtgate.core.model import Histogram, RunResult, ThreadResult
+
+    m = load_thresholds(spec).measurements["smp"]
+    buckets = [(lo, lo + 1, 100) for lo in range(10, 60)] + [(4000, 4001, 1)]
+    run = RunResult(
+        source="x",
+        format="test",
+        unit="us",
+        threads=[
+            ThreadResult(index=0, cycles=5001, min=10, max=4000, avg=30, cpu=0, histogram=Histogram("us", buckets))
+        ],
+    )
+    fig = histogram_figure(run, m)
+    assert describe(fig)["xscale"] == "log"
+    # the lone 4 ms sample is a marker: a 1-us step is too narrow to see at 4 ms
+    lone = [ln for ln in fig.axes[0].lines if ln.get_gid() == "lone"]
+    assert [list(ln.get_xdata()) for ln in lone] == [[4000.0]]
+    buckets = [(lo, lo + 1, 100) for lo in range(10, 60)]
+    run.threads[0] = ThreadResult(
+        index=0, cycles=5000, min=10, max=59, avg=30, cpu=0, histogram=Histogram("us", buckets)
+    )
+    assert describe(histogram_figure(run, m))["xscale"] == "linear"  # 10..500 us: under two decades
     import matplotlib.image as mpimg
 
     pixels = mpimg.imread(io.BytesIO(png(fig)), format="png")
@@ -225,3 +257,22 @@ def test_html_report_renders_in_chromium(tmp_path: Path, spec: Path, sampler_jso
     # A short run's estimate fails its own checks: said so, and no bold number that reads as a result.
     assert "unreliable, not shown" in dom.stdout and "exceeded with probability" not in dom.stdout
     assert shutil.which(chromium)
+
+
+def test_plot_and_report_find_the_measurement_from_the_results(tmp_path: Path) -> None:
+    """With several measurements, results that rtgate run wrote say which they are: no NAME= needed."""
+    spec = tmp_path / "two.yaml"
+    spec.write_text(SPEC + "  other:\n    sampler: {loops: 10}\n    gates: [{name: max, kind: max, limit_us: 5}]\n")
+    results = tmp_path / "rtgate-results"
+    results.mkdir()
+    shutil.copy(RT_TESTS / "ct-24-S-h300.json", results / "smp.json")
+    r = rtgate("plot", str(spec), "rtgate-results/smp.json", "-o", "plots", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "plots" / "smp-0-histogram.png").exists()
+    r = rtgate("report", str(spec), "rtgate-results/smp.json", "-o", "r.html", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "Measurement smp" in (tmp_path / "r.html").read_text()
+    # a file that does not say which measurement it is: a one-line error naming the way out
+    shutil.copy(RT_TESTS / "ct-24-S-h300.json", tmp_path / "loose.json")
+    r = rtgate("plot", str(spec), "loose.json", cwd=tmp_path)
+    assert r.returncode == 2 and "does not record which it is: write MEASUREMENT=loose.json" in r.stderr
