@@ -527,3 +527,16 @@ def test_script_stopped_by_a_signal_stops_the_sampler_and_reports(
         assert (results / "results" / f"max-{t0}" / "result").read_text().strip() == "fail", out
         assert f"rtgate: INCONCLUSIVE m/max[{t0}]" in out and "stopped early" in out, out
         assert float((results / "results" / f"max-{t0}" / "measurement").read_text()) > 0
+
+
+def test_a_loaded_measurement_is_refused_for_a_board(tmp_path: Path) -> None:
+    """The board script runs the sampler alone: a loaded budget judged on an idle run would pass wrongly."""
+    spec = tmp_path / "t.yaml"
+    spec.write_text(
+        "platform: p\nmeasurements:\n  loaded:\n    sampler: {duration: 5s}\n    load: [cpu, memory]\n"
+        "    gates: [{name: max, kind: max, limit_us: 100}]\n"
+    )
+    for argv in (["lava", "args", str(spec)], ["lava", "job", str(spec), "--kernel", "http://x/k", "-o", "j.yaml"]):
+        r = subprocess.run([sys.executable, "-m", "rtgate", *argv], capture_output=True, text=True, cwd=tmp_path)
+        assert r.returncode == 2 and "runs under load (cpu, memory), which the board script does not start" in r.stderr
+        assert not (tmp_path / "j.yaml").exists()
