@@ -283,7 +283,10 @@ def _load_items(env: dict[str, Any], recorded: bool) -> tuple[dict[str, str], di
         each = [x for x in load.get("loads") or [load] if isinstance(x, dict)]  # several loads: each its own
         texts = [_one_load(x) for x in each]
         items["load"] = " + ".join(t[0] for t in texts)
-        items["load_level"] = "; ".join(t[1] for t in texts)
+        # several loads: each level named by its load ("cpu reached 36 % CPU (level 25 % CPU), memory ...")
+        items["load_level"] = (
+            texts[0][1] if len(texts) == 1 else ", ".join(f"{x.get('kind')} {t[1]}" for x, t in zip(each, texts))
+        )
         record = {k: load.get(k) for k in ("kind", "cpus", "level", "problem") if k in load}
     machine_load = env.get("machine_load")
     busy_lines: list[str] = []
