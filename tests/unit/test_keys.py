@@ -234,6 +234,7 @@ def test_load_takes_one_or_a_list(tmp_path: Path, load: str, kinds: list[str]) -
         ("[cpu, [memory]]", "measurements.m.load[1]: must be a mapping"),
         ("[cpu, {kind: memory, min_ops_per_second: 5}]", "load[1].min_ops_per_second: a memory load"),
         ("[cpu, {kind: memry}]", "unknown load 'memry'; did you mean 'memory'?"),
+        ("{kind: [cpu, memory]}", "load.kind: one kind per load: several loads are a list, load: [cpu, memory]"),
     ],
 )
 def test_each_load_of_a_list_is_checked(tmp_path: Path, load: str, message: str) -> None:

@@ -480,6 +480,8 @@ def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
     if isinstance(raw, str):
         raw = {"kind": raw}
     m = c.mapping(raw, key, set(keys.LOAD), {"kind"})
+    if isinstance(m["kind"], list):
+        raise c.fail(key + ("kind",), "one kind per load: several loads are a list, load: [cpu, memory]")
     if m["kind"] not in LOAD_KINDS:
         raise c.fail(
             key + ("kind",),
