@@ -1,28 +1,36 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""`rtgate check` on a synthetic 24 h, 64-thread rtgate-sampler result (goal: <= 0.3 s wall).
+"""`rtgate check --junit` on a synthetic 24 h rtgate-sampler result, 64 and 256 threads.
 
-    .venv/bin/python benchmarks/check_24h.py [--runs 5]
+    .venv/bin/python benchmarks/check_24h.py [--runs 5] [--baseline DIR] [--smoke]
+
+Goals: 24 h x 64 threads <= 0.15 s of CPU, memory <= 3x the JSON's size, 256 threads linear.
+Memory is the peak RSS above that of the same command on a 1-thread result (the interpreter,
+the imports and the code are the same: what is left grows with the data).
 
 The result has full-range histograms (a long tail into the log-linear buckets) and block maxima
-coarsened as the sampler does for 86400 one-second blocks; it is written once, then checked.
+coarsened as the sampler does for 86400 one-second blocks, and is self-consistent
+(sum and avg follow the histogram): rtgate check refuses a file that contradicts itself.
+--baseline DIR: another rtgate there (a copy of a revision's harness/ directory, run with
+PYTHONPATH=DIR), run alternately with this one and reported as ratios. --smoke: 4 threads, one run, seconds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from common import median, run_timed
 
 THRESHOLDS = """\
 platform: bench
 measurements:
   smp:
-    sampler: {duration: 24h, interval_us: 1000, threads: [{name: all, count: 64}]}
+    sampler: {duration: 24h, interval_us: 1000, threads: [{name: all, count: {threads}}]}
     gates:
       - {name: max, kind: max, limit_us: 100}
       - {name: p99.99, kind: percentile, percentile: 99.99, limit_us: 60}
@@ -30,6 +38,10 @@ measurements:
       - {name: avg, kind: avg, limit_us: 20}
       - {name: missed, kind: missed, max_count: 0}
 """
+
+
+def thresholds(threads: int) -> str:
+    return THRESHOLDS.replace("{threads}", str(threads))
 
 
 def bucket(v: int) -> tuple[int, int]:
@@ -57,19 +69,22 @@ def synthetic(path: Path, threads: int = 64, cycles: int = 86_400_000) -> None:
             left -= 1
         counts[(20, 21)] += left
         blocks = [rng.randint(40, 90) for _ in range(2700)]  # 86400 blocks coarsened 5 times
+        # rtgate check refuses a file that contradicts itself: sum and avg follow the histogram
+        # (each sample at its bucket's low edge, exact below 16384 where buckets are 1 us wide)
+        total = sum(lo * c for (lo, _), c in counts.items())
         out.append(
             {
                 "index": i,
                 "tid": 1000 + i,
                 "cpu": i,
                 "policy": "fifo",
-                "priority": 98,
+                "priority": 80,
                 "interval_us": 1000,
                 "cycles": cycles,
                 "min": 5,
                 "max": max(hi - 1 for _, hi in counts),
-                "avg": 21.5,
-                "sum": cycles * 21,
+                "avg": round(total / cycles, 2),
+                "sum": total,
                 "missed_periods": 0,
                 "overflows": 0,
                 "stop_reason": "duration",
@@ -99,7 +114,7 @@ def synthetic(path: Path, threads: int = 64, cycles: int = 86_400_000) -> None:
                 "cycles": cycles,
                 "min": 5,
                 "max": t["max"],
-                "avg": 21.5,
+                "avg": t["avg"],
                 "cpu": t["cpu"],
                 "node": 0,
             }
@@ -118,38 +133,56 @@ def synthetic(path: Path, threads: int = 64, cycles: int = 86_400_000) -> None:
     path.write_text(json.dumps(doc))
 
 
+def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """CPU s, wall s and peak RSS KiB of `rtgate ...argv` (exit 0, 1 or 3: a verdict)."""
+    wall, cpu, peak = run_timed([sys.executable, "-m", "rtgate", *argv], ok=(0, 1, 3), env=env)
+    return cpu, wall, peak
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--threads", default="64,256")
+    ap.add_argument("--baseline", metavar="DIR", help="another rtgate (pip install --target DIR), for ratios")
+    ap.add_argument("--smoke", action="store_true", help="seconds: that the script still runs (the suite runs this)")
     args = ap.parse_args()
+    if args.smoke:
+        args.runs, args.threads = 1, "4"
+    versions = {"this": dict(os.environ)}
+    if args.baseline:
+        versions["baseline"] = dict(os.environ, PYTHONPATH=os.path.abspath(args.baseline))
     with tempfile.TemporaryDirectory() as tmp:
-        res, spec = Path(tmp) / "r.json", Path(tmp) / "t.yaml"
-        synthetic(res)
-        spec.write_text(THRESHOLDS)
-        walls = []
-        for _ in range(args.runs):
-            start = time.monotonic()
-            r = subprocess.run(
-                [sys.executable, "-m", "rtgate", "check", "--junit", f"{tmp}/j.xml", str(spec), str(res)],
-                capture_output=True,
-                text=True,
-            )
-            walls.append(time.monotonic() - start)
-            if r.returncode not in (0, 1, 3):
-                sys.exit(r.stderr)
-        base = []
-        for _ in range(args.runs):  # interpreter start and imports alone, for comparison
-            start = time.monotonic()
-            subprocess.run([sys.executable, "-c", "import rtgate.cli"], check=True)
-            base.append(time.monotonic() - start)
-        size = res.stat().st_size / 1e6
-    walls.sort()
-    base.sort()
-    print(
-        f"rtgate check, 24 h x 64 threads ({size:.1f} MB JSON), {args.runs} runs: "
-        f"median {walls[len(walls) // 2]:.3f} s wall (best {walls[0]:.3f}); "
-        f"python start + imports alone: {base[len(base) // 2]:.3f} s"
-    )
+        for threads in (int(n) for n in args.threads.split(",")):
+            res, spec = Path(tmp) / f"r{threads}.json", Path(tmp) / f"t{threads}.yaml"
+            synthetic(res, threads)
+            spec.write_text(thresholds(threads))
+            size_kib = res.stat().st_size / 1024
+            check = ["check", "--junit", f"{tmp}/j.xml", str(spec), str(res)]
+            one, one_spec = Path(tmp) / "r1.json", Path(tmp) / "t1.yaml"  # the same imports and code
+            synthetic(one, 1)
+            one_spec.write_text(thresholds(1))
+            start = ["check", "--junit", f"{tmp}/j1.xml", str(one_spec), str(one)]
+            figures: dict[str, dict[str, list[float]]] = {v: {"cpu": [], "wall": [], "mem": []} for v in versions}
+            for i in range(args.runs):  # alternating: the machine's load hits both alike
+                for name, env in versions.items() if i % 2 == 0 else reversed(versions.items()):
+                    cpu, wall, peak = measure(check, env)
+                    _, _, base = measure(start, env)
+                    figures[name]["cpu"].append(cpu)
+                    figures[name]["wall"].append(wall)
+                    figures[name]["mem"].append(max(0, peak - base))
+            print(f"rtgate check --junit, 24 h x {threads} threads ({size_kib / 1024:.2f} MB JSON), {args.runs} runs:")
+            for name, f in figures.items():
+                cpu, mem = median(f["cpu"]), median(f["mem"])
+                print(
+                    f"  {name:8}  CPU {cpu:.3f} s  wall {median(f['wall']):.3f} s  "
+                    f"memory {mem / 1024:.1f} MiB = {mem / size_kib:.1f}x the JSON"
+                )
+            if "baseline" in figures:
+                b, t = figures["baseline"], figures["this"]
+                print(
+                    f"  this / baseline: CPU {median(t['cpu']) / median(b['cpu']):.2f}x, "
+                    f"memory {median(t['mem']) / max(1.0, median(b['mem'])):.2f}x"
+                )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 
@@ -23,14 +24,17 @@ def _vm_hwm_kib(pid: int) -> int:
     return 0
 
 
-def run_measured(argv: Sequence[str]) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds (user + system) and peak RSS in KiB of one child run.
+def run_measured(
+    argv: Sequence[str], ok: Sequence[int] = (0,), env: dict[str, str] | None = None
+) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS in KiB of one child run, which must
+    exit with one of `ok`.
 
     Peak RSS is the child's own VmHWM, polled: getrusage's ru_maxrss would carry over the
     high-water mark of the forking Python from before exec.
     """
     start = time.monotonic()
-    proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     peak = 0
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -39,10 +43,40 @@ def run_measured(argv: Sequence[str]) -> tuple[float, float, int]:
         peak = max(peak, _vm_hwm_kib(proc.pid))
         time.sleep(0.02)
     wall = time.monotonic() - start
-    if os.waitstatus_to_exitcode(status) != 0:
+    if os.waitstatus_to_exitcode(status) not in ok:
         err = proc.stderr.read().decode() if proc.stderr else ""
         sys.exit(f"{argv[0]} failed: {err}")
     return wall, usage.ru_utime + usage.ru_stime, peak
+
+
+def run_timed(
+    argv: Sequence[str], ok: Sequence[int] = (0,), env: dict[str, str] | None = None
+) -> tuple[float, float, int]:
+    """run_measured for short children (a CLI command): peak RSS from GNU time.
+
+    Polling VmHWM misses a child that lives 0.1 s, and the rusage of a child this Python forks
+    counts this Python's own pages; GNU time is a small process, so its child's maxrss is the
+    child's own. CPU comes from wait4() on GNU time (its waited-for child included), in
+    microseconds where GNU time prints hundredths.
+    """
+    gnu_time = need("/usr/bin/time", "apt-get install time")
+    with tempfile.NamedTemporaryFile("r") as out:
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            [gnu_time, "-q", "-o", out.name, "-f", "%x %M", *argv],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        assert proc.stderr is not None
+        err = proc.stderr.read().decode()
+        _, _, usage = os.wait4(proc.pid, 0)
+        proc.returncode = 0  # reaped here: keep Popen from waiting again
+        wall = time.monotonic() - start
+        figures = out.read().split()
+    if len(figures) != 2 or int(figures[0]) not in ok:
+        sys.exit(f"{argv[0]} failed ({' '.join(figures)}): {err}")
+    return wall, usage.ru_utime + usage.ru_stime, int(figures[1])
 
 
 def need(tool: str, hint: str) -> str:

@@ -18,7 +18,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=30)
+    ap.add_argument("--smoke", action="store_true", help="seconds: that the script still runs (the suite runs this)")
     args = ap.parse_args()
+    if args.smoke:
+        args.runs, args.seconds = 1, 1
     worst: dict[str, float] = {"max_us": 0, "p99_us": 0, "p99.9_us": 0, "over_1ms_pct": 0, "missed_pct": 0}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.runs):

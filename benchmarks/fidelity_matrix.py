@@ -88,7 +88,10 @@ def main() -> None:
     ap.add_argument("--threads", default="1,2,64")
     ap.add_argument("--intervals", default="50,200,1000")
     ap.add_argument("--sampler", help="rtgate-sampler (default: the one installed beside this Python)")
+    ap.add_argument("--smoke", action="store_true", help="seconds: that the script still runs (the suite runs this)")
     args = ap.parse_args()
+    if args.smoke:
+        args.rounds, args.seconds, args.threads, args.intervals = 1, 1, "1", "1000"
     if os.geteuid() != 0:
         sys.exit("run as root: SCHED_FIFO, mlockall and /dev/cpu_dma_latency")
     cyclictest = need("cyclictest", "apt-get install rt-tests")

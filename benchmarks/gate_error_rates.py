@@ -36,7 +36,10 @@ def main() -> int:
     ap.add_argument("--limit", type=float, default=0.001, help="the gate's allowed rate (default 0.001)")
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument("--smoke", action="store_true", help="seconds: that the script still runs (the suite runs this)")
     a = ap.parse_args()
+    if a.smoke:
+        a.runs = 20
     rng = np.random.default_rng(a.seed)
 
     @functools.cache

@@ -2,9 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """False alarms and detection of `rtgate history compare`, on synthetic and on real runs.
 
+    python benchmarks/history_power.py power [--reps 200]    (--smoke: in seconds)
     python benchmarks/history_power.py synthetic [--reps 200] [--runs 3,4,5,6,8]
     sudo python benchmarks/history_power.py live --record live.db [--triples 20] [--seconds 3]
     python benchmarks/history_power.py live --analyse live.db [--reps 200] [--runs 4,5,6,8]
+
+power: the table README quotes. Designs of 5, 10 and 20 runs per release (releases measured one
+after the other) and 5, 10 and 20 interleaved pairs; per design, the share of comparisons saying
+REGRESSION when every latency is x1.2 (detection), tested on max, on p99.9 and on the share of
+samples above the gate's threshold (ABOVE_US), each alone as the primary metric; and when the
+kernel is the same but the host drifts (interference level x1.0 -> x1.3 over the session): false
+alarms. --smoke: two sessions of the 5-run designs, in seconds.
 
 synthetic: releases of N runs each from tests/history_sim.py (heavy-tailed run-to-run host
 interference, per-run p99.9 spanning ~20x over 20 runs). "same" compares two releases of the same
@@ -32,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from history_live import injected_latency, measured_cpu, sampler_run  # noqa: E402
-from history_sim import synthetic_run  # noqa: E402
+from history_sim import host_state, latencies, run_result, synthetic_run  # noqa: E402
 from rtgate.history.compare import Settings, compare  # noqa: E402
 from rtgate.history.store import HistoryDB  # noqa: E402
 
@@ -40,6 +48,50 @@ from rtgate.history.store import HistoryDB  # noqa: E402
 def regression(db: HistoryDB, base: str, new: str, metrics: list[str], paired: bool = False) -> bool:
     out = compare(db, "p", "m", base, new, Settings(metrics=metrics), paired=paired)
     return any(c.decision == "regression" for c in out.comparisons)
+
+
+ABOVE_US = 60.0  # the gate threshold of the synthetic board: about its p99.9 on a quiet run
+DRIFT = 1.3  # host interference level at the end of the session, relative to its start
+
+
+def _session(rng: np.random.Generator, n: int, paired: bool, scale: float, drift: float, samples: int) -> HistoryDB:
+    """One session: n base and n new runs. Unpaired: all base runs, then all new runs; paired:
+    base/new interleaved in random order within each pair. The host drifts linearly over it."""
+    db = HistoryDB(":memory:")
+    if paired:
+        order = [(r, i) for i in range(n) for r in (("base", "new") if rng.random() < 0.5 else ("new", "base"))]
+    else:
+        order = [("base", i) for i in range(n)] + [("new", i) for i in range(n)]
+    for step, (release, i) in enumerate(order):
+        host = host_state(rng, 0.4) * (1 + (drift - 1) * step / max(1, len(order) - 1))
+        run = run_result([latencies(rng, samples, host, scale if release == "new" else 1.0) for _ in range(2)])
+        db.add_run(run, "p", "m", release, pair_id=f"p{i}" if paired else None)
+    return db
+
+
+def power(args: argparse.Namespace) -> None:
+    designs = [(n, paired) for paired in (False, True) for n in args.runs]
+    metrics = ["max", "p99.9", f"above_{ABOVE_US:g}"]
+    print(
+        f"power: {args.reps} sessions per cell, 2 threads x {args.samples} samples per run, alpha 0.05 one-sided; "
+        "share of comparisons that said REGRESSION"
+    )
+    print(f"{'design':>16} " + " ".join(f"{'x1.2 ' + m:>14}" for m in metrics) + f" {'false (drift)':>14}")
+    for n, paired in designs:
+        rng = np.random.default_rng(100 * n + paired)
+        det = dict.fromkeys(metrics, 0)
+        false = 0
+        for _ in range(args.reps):
+            with _session(rng, n, paired, 1.2, 1.0, args.samples) as db:
+                for m in metrics:
+                    det[m] += regression(db, "base", "new", [m], paired)
+            with _session(rng, n, paired, 1.0, DRIFT, args.samples) as db:
+                false += regression(db, "base", "new", metrics, paired)
+        name = f"{n} {'pairs' if paired else 'runs/release'}"
+        print(
+            f"{name:>16} " + " ".join(f"{det[m] / args.reps:>14.0%}" for m in metrics) + f" {false / args.reps:>14.0%}",
+            flush=True,
+        )
 
 
 def synthetic(args: argparse.Namespace) -> None:
@@ -66,7 +118,7 @@ def synthetic(args: argparse.Namespace) -> None:
 
 
 def record(args: argparse.Namespace) -> None:
-    from rtgate.runner import find_sampler
+    from rtgate.measure.runner import find_sampler
 
     sampler, cpu = find_sampler(), measured_cpu()
     rng = random.Random(args.seed)
@@ -134,12 +186,17 @@ def _copy(src: object, dst: object, pair_ids: list[str]) -> None:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="mode", required=True)
+    p.add_argument("--smoke", action="store_true", help="seconds: that the script still runs (the suite runs this)")
+    sub = p.add_subparsers(dest="mode")
+    pw = sub.add_parser("power")
+    pw.add_argument("--reps", type=int, default=200)
+    pw.add_argument("--samples", type=int, default=20000)
+    pw.add_argument("--runs", type=lambda x: [int(v) for v in x.split(",")], default=[5, 10, 20])
     s = sub.add_parser("synthetic")
     s.add_argument("--reps", type=int, default=200)
     s.add_argument("--samples", type=int, default=5000)
     s.add_argument("--runs", type=lambda x: [int(v) for v in x.split(",")], default=[3, 4, 5, 6, 8])
-    s.add_argument("--metrics", type=lambda x: x.split(","), default=["tail", "p99.9"])
+    s.add_argument("--metrics", type=lambda x: x.split(","), default=["max", "p99.9"])
     live = sub.add_parser("live")
     live.add_argument("--record", metavar="DB")
     live.add_argument("--analyse", metavar="DB")
@@ -152,8 +209,14 @@ def main() -> int:
     live.add_argument("--runs", type=lambda x: [int(v) for v in x.split(",")], default=[4, 5, 6, 8])
     live.add_argument("--metrics", type=lambda x: x.split(","), default=["tail", "p99.9"])
     args = p.parse_args()
+    if args.smoke:  # the power table, small: 2 sessions of the 5-run designs
+        args = p.parse_args(["power", "--reps", "2", "--samples", "2000", "--runs", "5"])
     start = time.monotonic()
-    if args.mode == "synthetic":
+    if args.mode is None:
+        p.error("give a mode: power, synthetic or live")
+    if args.mode == "power":
+        power(args)
+    elif args.mode == "synthetic":
         synthetic(args)
     elif args.record:
         record(args)

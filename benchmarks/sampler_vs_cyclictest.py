@@ -35,7 +35,10 @@ def main() -> None:
     ap.add_argument("--loops", type=int, default=20000)
     ap.add_argument("--interval", type=int, default=200)
     ap.add_argument("--sampler", help="rtgate-sampler (default: the one installed beside this Python)")
+    ap.add_argument("--smoke", action="store_true", help="seconds: that the script still runs (the suite runs this)")
     args = ap.parse_args()
+    if args.smoke:
+        args.pairs, args.loops = 1, 500
     cyclictest = need("cyclictest", "apt-get install rt-tests")
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
     from rtgate.measure.runner import find_sampler

@@ -4,30 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
-import traceback
-from pathlib import Path
 
 from rtgate import __version__
-from rtgate.commands import (
-    check,
-    doctor,
-    estimate,
-    export,
-    fuego,
-    history,
-    lab,
-    lava,
-    plot,
-    report,
-    run,
-    show,
-    validate,
-)
+from rtgate.commands import COMMANDS
 from rtgate.errors import RtgateError
-
-COMMANDS = (run, check, show, validate, doctor, history, plot, report, estimate, export, lava, lab, fuego)
 
 EXIT_USAGE = 2  # usage or input error: no verdict
 EXIT_INTERNAL = 2  # a bug in rtgate: no verdict either, never 0 (pass) or 1 (a gate failed)
@@ -40,7 +23,25 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"rtgate: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _chosen(argv: list[str]) -> str | None:
+    """The command named on the command line: the first word that is not an option.
+
+    The top-level options (-h, --version) take no value, so that word is the command.
+    """
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with `argv`, only the command it names is built in full (and imported).
+
+    Every other command gets a bare entry, so `rtgate --help` still lists them all and a
+    misspelt one is still refused by name; without `argv` (the man page), all are built.
+    """
     parser = _Parser(
         prog="rtgate",
         description="Real-time latency gates for kernel CI. Exit status: "
@@ -50,8 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rtgate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for command in COMMANDS:
-        command.register(sub)
+    chosen = _chosen(argv) if argv is not None else None
+    for name, helptext in COMMANDS.items():
+        if argv is None or name == chosen:
+            importlib.import_module(f"rtgate.commands.{name}").register(sub)
+        else:
+            sub.add_parser(name, help=helptext)
     return parser
 
 
@@ -60,7 +65,9 @@ def _one_line(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    if argv is None:
+        argv = sys.argv[1:]
+    args = build_parser(argv).parse_args(argv)
     try:
         return int(args.handler(args))
     except RtgateError as e:
@@ -72,10 +79,12 @@ def main(argv: list[str] | None = None) -> int:
         print("rtgate: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as e:
+        import traceback  # only here: a bug (and its imports) costs nothing on the way in
+
         if os.environ.get("RTGATE_DEBUG"):
             traceback.print_exc()
         where = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
-        at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
+        at = f" at {os.path.basename(where.filename)}:{where.lineno}" if where else ""
         print(
             f"rtgate: internal error (please report it, with RTGATE_DEBUG=1 for the traceback): "
             f"{type(e).__name__}{at}: {_one_line(str(e))[:300]}",

@@ -4,7 +4,9 @@ system, read-only over 9p, and run one shell script there. Test tooling, not shi
 
 The initramfs is tiny: busybox and the RT kernel's virtio/9p modules. Its init mounts the host's
 root read-only, puts tmpfs on /tmp and /run, proc, sysfs, devtmpfs and tracefs under it, mounts
-a second, writable 9p share (the "work" directory the caller gives) at /tmp/rtkernel, and runs
+a second, writable 9p share (the "work" directory the caller gives) at /tmp/rtkernel, mounts
+each read-only "share" the caller names at its own path again (a checkout or virtual environment
+under /tmp would otherwise be hidden by the guest's tmpfs), and runs
 `sh /tmp/rtkernel/run.sh` chrooted into the host's root: the guest thus has rtla, Python, the
 project's .venv and rtgate-sampler exactly as installed here, on the real PREEMPT_RT kernel.
 The script's output goes to work/guest.log, its exit status to work/guest.rc; then the guest
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -51,13 +54,30 @@ mkdir -p /host/tmp/rtkernel
 if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 work /host/tmp/rtkernel; then
   echo "{MARK} cannot mount the work directory over 9p"; poweroff -f
 fi
-echo "{MARK} running $(uname -r) $(cat /sys/kernel/realtime 2>/dev/null)"
+{{SHARES}}echo "{MARK} running $(uname -r) $(cat /sys/kernel/realtime 2>/dev/null)"
 chroot /host /bin/sh -c 'cd /tmp/rtkernel && exec /bin/sh ./run.sh' > /host/tmp/rtkernel/guest.log 2>&1
 echo $? > /host/tmp/rtkernel/guest.rc
 sync
 echo "{MARK} done rc=$(cat /host/tmp/rtkernel/guest.rc)"
 poweroff -f
 """
+
+
+def _share_mounts(shares: list[Path]) -> str:
+    """Init lines that mount share N (QEMU tag shareN) read-only at its own path under /host."""
+    lines = []
+    for i, path in enumerate(shares):
+        target = shlex.quote(f"/host{path}")
+        lines.append(
+            f"mkdir -p {target}; mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 share{i} {target}"
+            f' || {{ echo "{MARK} cannot mount {shlex.quote(str(path))} over 9p"; poweroff -f; }}'
+        )
+    return "".join(line + "\n" for line in lines)
+
+
+def _virtfs_path(path: Path) -> str:
+    """QEMU's option syntax doubles a comma inside a value."""
+    return str(path).replace(",", ",,")
 
 
 def rt_kernel() -> tuple[Path, str] | None:
@@ -103,7 +123,7 @@ def _decompress(src: Path, dst: Path) -> None:
         shutil.copy(src, dst)
 
 
-def build_initramfs(out: Path, release: str) -> Path:
+def build_initramfs(out: Path, release: str, shares: list[Path] | None = None) -> Path:
     root = out.parent / (out.name + ".root")
     shutil.rmtree(root, ignore_errors=True)
     for d in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "lib/modules"):
@@ -123,7 +143,7 @@ def build_initramfs(out: Path, release: str) -> Path:
         _decompress(Path("/lib/modules") / release / mod, root / "lib" / "modules" / name)
         names.append(name)
     (root / "lib" / "modules" / "load-order").write_text("".join(n + "\n" for n in names))
-    (root / "init").write_text(INIT)
+    (root / "init").write_text(INIT.replace("{SHARES}", _share_mounts(shares or [])))
     (root / "init").chmod(0o755)
     cpio = subprocess.run(
         ["sh", "-c", "find . | sort | cpio -o -H newc --quiet"], cwd=root, capture_output=True, check=True
@@ -135,9 +155,17 @@ def build_initramfs(out: Path, release: str) -> Path:
 
 
 def boot(
-    work: Path, timeout: float = 600, cpus: int = 2, memory_mb: int = 1536, kernel: tuple[Path, str] | None = None
+    work: Path,
+    timeout: float = 600,
+    cpus: int = 2,
+    memory_mb: int = 1536,
+    kernel: tuple[Path, str] | None = None,
+    shares: list[Path] | None = None,
 ) -> tuple[int | None, str, float]:
     """Boot the RT kernel, run work/run.sh in the guest; returns (script status or None, console, seconds).
+
+    `shares` (default: this Python's prefix, i.e. the project's virtual environment) are seen in the
+    guest at their own paths wherever they lie, /tmp included.
 
     TCG, not KVM: nested KVM hangs this kernel's early boot on our CI VMs. `-cpu max`: the host's
     Python packages (numpy) need x86-64-v2 instructions that TCG's default qemu64 CPU lacks."""
@@ -148,7 +176,8 @@ def boot(
     work = work.resolve()
     for stale in ("guest.rc", "guest.log"):
         (work / stale).unlink(missing_ok=True)
-    initrd = build_initramfs(work.parent / f"{work.name}-initrd.cpio.gz", release)
+    shares = [p.resolve() for p in (shares if shares is not None else [Path(sys.prefix)])]
+    initrd = build_initramfs(work.parent / f"{work.name}-initrd.cpio.gz", release, shares)
     argv = [
         "qemu-system-x86_64",
         "-accel",
@@ -174,8 +203,10 @@ def boot(
         "-virtfs",
         "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
         "-virtfs",
-        f"local,path={work},mount_tag=work,security_model=none",
+        f"local,path={_virtfs_path(work)},mount_tag=work,security_model=none",
     ]
+    for i, path in enumerate(shares):
+        argv += ["-virtfs", f"local,path={_virtfs_path(path)},mount_tag=share{i},security_model=none,readonly=on"]
     start = time.monotonic()
     try:
         proc = subprocess.run(

@@ -110,3 +110,16 @@ def test_cppcheck_the_sampler() -> None:
 def test_spdx_line_on_every_source_file() -> None:
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "spdx.py")], capture_output=True, text=True)
     assert r.returncode == 0, "no SPDX line in:\n" + r.stdout
+
+
+# Commits before this one predate the commit-msg hook; from here on every message follows CONTRIBUTING.rst.
+COMMIT_MSG_BASELINE = "edfcfb6"
+
+
+def test_commit_messages_since_the_hook() -> None:
+    known = subprocess.run(
+        ["git", "cat-file", "-e", f"{COMMIT_MSG_BASELINE}^{{commit}}"], cwd=ROOT, capture_output=True
+    )
+    if known.returncode != 0:
+        pytest.skip(f"history before {COMMIT_MSG_BASELINE} is not in this clone (shallow?)")
+    _run([sys.executable, str(ROOT / "scripts" / "commit_msg.py"), "--since", COMMIT_MSG_BASELINE])

@@ -97,9 +97,10 @@ def test_junit_read_back(tmp_path: Path) -> None:
 def test_junit_inconclusive_is_failure_or_skipped(tmp_path: Path) -> None:
     res = str(RT_TESTS / "ct-24-S-h300.json")
     t = str(write(tmp_path, SMP.format(max=1000, rate="0.1%").replace("above_us: 100", "above_us: 900")))
-    for allow, kind in ((False, Failure), (True, Skipped)):
+    for allow, kind, status in ((False, Failure, 3), (True, Skipped, 0)):
         junit = tmp_path / f"j{allow}.xml"
-        rtgate("check", *(["--allow-inconclusive"] if allow else []), "--junit", str(junit), t, res)
+        r = rtgate("check", *(["--allow-inconclusive"] if allow else []), "--junit", str(junit), t, res)
+        assert r.returncode == status, r.stdout + r.stderr
         case = next(c for s in JUnitXml.fromfile(str(junit)) for c in s if c.name == "over-100[cpu0]")
         assert isinstance(case.result[0], kind)
         assert case.result[0].message.startswith("INCONCLUSIVE: 4 of 5004 samples above 900 us or missed")
@@ -133,10 +134,19 @@ def test_zero_cycles_is_an_error_verdict(tmp_path: Path) -> None:
 
 
 def test_show_every_format() -> None:
+    """Each thread's row shows the parser's own figures for that file: index, cycles and max."""
+    from rtgate.parsers import load_results
+
     for name in ("ct-24-S-h300.json", "ct-24-S-h300.hist", "ct-new-live.stdout", "ct-24-verbose.stdout"):
         r = rtgate("show", str(RT_TESTS / name))
         assert r.returncode == 0, r.stderr
         assert "THREAD" in r.stdout and name in r.stdout
+        rows = [line.split() for line in r.stdout.splitlines()[2:] if line.strip()]
+        threads = load_results(RT_TESTS / name).threads
+        assert len(rows) == len(threads), r.stdout
+        for row, thread in zip(rows, threads):
+            assert int(row[0]) == thread.index and int(row[3]) == thread.cycles, (row, thread)
+            assert thread.max is not None and float(row[6]) == thread.max, (row, thread)
 
 
 def test_validate_shipped() -> None:

@@ -73,7 +73,7 @@ def test_no_flapping_on_noise_and_a_heavier_tail_is_caught(tmp_path: Path) -> No
         false = 0
         for base, new in itertools.pairwise(releases):
             decisions = {c.decision for c in compare_releases(db, "board", "smp", base, new, settings)}
-            assert "not enough runs" not in decisions
+            assert "not enough data" not in decisions
             false += "regression" in decisions
         assert false <= 1, f"{false} of 20 same-distribution pairs flagged as regressions (> 5 %)"
         heavy = compare_releases(db, "board", "smp", releases[-1], "6.12-rt-heavy", settings)
@@ -92,8 +92,10 @@ def test_too_few_runs_is_said(tmp_path: Path) -> None:
             for _ in range(n):
                 db.add_run(synthetic_run(rng, 1.0, 2000), "board", "smp", release)
         results = compare_releases(db, "board", "smp", "a", "b", Settings())
-    assert {c.decision for c in results} == {"not enough runs"}
+    assert {c.decision for c in results} == {"not enough data"}
     assert "at least 3" in results[0].evidence
+    # What would decide it is said: the runs needed, and a change with its interval.
+    assert all(c.change is not None and c.interval is not None for c in results)
 
 
 WRITER = """
@@ -167,6 +169,7 @@ def test_cli_add_compare_trend_with_real_results(tmp_path: Path) -> None:
                 "vm",
                 "--kernel-release",
                 release,
+                "--force-label",
                 "--tag",
                 "ci",
                 "--meta",
@@ -178,16 +181,18 @@ def test_cli_add_compare_trend_with_real_results(tmp_path: Path) -> None:
     r = rtgate(
         "history", "compare", "--platform", "vm", "--base", "6.1", "--new", "6.2", "--json", "c.json", cwd=tmp_path
     )
-    assert r.returncode == 0, r.stdout + r.stderr  # the same runs: no change
+    assert r.returncode == 0, r.stdout + r.stderr  # the same runs: nothing detected, and never "no change"
+    assert "NO CHANGE" not in r.stdout.replace("NO DETECTABLE CHANGE", "")
     doc = json.loads((tmp_path / "c.json").read_text())
-    assert doc["comparisons"] and all(c["decision"] == "no change" for c in doc["comparisons"])
+    assert doc["comparisons"] and all(c["decision"] == "no detectable change" for c in doc["comparisons"])
+    assert all(c["change"] == 0 and c["detectable"] is not None for c in doc["comparisons"])
     r = rtgate("history", "trend", "--platform", "vm", "--metric", "max", "--plot", "trend.png", cwd=tmp_path)
     assert r.returncode == 0 and "6.1" in r.stdout and "6.2" in r.stdout
     import matplotlib.image as mpimg
 
     assert mpimg.imread(str(tmp_path / "trend.png")).shape[1] > 400
     r = rtgate("history", "compare", "--platform", "vm", "--base", "6.1", "--new", "7.0", cwd=tmp_path)
-    assert r.returncode == 3 and "NOT ENOUGH RUNS" in r.stdout
+    assert r.returncode == 3 and "NOT ENOUGH DATA" in r.stdout
     r = rtgate("history", "add", "--platform", "vm", str(RT_TESTS / "ct-24-verbose.stdout"), cwd=tmp_path)
     assert r.returncode == 2 and "kernel release" in r.stderr
 
@@ -219,4 +224,4 @@ def test_run_adds_to_the_history(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     # Two runs each: no exact test can reach alpha, and compare says so instead of "no change".
-    assert r.returncode == 3 and "above_1e+06" in r.stdout and "add runs" in r.stdout, r.stdout
+    assert r.returncode == 3 and "NOT ENOUGH DATA" in r.stdout and "can be below 0.167" in r.stdout, r.stdout

@@ -135,6 +135,7 @@ def test_cli_on_postgres_matches_sqlite(pg_url: str, tmp_path: Path) -> None:
                     "vm",
                     "--kernel-release",
                     release,
+                    "--force-label",
                     "--pair-id",
                     name + release[-1],
                     f"smp={RT_TESTS / name}",

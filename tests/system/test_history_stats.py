@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from history_sim import run_result, synthetic_run
-from rtgate.history.compare import Settings, compare
+from rtgate.history.compare import Settings, compare, summary
 from rtgate.history.stats import Interval, gehan_scores, paired_max_test, two_sample_max_test
 from rtgate.history.store import HistoryDB
 from rtgate.history.tail import exceedances, thresholds
@@ -72,7 +72,7 @@ def _rates(n_runs: int, scale: float, reps: int, seed: int, tail_only: bool = Fa
             for _ in range(n_runs):
                 db.add_run(synthetic_run(rng, samples=3000), "p", "m", "base")
                 db.add_run(synthetic_run(rng, scale, 3000, tail_only=tail_only), "p", "m", "new")
-            out = compare(db, "p", "m", "base", "new", Settings())
+            out = compare(db, "p", "m", "base", "new", Settings(metrics=["tail"]))  # every sample counted
             hits += any(c.decision == "regression" for c in out.comparisons)
     return hits / reps
 
@@ -195,15 +195,15 @@ def test_paired_comparison_cancels_host_drift(tmp_path: Path) -> None:
                 run = run_result([_lat(rng, host, scale) for _ in range(2)])
                 db.add_run(run, "b", "m", release, pair_id=f"p{i}")
         db.add_run(run_result([_lat(rng, 1.0, 1.0)]), "b", "m", "slow")  # unpaired: said, not used
-        slow = compare(db, "b", "m", "base", "slow", Settings(), paired=True)
-        same = compare(db, "b", "m", "base", "same", Settings(), paired=True)
+        slow = compare(db, "b", "m", "base", "slow", Settings(metrics=["tail"]), paired=True)
+        same = compare(db, "b", "m", "base", "same", Settings(metrics=["tail"]), paired=True)
         figures = compare(db, "b", "m", "base", "slow", Settings(metrics=["p99.9"]), paired=True)
-    assert slow.comparisons[0].decision == "regression", slow.comparisons[0].evidence
-    assert "8 pairs" in slow.comparisons[0].evidence
+    assert slow.comparisons[0].decision == "regression", summary(slow.comparisons[0])
+    assert "8 pairs" in summary(slow.comparisons[0])
     assert any("without a partner" in n for n in slow.notes)
-    assert same.comparisons[0].decision == "no change", same.comparisons[0].evidence
+    assert same.comparisons[0].decision == "no detectable change", summary(same.comparisons[0])
     worst = next(c for c in figures.comparisons if c.thread == "worst")
-    assert len(worst.new) == 8 and "over 8 pairs" in worst.evidence and worst.p_worse is not None
+    assert len(worst.new) == 8 and "8 pairs" in summary(worst) and worst.p_worse is not None
 
 
 def _lat(rng: np.random.Generator, host: float, scale: float) -> np.ndarray:
@@ -238,4 +238,4 @@ def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
         runs = db.runs("b", "m", "r")
         assert runs[0].pair_id is None and runs[0].fingerprint["load_per_cpu"] == 0.25
         assert db.threads("b", "m", "r")[0].histogram == [[5, 6, 9], ["overflow", 100, 1]]
-        assert db.db.execute("SELECT version FROM schema").fetchone()[0] == 2
+        assert db.db.execute("SELECT version FROM schema").fetchone()[0] == 3

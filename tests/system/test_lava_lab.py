@@ -44,6 +44,24 @@ def test_dry_run_renders_every_board(tmp_path: Path) -> None:
     assert "rtgate lab: a: qemu" in r.stdout and "rtgate lab: b: qemu" in r.stdout
 
 
+def test_each_board_job_carries_its_own_options(tmp_path: Path) -> None:
+    """A board's own device, tags and duration reach its job; the defaults fill the rest."""
+    from rtgate.lava.job import render_job
+    from rtgate.lava.lab import load_lab
+
+    lab = load_lab(write_lab(tmp_path, BOARDS))
+    jobs = {b.name: yaml.safe_load(render_job(b.thresholds, b.options)) for b in lab.boards}
+    assert sorted(jobs) == ["a", "b"]
+    assert jobs["a"]["tags"] == ["qemu-01"] and jobs["b"]["tags"] == ["rack-2"]
+    assert {j["device_type"] for j in jobs.values()} == {"qemu"}
+    assert jobs["a"]["job_name"].endswith(" a") and jobs["b"]["job_name"].endswith(" b")
+    # b measures 30 s per measurement, a the file's durations: b's job is the shorter one
+    test_minutes = {
+        n: next(a["test"]["timeout"]["minutes"] for a in j["actions"] if "test" in a) for n, j in jobs.items()
+    }
+    assert test_minutes["b"] < test_minutes["a"], test_minutes
+
+
 @pytest.mark.parametrize(
     "doc,message",
     [

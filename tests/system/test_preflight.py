@@ -65,7 +65,11 @@ def _warnings_here(tmp_path: Path) -> list[Any]:
 # ---------------------------------------------------------------- every check has an id
 
 
-@pytest.mark.parametrize("root", [Path("/"), SYSTEMS / "rt-arm64", SYSTEMS / "nonrt-x86-vm"], ids=str)
+@pytest.mark.parametrize(
+    "root",
+    [Path("/"), SYSTEMS / "rt-arm64", SYSTEMS / "nonrt-x86-vm"],
+    ids=["this-machine", "rt-arm64", "nonrt-x86-vm"],
+)
 def test_every_check_has_a_documented_id(root: Path) -> None:
     env = capture(root)
     require = {"preempt_rt": True, "governor": "performance", "rt_throttling_off": True, "isolated_cpus": True}

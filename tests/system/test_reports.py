@@ -11,11 +11,13 @@ import random
 import shutil
 import subprocess
 import sys
+from datetime import timezone
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import pytest
 
-from conftest import RT_OPTS, RT_TESTS
+from conftest import RT_OPTS, RT_TESTS, junit_figures
 from rtgate.core.thresholds import load_thresholds
 from rtgate.parsers import load_results
 from rtgate.reports.evt import estimate
@@ -56,7 +58,6 @@ def sampler_json(sampler: str, tmp_path_factory: pytest.TempPathFactory) -> Path
 
 
 def test_kcidb_export_validates(tmp_path: Path, spec: Path, sampler_json: Path) -> None:
-    kcidb_io = pytest.importorskip("kcidb_io")
     out = tmp_path / "k.json"
     r = rtgate(
         "export",
@@ -74,7 +75,7 @@ def test_kcidb_export_validates(tmp_path: Path, spec: Path, sampler_json: Path) 
     )
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
-    kcidb_io.schema.V5_3.validate(doc)
+    validate_kcidb(doc)
     assert len({t["id"] for t in doc["tests"]}) == len(doc["tests"])
     r = rtgate(
         "export",
@@ -88,7 +89,7 @@ def test_kcidb_export_validates(tmp_path: Path, spec: Path, sampler_json: Path) 
         cwd=tmp_path,
     )
     doc = json.loads(out.read_text())
-    kcidb_io.schema.V5_3.validate(doc)
+    validate_kcidb(doc)
     tests = {t["path"]: t for t in doc["tests"]}
     gate = tests["rt-tests.rtgate.smp.max.t0"]
     assert gate["status"] == "FAIL" and gate["number"] == {
@@ -103,6 +104,90 @@ def test_kcidb_export_validates(tmp_path: Path, spec: Path, sampler_json: Path) 
     assert (
         rtgate("export", "kcidb", str(spec), str(sampler_json), "--build-id", "nocolon", cwd=tmp_path).returncode == 2
     )
+
+
+def validate_kcidb(doc: dict) -> None:  # type: ignore[type-arg]
+    """As the newest kcidb-io installed (the test extra asks for it) validates, after upgrading to its schema."""
+    kcidb_io = pytest.importorskip("kcidb_io")
+    kcidb_io.schema.V5_3.validate(doc)
+    kcidb_io.schema.LATEST.validate(kcidb_io.schema.LATEST.upgrade(doc))
+
+
+def _kcidb(tmp_path: Path, thresholds: Path, *results: Path, build: str = "rtgate:build-1") -> list[dict]:  # type: ignore[type-arg]
+    out = tmp_path / "k.json"
+    r = rtgate(
+        "export", "kcidb", str(thresholds), *map(str, results), "--build-id", build, "-o", str(out), cwd=tmp_path
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    validate_kcidb(doc)
+    return doc["tests"]  # type: ignore[no-any-return]
+
+
+def test_kcidb_ids_never_merge_boards_reruns_or_threshold_files(tmp_path: Path, spec: Path, sampler_json: Path) -> None:
+    """KernelCI merges tests with equal ids: two boards, two re-runs of one build and two threshold files on the
+    same results are all different test runs; the same results exported again are the same one."""
+    board_a = RT_TESTS / "ct-new-t2-H200.json"
+    doc = json.loads(board_a.read_text())
+    doc["start_time"] = "Mon, 23 Nov 2026 14:00:00 +0000"  # a re-run with the same figures: only its start differs
+    rerun = tmp_path / "rerun.json"
+    rerun.write_text(json.dumps(doc))
+    other = tmp_path / "other.yaml"
+    other.write_text(SPEC.replace("limit_us: 500", "limit_us: 600"))
+    exports = [
+        _kcidb(tmp_path, spec, board_a),
+        _kcidb(tmp_path, spec, sampler_json),  # another board: this machine
+        _kcidb(tmp_path, spec, rerun),
+        _kcidb(tmp_path, other, board_a),
+    ]
+    ids = [t["id"] for tests in exports for t in tests]
+    assert len(ids) == len(set(ids)), "two exports share a test id"
+    copy = tmp_path / "copy.json"
+    copy.write_text(board_a.read_text())
+    assert [t["id"] for t in _kcidb(tmp_path, spec, copy)] == [t["id"] for t in exports[0]]  # stable
+    assert [t["id"] for t in _kcidb(tmp_path, spec, board_a, build="rtgate:build-2")] != [t["id"] for t in exports[0]]
+    # start_time is the measurement's (the results' own), the same in every export of them
+    started = parsedate_to_datetime(json.loads(board_a.read_text())["start_time"]).astimezone(timezone.utc)
+    assert {t["start_time"] for t in exports[0]} == {started.isoformat()}
+    assert {t["start_time"] for t in exports[2]} == {"2026-11-23T14:00:00+00:00"}
+    assert all(t["duration"] > 0 for tests in exports for t in tests)
+
+
+def test_ranges_stay_ranges(tmp_path: Path) -> None:
+    """cyclictest -h 15: p99 and p99.9 lie between 15 us (where the overflow starts) and 721 us (the max): KCIDB,
+    SQUAD, JUnit, verdicts JSON and HTML say that range, and none of them a point."""
+    spec = tmp_path / "t.yaml"
+    spec.write_text(
+        "platform: r\nmeasurements:\n  app:\n"
+        "    sampler: {interval_us: 1000, duration: 4s, priority: 99, threads: [{name: all, count: 1}]}\n"
+        "    gates:\n      - {name: p99, kind: percentile, percentile: 99, limit_us: 1000}\n"
+    )
+    results = RT_TESTS / "ct-24-t1-h15.json"
+    tests = {t["path"]: t for t in _kcidb(tmp_path, spec, results)}
+    for path in ("rt-tests.rtgate.app.p99.cpu0", "rt-tests.rtgate.app.cpu0.p99", "rt-tests.rtgate.app.cpu0.p99_9"):
+        assert "number" not in tests[path], path
+        span = tests[path]["misc"]["range"]
+        assert (span["low"], span["high"], span["unit"]) == (pytest.approx(15e-6), pytest.approx(721e-6), "s")
+    assert tests["rt-tests.rtgate.app.cpu0.max"]["number"]["value"] == pytest.approx(721e-6)  # a point stays one
+
+    r = rtgate("export", "squad", str(spec), str(results), "-o", "sq", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    metrics = json.loads((tmp_path / "sq" / "metrics.json").read_text())
+    assert not [k for k in metrics if "p99" in k] and metrics["rtgate/r/app/cpu0-max"]["value"] == 721.0
+    log = (tmp_path / "sq" / "log.txt").read_text()
+    assert "rtgate/r/app/p99-cpu0: 15..721 us: only a range is known" in log and "cpu0-p99.9: 15..721 us" in log
+    squad_tests = json.loads((tmp_path / "sq" / "tests.json").read_text())
+    assert "15..721 us" in squad_tests["rtgate/r/app/p99-cpu0"]["log"]
+
+    r = rtgate("check", str(spec), str(results), "--junit", "j.xml", "--json", "v.json", cwd=tmp_path)
+    figures = junit_figures(tmp_path / "j.xml")["p99[cpu0]"]
+    assert "value" not in figures and (figures["value_low"], figures["value_high"]) == ("15.0", "721.0")
+    (verdict,) = json.loads((tmp_path / "v.json").read_text())["verdicts"]
+    assert verdict["value_range"] == [15.0, 721.0]
+
+    r = rtgate("report", str(spec), str(results), "-o", "r.html", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "<td>15..721 us</td>" in (tmp_path / "r.html").read_text()
 
 
 def _block_maxima(rng: random.Random, blocks: int, m: int) -> list[float]:
@@ -214,6 +299,7 @@ def test_html_report_renders_in_chromium(tmp_path: Path, spec: Path, sampler_jso
                 str(spec),
                 "--kernel-release",
                 release,
+                "--force-label",
                 str(sampler_json),
                 cwd=tmp_path,
             ).returncode

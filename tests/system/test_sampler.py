@@ -258,12 +258,31 @@ def test_verbose_prints_every_sample(sampler: str) -> None:
     assert [int(s.split(":")[1]) for s in samples] == list(range(len(samples)))
 
 
-def test_posix_timers_and_relative_modes_measure(sampler: str) -> None:
-    for extra in (["-x"], ["-r"], ["-x", "-r"], ["-N"], ["-c", "1"], ["--secaligned"], ["-A", "100", "-t", "2"]):
-        r = run_tool([sampler, *RT_OPTS, "-i", "1000", "-l", "50", "-q", *extra])
-        assert r.returncode == 0, (extra, r.stderr)
-        counts = [int(m) for m in re.findall(r"C:\s+(\d+) ", r.stdout)]
-        assert counts and 0 < counts[0] <= 50 and max(counts) <= 50, (extra, r.stdout)
+# Each mode option, and what the results record it did: an option read and then ignored fails here.
+MODES = [
+    (["-x"], {"timer": "posix_timers", "relative": False, "clock": "monotonic", "unit": "us"}),
+    (["-r"], {"timer": "clock_nanosleep", "relative": True, "clock": "monotonic"}),
+    (["-x", "-r"], {"timer": "posix_timers", "relative": True}),
+    (["-N"], {"unit": "ns"}),
+    (["-c", "1"], {"clock": "realtime", "timer": "clock_nanosleep"}),
+    (["--secaligned"], {"timer": "clock_nanosleep", "relative": False}),
+    (["-A", "100", "-t", "2"], {"timer": "clock_nanosleep"}),
+]
+
+
+@pytest.mark.parametrize("extra,recorded", MODES, ids=[" ".join(m[0]) for m in MODES])
+def test_posix_timers_and_relative_modes_measure(
+    sampler: str, tmp_path: Path, extra: list[str], recorded: dict
+) -> None:
+    out = tmp_path / "r.json"
+    r = run_tool([sampler, *RT_OPTS, "-i", "1000", "-l", "50", "-q", f"--json={out}", *extra])
+    assert r.returncode == 0, (extra, r.stderr)
+    counts = [int(m) for m in re.findall(r"C:\s+(\d+) ", r.stdout)]
+    assert counts and 0 < counts[0] <= 50 and max(counts) <= 50, (extra, r.stdout)
+    doc = json.loads(out.read_text())
+    assert {k: doc["rtgate"][k] for k in recorded} == recorded
+    if "-N" in extra:
+        assert doc["resolution_in_ns"] == 1
 
 
 def test_sigusr1_prints_status_to_stderr(sampler: str) -> None:

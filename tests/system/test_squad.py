@@ -214,6 +214,81 @@ def test_squad_takes_the_export(squad: Squad, tmp_path: Path) -> None:
     assert metadata["board"] == "qemu-x86" and metadata["platform"] == "squad-lab"
 
 
+def test_squad_shows_a_range_in_its_log_not_as_a_metric(squad: Squad, tmp_path: Path) -> None:
+    """cyclictest -h 15: p99 lies between 15 us and the 721 us max. SQUAD gets no p99 metric (a metric is a
+    number) and its test run log and the gate's test log say the range."""
+    spec = tmp_path / "t.yaml"
+    spec.write_text(
+        "platform: r\nmeasurements:\n  app:\n"
+        "    sampler: {interval_us: 1000, duration: 4s, priority: 99, threads: [{name: all, count: 1}]}\n"
+        "    gates:\n      - {name: p99, kind: percentile, percentile: 99, limit_us: 1000}\n"
+    )
+    where = ["--group", "lab", "--project", "rt", "--build", "range", "--environment", "qemu"]
+    r = subprocess.run(
+        [sys.executable, "-m", "rtgate", "export", "squad", str(spec), str(RT_TESTS / "ct-24-t1-h15.json"), *where],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "SQUAD_TOKEN": squad.token, "SQUAD_HOST": squad.url},  # the server from $SQUAD_HOST
+    )
+    assert r.returncode == 0, r.stderr
+    testrun = r.stdout.split("test run ")[1].split(":")[0]
+    metrics = {m["short_name"]: m["result"] for m in squad.all(f"/api/testruns/{testrun}/metrics/")}
+    assert metrics["cpu0-max"] == 721.0 and not [name for name in metrics if "p99" in name]
+    request = urllib.request.Request(
+        f"{squad.url}/api/testruns/{testrun}/log_file/", headers={"Auth-Token": squad.token}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        log = response.read().decode()
+    assert "p99-cpu0: 15..721 us: only a range is known" in log and "cpu0-p99: 15..721 us" in log
+    (test,) = squad.all(f"/api/testruns/{testrun}/tests/")
+    assert "15..721 us" in test["log"]
+
+
+def test_offline_export_ignores_squad_host(tmp_path: Path) -> None:
+    """$SQUAD_HOST alone (no SQUAD group, project, build, environment) never turns -o or stdout into a submission."""
+    spec = tmp_path / "t.yaml"
+    spec.write_text(THRESHOLDS)
+    args = [sys.executable, "-m", "rtgate", "export", "squad", str(spec), str(RT_TESTS / "ct-new-t2-H200.json")]
+    env = {**os.environ, "SQUAD_HOST": "http://127.0.0.1:9", "SQUAD_TOKEN": ""}
+    r = subprocess.run([*args, "-o", str(tmp_path / "out")], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    assert set(json.loads((tmp_path / "out" / "tests.json").read_text())) >= {"rtgate/squad-lab/app/max-t0"}
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "rtgate/squad-lab/app/max-t0" in json.loads(r.stdout)["tests"]
+
+
+def test_exports_accept_the_setup_as_check_does(tmp_path: Path) -> None:
+    """two-thread-example asks -i 1000 on pinned CPUs; ct-new-t2-H200 was measured -i 500 unpinned: every gate is
+    ERROR unless the difference is accepted, and then check, KCIDB and SQUAD give the gates' own verdicts."""
+    spec = str(ROOT / "thresholds" / "two-thread-example.yaml")
+    results = str(RT_TESTS / "ct-new-t2-H200.json")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=tmp_path)
+
+    statuses = {}
+    for accept in ([], ["--accept-setup", "all"]):
+        run("check", spec, results, "--json", "v.json", *accept)
+        verdicts = json.loads((tmp_path / "v.json").read_text())["verdicts"]
+        check = {f"{v['gate']}-{v['thread']}": v["status"] for v in verdicts}
+        r = run("export", "kcidb", spec, results, "--build-id", "rtgate:b", *accept)
+        assert r.returncode == 0, r.stderr
+        gates = [t for t in json.loads(r.stdout)["tests"] if t["status"] != "DONE"]
+        kcidb = {"-".join(t["path"].split(".")[-2:]): t["status"] for t in gates}
+        r = run("export", "squad", spec, results, *accept)
+        assert r.returncode == 0, r.stderr
+        squad = {name.split("/")[-1]: t["result"] for name, t in json.loads(r.stdout)["tests"].items()}
+        assert kcidb == {
+            k: "ERROR" if s == "INCONCLUSIVE" else s for k, s in check.items()
+        }  # KCIDB has no INCONCLUSIVE
+        assert squad == {k: "pass" if s == "PASS" else "fail" for k, s in check.items()}
+        statuses[bool(accept)] = check
+    assert set(statuses[False].values()) == {"ERROR"}
+    assert statuses[True]["a-max-A-t0"] == "FAIL"  # its max of 1547 us is over 80 us
+
+
 def test_squad_refusal_is_a_clean_error(squad: Squad, tmp_path: Path) -> None:
     spec = tmp_path / "t.yaml"
     spec.write_text(THRESHOLDS)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -56,12 +57,12 @@ measurements:
 
 SCRIPT = """\
 PY={python}
-$PY -m rtgate doctor spec.yaml > doctor.txt 2>&1; echo $? > doctor.rc
-$PY -m rtgate run spec.yaml --output-dir out --json verdicts.json --measurement sampler --measurement kernel \
+"$PY" -m rtgate doctor spec.yaml > doctor.txt 2>&1; echo $? > doctor.rc
+"$PY" -m rtgate run spec.yaml --output-dir out --json verdicts.json --measurement sampler --measurement kernel \
   --measurement stop > run.txt 2>&1; echo $? > run.rc
 # Stop a 2-minute timerlat run a few seconds after rtla started: what was measured is judged.
 # (SIGTERM: a background job of a script has SIGINT ignored, and rtgate keeps it so.)
-$PY -m rtgate run spec.yaml --output-dir out-int --json int.json --measurement long > int.txt 2>&1 &
+"$PY" -m rtgate run spec.yaml --output-dir out-int --json int.json --measurement long > int.txt 2>&1 &
 pid=$!
 i=0; while [ $i -lt 300 ] && ! pgrep -x rtla > /dev/null; do sleep 1; i=$((i + 1)); done
 sleep 5; kill -TERM $pid
@@ -97,7 +98,8 @@ def guest_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     work = tmp_path_factory.mktemp("rtkernel") / "work"
     work.mkdir()
     (work / "spec.yaml").write_text(SPEC)
-    (work / "run.sh").write_text(SCRIPT.format(python=sys.executable))
+    # Quoted: the checkout may lie under a path with blanks.
+    (work / "run.sh").write_text(SCRIPT.format(python=shlex.quote(sys.executable)))
     status, console, seconds = boot(work, timeout=600, kernel=kernel)
     log = (work / "guest.log").read_text(errors="replace") if (work / "guest.log").is_file() else ""
     assert status == 0, f"guest script status {status} after {seconds:.0f} s\n{console[-3000:]}\n{log[-3000:]}"

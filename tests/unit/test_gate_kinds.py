@@ -137,7 +137,7 @@ def test_every_report_takes_the_unit_from_the_verdict(name: str, tmp_path: Path)
     run = RunResult(source="x", format="rtgate-json", unit="us", threads=[t])
     (v,) = evaluate(tf.measurements["m"], run)
     assert v.value is not None and v.unit == unit and limit_text(v) == limit
-    (test,) = [x for x in kcidb_document("o", "o:1", "t", "m", run, [v], 0)["tests"] if x["path"].endswith(".g.cpu0")]
+    (test,) = [x for x in kcidb_document("o", "o:1", "t", "m", run, [v])["tests"] if x["path"].endswith(".g.cpu0")]
     assert test["number"]["unit"] == {"us": "s", "%": "%", "periods": "periods"}[unit]
     _, metrics = squad_documents("t", [("m", run, [v])])
     assert metrics["rtgate/t/m/g-cpu0"]["unit"] == unit

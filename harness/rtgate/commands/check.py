@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import argparse
 
+from rtgate.commands import add_command
 from rtgate.commands.common import add_report_options, report
-from rtgate.commands.results_args import map_results
+from rtgate.commands.results_args import add_accept_setup, map_results
 from rtgate.core.gates import Verdict
-from rtgate.core.setup import ASPECTS, evaluate_measured, parse_accept
+from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.thresholds import load_thresholds
 from rtgate.parsers import FORMATS
+from rtgate.reports.duration import measured_seconds
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("check", help="evaluate results files against a threshold file")
+    p = add_command(sub, "check")
     p.add_argument("thresholds", metavar="THRESHOLDS")
     p.add_argument(
         "results",
@@ -29,13 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=None,
         help="unit of text formats (default us); refused when the results state another",
     )
-    p.add_argument(
-        "--accept-setup",
-        metavar="LIST",
-        default="",
-        help="accept these differences between how the results were measured and how the "
-        f"thresholds ask ({', '.join(ASPECTS)}, or all); every report shows them",
-    )
+    add_accept_setup(p)
     add_report_options(p)
     p.set_defaults(handler=handle)
 
@@ -48,5 +44,6 @@ def handle(args: argparse.Namespace) -> int:
     mapped = map_results(tf, args.results, args.format, args.unit)
     for name, run in mapped:
         verdicts.extend(evaluate_measured(tf.measurements[name], run, accept))
-        durations[name] = durations.get(name, 0.0) + (run.elapsed_s or 0.0)
+        seconds = measured_seconds(run, tf.measurements[name].sampler.interval_us) or 0.0
+        durations[name] = durations.get(name, 0.0) + seconds
     return report(tf, verdicts, args, durations, runs=mapped)

@@ -12,7 +12,6 @@ from rtgate.core.thresholds import ThresholdFile, parse_duration
 from rtgate.errors import RtgateError
 from rtgate.reports.described import describe_runs, environment_document, header_lines
 from rtgate.reports.text import summary_table
-from rtgate.reports.verdicts_json import verdicts_document, write_json
 
 
 def add_report_options(p: argparse.ArgumentParser) -> None:
@@ -60,6 +59,8 @@ def report(
 
             write_junit(args.junit, build_junit(tf.platform, verdicts, summary, allow, durations, described))
         if args.json:
+            from rtgate.reports.verdicts_json import verdicts_document, write_json  # and safe_io's tempfile
+
             write_json(
                 args.json,
                 verdicts_document(tf.platform, tf.files, verdicts, allow, extra, environment_document(described)),

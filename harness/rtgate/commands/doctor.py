@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from rtgate.commands import add_command
 from rtgate.core.thread_plan import ThreadPlan, plan_here
 from rtgate.core.thresholds import load_thresholds
 from rtgate.measure.environment import capture
@@ -16,7 +17,7 @@ from rtgate.measure.preflight import system_checks
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("doctor", help="check this system before measuring")
+    p = add_command(sub, "doctor")
     p.add_argument("thresholds", nargs="?", metavar="THRESHOLDS", help="also check its require: conditions")
     p.add_argument("--root", default="/", metavar="DIR", help="read /proc, /sys and /boot under DIR (a copy)")
     p.set_defaults(handler=handle)

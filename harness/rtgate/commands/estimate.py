@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import argparse
 
+from rtgate.commands import add_command
 from rtgate.errors import RtgateError
 from rtgate.parsers import load_results
 from rtgate.reports.evt import estimate
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("estimate", help="extreme-value estimate of the latency per hour (not a gate)")
+    p = add_command(sub, "estimate")
     p.add_argument("results", metavar="RESULTS", help="rtgate-sampler JSON (it holds block maxima)")
     p.add_argument(
         "--per-hour", type=float, default=1e-3, metavar="P", help="probability per hour of operation (default 0.001)"

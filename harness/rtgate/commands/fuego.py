@@ -7,6 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
+from rtgate.commands import add_command
 from rtgate.commands.common import add_compiled_args_command
 from rtgate.core.thresholds import find_thresholds, load_thresholds
 from rtgate.errors import RtgateError
@@ -16,7 +17,7 @@ from rtgate.safe_io import write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("fuego", help="Fuego: compile gates for Benchmark.rtgate, generate its criteria")
+    p = add_command(sub, "fuego")
     fuego = p.add_subparsers(dest="fuego_command", metavar="ACTION")
     fuego.required = True
     add_compiled_args_command(fuego)

@@ -8,30 +8,25 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rtgate.core.gate_kinds import KINDS
-from rtgate.core.model import RunResult
-from rtgate.core.recorded import recorded_environment
-from rtgate.core.setup import evaluate_measured
+from rtgate.commands import add_command
 from rtgate.core.thresholds import ThresholdFile, load_thresholds
 from rtgate.errors import RtgateError
-from rtgate.history.compare import Settings, compare, trend
 from rtgate.history.drift import Tolerance
-from rtgate.history.store import HistoryDB
-from rtgate.parsers import load_results
+from rtgate.history.record import add_label_options, add_run
 from rtgate.safe_io import write_bytes, write_text
 
 DEFAULT_DB = "rtgate-history.db"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("history", help="store results across kernel releases and find regressions")
+    p = add_command(sub, "history")
     h = p.add_subparsers(dest="history_command", metavar="ACTION")
     h.required = True
 
     a = h.add_parser("add", help="add results to the history")
     a.add_argument("results", nargs="+", metavar="[MEASUREMENT=]RESULTS")
     _common(a)
-    a.add_argument("--kernel-release", metavar="R", help="default: from the results")
+    add_label_options(a)
     a.add_argument("--kernel-config", metavar="C", help="e.g. PREEMPT_RT (default: from the results)")
     a.add_argument("--tag", action="append", default=[], metavar="TAG")
     a.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE")
@@ -42,7 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     a.set_defaults(handler=handle_add)
 
-    c = h.add_parser("compare", help="compare two releases (exit 1 on a regression, 3 on too few runs)")
+    c = h.add_parser(
+        "compare",
+        help="compare two releases (exit 1 on a regression, 3 on not enough data, 4 when not comparable)",
+    )
     _common(c)
     c.add_argument("--measurement", required=False, metavar="M")
     c.add_argument("--base", required=True, metavar="RELEASE")
@@ -51,7 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--metric",
         action="append",
         metavar="M",
-        help="tail (default), max, p99, p99.9, avg, min, above_<us> (repeatable)",
+        help="max, p99, p99.9, avg, min, above_<us>, tail (repeatable; default: what the gates are about, "
+        "else max and p99.9)",
     )
     c.add_argument(
         "--alpha",
@@ -72,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         type=float,
         default=Tolerance.load_per_cpu,
         metavar="L",
-        help="largest difference of the median 1-minute load per CPU (default %(default)s)",
+        help="largest relative change of the median 1-minute load per CPU (default %(default)s: 10 %%)",
     )
     c.add_argument(
         "--steal-tolerance",
@@ -110,42 +109,6 @@ def _platform(args: argparse.Namespace, tf: ThresholdFile | None) -> str:
     return str(platform)
 
 
-def kernel_facts(run: RunResult) -> tuple[str | None, str | None]:
-    env = recorded_environment(run)
-    system = env.get("system") or {}
-    sysinfo = env.get("sysinfo") or {}
-    release = system.get("kernel_release") or sysinfo.get("release")
-    config = system.get("preemption") or ("PREEMPT_RT" if sysinfo.get("realtime") == 1 else None)
-    return release, config
-
-
-def add_run(
-    db: HistoryDB,
-    run: RunResult,
-    platform: str,
-    measurement: str,
-    tf: ThresholdFile | None,
-    release: str | None = None,
-    config: str | None = None,
-    tags: list[str] | None = None,
-    meta: dict[str, Any] | None = None,
-    duration_s: int | None = None,
-    pair_id: str | None = None,
-) -> int:
-    found_release, found_config = kernel_facts(run)
-    release = release or found_release
-    if not release:
-        raise RtgateError(f"{run.source}: the results do not say the kernel release: give --kernel-release")
-    verdicts = (
-        evaluate_measured(tf.measurements[measurement], run, duration_s=duration_s)
-        if tf and measurement in tf.measurements
-        else []
-    )
-    return db.add_run(
-        run, platform, measurement, release, config or found_config, tags or [], meta or {}, verdicts, pair_id=pair_id
-    )
-
-
 def handle_add(args: argparse.Namespace) -> int:
     tf = load_thresholds(args.thresholds) if args.thresholds else None
     platform = _platform(args, tf)
@@ -155,6 +118,9 @@ def handle_add(args: argparse.Namespace) -> int:
         if not sep or not key:
             raise RtgateError(f"--meta {item!r}: write KEY=VALUE")
         meta[key] = value
+    from rtgate.history.store import HistoryDB
+    from rtgate.parsers import load_results
+
     with HistoryDB(args.db) as db:
         for item in args.results:
             name, sep, path = item.partition("=")
@@ -172,113 +138,82 @@ def handle_add(args: argparse.Namespace) -> int:
                 args.tag,
                 meta,
                 pair_id=args.pair_id,
+                force_label=args.force_label,
             )
-            print(f"added run {run_id}: {platform} {name} {args.kernel_release or kernel_facts(run)[0]} ({path})")
+            print(f"added run {run_id}: {platform} {name} ({path})")
     return 0
 
 
-def _settings(tf: ThresholdFile | None, metrics: list[str] | None, measurement: str) -> Settings:
-    s = Settings(**(tf.history if tf else {}))
-    if metrics:
-        s.metrics = metrics
-    elif tf and measurement in tf.measurements:
-        # Tail mass above the gate limits, beside the figures.
-        limits = {g.above_us for g in tf.measurements[measurement].gates if "above_us" in KINDS[g.kind].takes}
-        s.metrics = s.metrics + [f"above_{lim:g}" for lim in sorted(x for x in limits if x is not None)]
-    return s
-
-
-def _measurement(db: HistoryDB, args: argparse.Namespace, platform: str) -> str:
+def _measurement(db: Any, args: argparse.Namespace, platform: str) -> str:
     if args.measurement:
         return str(args.measurement)
     names = db.measurements(platform)
     if len(names) != 1:
         raise RtgateError(f"give --measurement ({', '.join(names) or 'no runs for ' + platform})")
-    return names[0]
+    return str(names[0])
 
 
 EXIT_DRIFT = 4
 
 
 def handle_compare(args: argparse.Namespace) -> int:
+    from rtgate.history.compare import NOT_ENOUGH, REGRESSION, compare, refuse_drift, settings_for, text_lines
+    from rtgate.history.store import HistoryDB
+
     tf = load_thresholds(args.thresholds) if args.thresholds else None
     platform = _platform(args, tf)
     for name in ("load_tolerance", "steal_tolerance"):
         value = getattr(args, name)
         if not value >= 0:  # also refuses NaN
             raise RtgateError(f"--{name.replace('_', '-')} {value}: must be a number >= 0")
-    settings_alpha = args.alpha
-    if settings_alpha is not None and not 0 < settings_alpha <= 0.5:
-        raise RtgateError(f"--alpha {settings_alpha}: must be above 0 and at most 0.5")
+    if args.alpha is not None and not 0 < args.alpha <= 0.5:
+        raise RtgateError(f"--alpha {args.alpha}: must be above 0 and at most 0.5")
     with HistoryDB(args.db) as db:
         m = _measurement(db, args, platform)
-        settings = _settings(tf, args.metric, m)
-        if settings_alpha is not None:
-            settings.alpha = settings_alpha
-        outcome = compare(
-            db,
-            platform,
-            m,
-            args.base,
-            args.new,
-            settings,
-            args.paired,
-            Tolerance(args.load_tolerance, args.steal_tolerance),
-        )
-    refused = bool(outcome.drift) and not args.accept_drift
-    if refused:  # host drift looks exactly like a kernel change: no verdict from it
-        for c in outcome.comparisons:
-            if c.decision in ("regression", "improvement"):
-                c.decision = "not comparable"
+        gates = tf.measurements[m].gates if tf and m in tf.measurements else []
+        settings = settings_for(tf.history if tf else {}, gates, args.metric)
+        if args.alpha is not None:
+            settings.alpha = args.alpha
+        tolerance = Tolerance(args.load_tolerance, args.steal_tolerance)
+        outcome = compare(db, platform, m, args.base, args.new, settings, args.paired, tolerance)
+    drift_refused = bool(outcome.drift) and not args.accept_drift
+    if drift_refused:
+        refuse_drift(outcome)
     print(f"rtgate history: {platform} {m}: {args.new} against {args.base}{' (paired runs)' if outcome.paired else ''}")
-    for line in outcome.drift:
-        print(f"{'DRIFT (accepted)' if args.accept_drift else 'DRIFT':16} {line}")
-    for note in outcome.notes:
-        print(f"{'NOTE':16} {note}")
-    for c in outcome.comparisons:
-        print(f"{c.decision.upper():16} {c.metric:>12} {c.thread:>8}  {c.evidence}")
-    if refused:
+    for line in text_lines(outcome, args.accept_drift):
+        print(line)
+    if outcome.refused:
+        print("rtgate history: the releases were measured on different machines: no verdict")
+    elif drift_refused:
         print(
             "rtgate history: the environments differ: no verdict (measure both releases on the same host "
             "state, interleaved with --pair-id and compared --paired, or give --accept-drift)"
         )
     if args.json:
-        write_text(
-            args.json,
-            json.dumps(
-                {
-                    "comparisons": [c.as_dict() for c in outcome.comparisons],
-                    "drift": outcome.drift,
-                    "notes": outcome.notes,
-                    "paired": outcome.paired,
-                    "refused": refused,
-                },
-                indent=2,
-            )
-            + "\n",
-        )
+        doc = outcome.as_dict() | {"refused": drift_refused or outcome.refused}
+        write_text(args.json, json.dumps(doc, indent=2) + "\n")
     decisions = {c.decision for c in outcome.comparisons}
-    if refused:
+    if drift_refused or outcome.refused:
         return EXIT_DRIFT
-    return 1 if "regression" in decisions else 3 if "not enough runs" in decisions else 0
+    return 1 if REGRESSION in decisions else 3 if NOT_ENOUGH in decisions else 0
 
 
 def handle_trend(args: argparse.Namespace) -> int:
+    from rtgate.history.compare import per_release_values, trend
+    from rtgate.history.store import HistoryDB
+
     tf = load_thresholds(args.thresholds) if args.thresholds else None
     platform = _platform(args, tf)
     with HistoryDB(args.db) as db:
         m = _measurement(db, args, platform)
         rows = trend(db, platform, m, args.metric)
         if args.plot:
-            from rtgate.history.compare import _values
-            from rtgate.reports.plots import png, trend_figure
+            from rtgate.reports.plots import gate_limit, png, trend_figure
 
-            per_release = {
-                r: _values(db.threads(platform, m, r), args.metric).get("worst", []) for r in db.releases(platform, m)
-            }
+            per_release = per_release_values(db, platform, m, args.metric)
             gates = tf.measurements[m].gates if tf and m in tf.measurements else []
-            limits = [g.limit_us for g in gates if g.kind == "max" and g.limit_us is not None]
-            write_bytes(args.plot, png(trend_figure(per_release, args.metric, min(limits) if limits else None)))
+            title = _latest_verdict(db, platform, m, tf, args.metric)
+            write_bytes(args.plot, png(trend_figure(per_release, args.metric, gate_limit(gates, args.metric), title)))
     print(f"rtgate history: {platform} {m}: {args.metric} of the worst thread per run")
     print(f"{'RELEASE':24} {'RUNS':>4} {'MEDIAN':>10} {'MIN':>10} {'MAX':>10}")
 
@@ -288,3 +223,18 @@ def handle_trend(args: argparse.Namespace) -> int:
     for r in rows:
         print(f"{r['release']:24} {r['runs']:>4} {fmt(r['median']):>10} {fmt(r['min']):>10} {fmt(r['max']):>10}")
     return 0
+
+
+def _latest_verdict(db: Any, platform: str, m: str, tf: ThresholdFile | None, metric: str) -> str | None:
+    """The verdict on the metric of the last two releases, as compare gives it (unpaired)."""
+    from rtgate.history.compare import compare, latest_verdict, settings_for
+
+    releases = db.releases(platform, m)
+    if len(releases) < 2:
+        return None
+    gates = tf.measurements[m].gates if tf and m in tf.measurements else []
+    settings = settings_for(tf.history if tf else {}, gates)
+    if metric not in settings.metrics:
+        settings.metrics = [metric]
+    outcome = compare(db, platform, m, releases[-2], releases[-1], settings)
+    return latest_verdict(outcome, metric, releases[-2], releases[-1])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from rtgate.commands import add_command
 from rtgate.commands.common import add_report_options, parse_seconds, report
 from rtgate.core.thresholds import ThresholdFile
 from rtgate.errors import RtgateError
@@ -14,7 +15,7 @@ from rtgate.lava.lab import load_lab, record_history, run_lab
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("lab", help="submit one LAVA job per board of a lab file, follow them, gate the results")
+    p = add_command(sub, "lab")
     p.add_argument("lab", metavar="LAB", help="the lab file (YAML: boards with device type, thresholds, images)")
     p.add_argument(
         "--identity",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from rtgate.commands import add_command
 from rtgate.commands.common import add_compiled_args_command, add_report_options, parse_seconds, report
 from rtgate.core.thresholds import load_thresholds
 from rtgate.errors import RtgateError
@@ -15,7 +16,7 @@ from rtgate.safe_io import write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("lava", help="LAVA: compile gates for boards, render jobs, read results back")
+    p = add_command(sub, "lava")
     lava = p.add_subparsers(dest="lava_command", metavar="ACTION")
     lava.required = True
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rtgate.commands import add_command
 from rtgate.commands.results_args import map_results
 from rtgate.core.thresholds import load_thresholds
 from rtgate.safe_io import check_output_dir, write_bytes
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("plot", help="plot results: histogram and latency over time (PNG)")
+    p = add_command(sub, "plot")
     p.add_argument("thresholds", metavar="THRESHOLDS", help="for the gate limits drawn")
     p.add_argument("results", nargs="+", metavar="[MEASUREMENT=]RESULTS")
     p.add_argument("-o", "--output-dir", default=".", metavar="DIR")

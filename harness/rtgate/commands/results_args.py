@@ -3,12 +3,25 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from rtgate.core.model import RunResult
+from rtgate.core.setup import ASPECTS
 from rtgate.core.thresholds import ThresholdFile
 from rtgate.errors import RtgateError
 from rtgate.parsers import check_plausible_unit, load_results
+
+
+def add_accept_setup(p: argparse.ArgumentParser) -> None:
+    """--accept-setup, for every subcommand that judges existing results (check, export)."""
+    p.add_argument(
+        "--accept-setup",
+        metavar="LIST",
+        default="",
+        help="accept these differences between how the results were measured and how the "
+        f"thresholds ask ({', '.join(ASPECTS)}, or all); every report shows them",
+    )
 
 
 def _recorded_measurement(tf: ThresholdFile, run: RunResult) -> str | None:

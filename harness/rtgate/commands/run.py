@@ -7,11 +7,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from rtgate.commands import add_command
 from rtgate.commands.common import add_report_options, parse_seconds, report
 from rtgate.core.gates import Verdict
 from rtgate.core.model import RunResult
 from rtgate.core.thresholds import ThresholdFile, default_thresholds_path, load_thresholds
 from rtgate.errors import RtgateError
+from rtgate.history.record import add_run_options, run_adder
 from rtgate.measure.orchestrate import HistoryRow, measure_and_judge
 from rtgate.measure.runner import find_sampler
 from rtgate.measure.stop import STOP
@@ -19,7 +21,7 @@ from rtgate.safe_io import check_output_dir, check_output_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("run", help="run the measurements of a threshold file and evaluate its gates")
+    p = add_command(sub, "run")
     p.add_argument(
         "thresholds", nargs="?", metavar="THRESHOLDS", help="threshold file (default: the built-in default platform)"
     )
@@ -34,9 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="DIR",
         help="where results, histograms and logs go (default: rtgate-results)",
     )
-    p.add_argument("--history", metavar="DB", help="also add each run to this history database")
-    p.add_argument("--tag", action="append", default=[], metavar="TAG", help="with --history: tag the runs")
-    p.add_argument("--pair-id", metavar="ID", help="with --history: the interleaved A/B pair of these runs")
+    add_run_options(p)
     p.add_argument(
         "--strict",
         action="store_true",
@@ -102,15 +102,5 @@ def _handle(args: argparse.Namespace) -> int:
 
 
 def _history_row(args: argparse.Namespace, tf: ThresholdFile, name: str) -> HistoryRow | None:
-    """--history: each measured run becomes a row of the database, tagged as asked."""
-    if not args.history:
-        return None
-
-    def add(run: RunResult, verdicts: list[Verdict]) -> None:
-        from rtgate.commands.history import add_run
-        from rtgate.history.store import HistoryDB
-
-        with HistoryDB(args.history) as db:
-            add_run(db, run, tf.platform, name, tf, tags=args.tag, duration_s=args.duration, pair_id=args.pair_id)
-
-    return add
+    """--history: each measured run becomes a row of the database, tagged and labelled as asked."""
+    return run_adder(args, tf, name)

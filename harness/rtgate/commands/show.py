@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import argparse
 
+from rtgate.commands import add_command
 from rtgate.core.gate_kinds import percentile_text
 from rtgate.core.model import RunResult, ThreadResult
 from rtgate.parsers import FORMATS, load_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("show", help="print the figures of results files")
+    p = add_command(sub, "show")
     p.add_argument("results", nargs="+", metavar="RESULTS")
     p.add_argument("--format", choices=FORMATS, default="auto", help="results format (default: detect)")
     p.add_argument(

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 
+from rtgate.commands import add_command
 from rtgate.core.thresholds import load_thresholds
 from rtgate.reports.text import plural
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("validate", help="check threshold files")
+    p = add_command(sub, "validate")
     p.add_argument("thresholds", nargs="+", metavar="THRESHOLDS")
     p.set_defaults(handler=handle)
 

@@ -7,13 +7,17 @@ substituted here. Every write is one transaction: a run is stored whole or not a
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from rtgate.errors import RtgateError
+from rtgate.safe_io import check_regular_or_absent
 
 
 def is_postgres_url(target: str) -> bool:
@@ -29,6 +33,93 @@ def _pg_ddl(statement: str) -> str:
     statement = statement.replace("INTEGER PRIMARY KEY", "BIGSERIAL PRIMARY KEY")
     statement = re.sub(r"\bINTEGER\b", "BIGINT", statement)
     return re.sub(r"\bREAL\b", "DOUBLE PRECISION", statement)
+
+
+BUSY_TIMEOUT_S = 60.0
+
+
+def _set_wal(conn: sqlite3.Connection) -> None:
+    """WAL mode, set once per file. Switching needs the file to itself, and SQLite answers "database
+    is locked" at once, without its busy handler, when another connection holds it (writers opening
+    a new store together): so retry within the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    delay = 0.001
+    while True:
+        try:
+            if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+                return
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if ("locked" not in str(e) and "busy" not in str(e)) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+
+def check_intact(target: str) -> None:
+    """Refuse a damaged SQLite store before anything is written into it."""
+    conn = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S)  # it exists: nothing is created
+    try:
+        _check_intact(conn, target)
+    finally:
+        conn.close()
+
+
+def _check_intact(conn: sqlite3.Connection, target: str) -> None:
+    """A truncated file (not whole pages) or a failed quick_check names the damage in one line."""
+    try:
+        size = os.path.getsize(target)
+    except OSError:
+        return  # a new store
+    if size == 0:
+        return
+    try:
+        page = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        result = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
+    except sqlite3.DatabaseError as e:
+        raise RtgateError(
+            f"damaged history database ({' '.join(str(e).split())}): restore it from a copy; nothing was written",
+            path=target,
+        ) from e
+    if size % page:
+        result = [f"{size} bytes is not a whole number of {page}-byte pages (truncated)"] + result
+    damage = [" ".join(r.split()) for r in result if r != "ok"]
+    if damage:
+        raise RtgateError(
+            f"damaged history database ({'; '.join(damage)[:200]}): restore it from a copy; nothing was written",
+            path=target,
+        )
+
+
+def check_target(target: str) -> None:
+    """Before measuring: the --history target is reachable and usable (a PostgreSQL URL is
+    connected to; a SQLite file is a regular file or absent, in a writable folder, and intact).
+    One-line RtgateError otherwise."""
+    if is_postgres_url(target):
+        Backend(target).close()
+        return
+    path = Path(target)
+    check_regular_or_absent(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not path.exists():
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise RtgateError("cannot create the history database: its folder is not writable", path=target)
+        return
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise RtgateError("cannot write the history database", path=target)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError as e:
+        raise RtgateError(f"cannot read the history database: {e.strerror}", path=target) from e
+    if head and head != b"SQLite format 3\x00":
+        raise RtgateError("not a SQLite history database (no SQLite header)", path=target)
+    if head:
+        try:
+            check_intact(target)
+        except sqlite3.Error as e:
+            raise RtgateError(f"not a usable history database: {e}", path=target) from e
 
 
 class Backend:
@@ -54,12 +145,17 @@ class Backend:
         else:
             self.errors = (sqlite3.Error,)
             try:
-                self.conn = sqlite3.connect(target, timeout=60.0, isolation_level=None)
-                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+                self.conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+                _check_intact(self.conn, target)
+                _set_wal(self.conn)
                 self.conn.execute("PRAGMA foreign_keys=ON")
-                self.conn.execute("PRAGMA busy_timeout=60000")
             except sqlite3.Error as e:
+                self.conn.close()
                 raise RtgateError(f"not a usable history database: {e}", path=target) from e
+            except RtgateError:
+                self.conn.close()
+                raise
 
     def close(self) -> None:
         self.conn.close()

@@ -1,53 +1,82 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Did latency change between two releases by more than run-to-run noise explains?
+"""Did latency change between two releases, by how much, and how sure are we?
 
-Every test treats a run as the unit and is calibrated by permuting runs (or, for interleaved
-pairs, by flipping which run of a pair is the new one), so its false-alarm rate holds whatever
-the host's run-to-run spread. Metrics:
+Every comparison answers in three parts: a verdict (REGRESSION, IMPROVEMENT, NO DETECTABLE
+CHANGE, NOT ENOUGH DATA), the size of the change with its 95 % interval in the metric's unit, and
+the resolving power of the data (the change that would have been found with 80 % power at these
+numbers of runs, or how many runs would decide it). "No change" is never said: equivalence is not
+tested, only the failure to detect one.
 
-- ``tail`` (default): per-run counts of samples above thresholds from the pooled baseline
-  (tail.py), every sample used, exact under rt-tests overflow; one max-over-cells test over
-  thresholds x (all threads, each thread).
-- ``max``, ``p99``, ``p99.9``, ``avg``, ``min``, ``above_<us>``: one figure per run and thread
-  (and the worst thread of each run), Gehan's rank test; a percentile inside an overflow stays
-  in as "at least range_end" and the evidence says how many were."""
+One test family per comparison, declared up front (docs: README "Release tracking"):
+- the primary metrics are those the measurement's gates are about (max gate: max; percentile gate:
+  that percentile; miss_rate gate: the share of samples above its latency; avg gate: avg), or
+  max and p99.9 without a threshold file, each on the worst thread of every run;
+- runs are the unit: a permutation test over runs (rank scores, Gehan's for censored figures), or,
+  for interleaved pairs, a sign-flip test of the pairs' signed ranks; exact where it can be;
+- each direction one-sided at alpha, with max-T adjusted p-values over the primary metrics: the
+  chance of any false regression stays at alpha without Bonferroni, and five pairs (smallest p
+  1/32 = 0.031) can show a regression at alpha 0.05;
+- only what is reported is corrected for: the optional ``tail`` family (tail.py) is a second
+  family and halves alpha.
+
+Runs whose gates said ERROR are not valid measurements: left out and counted."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from statistics import median
+from statistics import median, stdev
 from typing import Any
 
-from rtgate.history.drift import Tolerance, differences
+from rtgate.history.drift import Tolerance, differences, machine_differences, unknown_environment
 from rtgate.history.stats import (
     Interval,
-    bootstrap_median_diff,
     gehan_scores,
+    hodges_lehmann,
     midranks,
+    paired_adjusted,
     paired_max_test,
+    shift_interval,
     signed_ranks,
+    t_quantile,
+    two_sample_adjusted,
     two_sample_max_test,
 )
 from rtgate.history.store import HistoryDB, StoredRun, StoredThread
 from rtgate.history.tail import QUANTILES, exceedances, overflow_range, thresholds
 
-DEFAULTS = {"alpha": 0.05, "min_effect": 0.05, "min_runs": 3, "metrics": ["tail"]}
+DEFAULT_METRICS = ["max", "p99.9"]
+POWER = 0.8
+WILCOXON_EFFICIENCY = 3 / math.pi  # runs a rank test needs beside a t-test, for normal noise
+
+REGRESSION, IMPROVEMENT, UNDETECTED, NOT_ENOUGH = (
+    "regression",
+    "improvement",
+    "no detectable change",
+    "not enough data",
+)
+NOT_COMPARABLE = "not comparable"
 
 
 @dataclass
 class Comparison:
     metric: str
     thread: str
-    decision: str  # regression, improvement, no change, not enough runs, not comparable
+    decision: str
     base: list[float]
     new: list[float]
+    unit: str = "us"
     p_worse: float | None = None
     p_better: float | None = None
-    effect: float | None = None  # relative change of the median
-    interval: tuple[float, float] | None = None
+    change: float | None = None  # new - base in the metric's unit (Hodges-Lehmann shift)
+    interval: tuple[float, float] | None = None  # 95 % interval of the change, same unit
+    effect: float | None = None  # the change relative to the base median
+    detectable: float | None = None  # relative change found with 80 % power at these n
+    runs_needed: int | None = None  # per release, or pairs, to decide the change seen
+    paired: bool = False
     evidence: str = ""
     censored: tuple[int, int] = (0, 0)  # runs whose figure is only a bound (base, new)
+    alpha: float = 0.05
     better_effect: float | None = None  # tail: the change where it is most an improvement
 
     def as_dict(self) -> dict[str, Any]:
@@ -57,16 +86,22 @@ class Comparison:
                 "metric",
                 "thread",
                 "decision",
+                "unit",
                 "base",
                 "new",
+                "paired",
                 "p_worse",
                 "p_better",
-                "effect",
+                "alpha",
+                "change",
                 "interval",
+                "effect",
+                "detectable",
+                "runs_needed",
                 "evidence",
                 "censored",
             )
-        }
+        } | {"summary": summary(self)}
 
 
 @dataclass
@@ -74,7 +109,7 @@ class Settings:
     alpha: float = 0.05
     min_effect: float = 0.05
     min_runs: int = 3
-    metrics: list[str] = field(default_factory=lambda: ["tail"])
+    metrics: list[str] = field(default_factory=lambda: list(DEFAULT_METRICS))
     quantiles: tuple[float, ...] = QUANTILES
 
 
@@ -84,6 +119,71 @@ class Outcome:
     drift: list[str]
     notes: list[str]
     paired: bool = False
+    machines: list[str] = field(default_factory=list)  # fingerprints that name different machines
+    excluded: dict[str, int] = field(default_factory=dict)  # release: runs left out (ERROR)
+    n_runs: dict[str, int] = field(default_factory=dict)  # release: valid runs compared
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.machines)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "comparisons": [c.as_dict() for c in self.comparisons],
+            "drift": self.drift,
+            "machines": self.machines,
+            "notes": self.notes,
+            "paired": self.paired,
+            "excluded_runs": self.excluded,
+            "runs": self.n_runs,
+        }
+
+
+def _unit_text(unit: str, v: float) -> str:
+    return f"{v:+.3g} us" if unit == "us" else f"{v * 100:+.3g} points of %"
+
+
+def summary(c: Comparison) -> str:
+    """The comparison in one line: verdict, size with its interval, resolving power."""
+    if c.decision == NOT_COMPARABLE:
+        return c.evidence
+    size = ""
+    if c.change is not None:
+        rel = "" if c.effect is None or not math.isfinite(c.effect) else f" ({c.effect:+.1%})"
+        size = f"change {_unit_text(c.unit, c.change)}{rel}"
+        if c.interval is not None:
+            lo, hi = (_unit_text(c.unit, x) for x in c.interval)
+            size += f", 95 % interval [{lo}, {hi}]"
+    n = f"{len(c.new)} pairs" if c.paired else f"{len(c.base)} vs {len(c.new)} runs"
+    if c.decision == NOT_ENOUGH:
+        power = f"runs to decide: {c.runs_needed} {'pairs' if c.paired else 'per release'}" if c.runs_needed else ""
+    elif c.detectable is not None:
+        power = f"a change of +/-{c.detectable:.0%} would have been found with 80 % power at {n}"
+    else:
+        power = ""
+    return "; ".join(x for x in (size, n if not power.endswith(n) else "", power, c.evidence) if x)
+
+
+def _scale_unit(metric: str) -> str:
+    return "share" if metric.startswith("above_") else "us"
+
+
+def primary_metrics(gates: list[Any]) -> list[str]:
+    """The figure each gate is about, in the gates' order, once each."""
+    out: list[str] = []
+    for g in gates:
+        metric = None
+        if g.kind == "max":
+            metric = "max"
+        elif g.kind == "percentile":
+            metric = "p99.9" if float(g.percentile) >= 99.9 else "p99"
+        elif g.kind == "miss_rate" and g.above_us is not None:
+            metric = f"above_{g.above_us:g}"
+        elif g.kind == "avg":
+            metric = "avg"
+        if metric and metric not in out:
+            out.append(metric)
+    return out
 
 
 def tail_fraction(t: StoredThread, limit_us: float, unit_scale: float = 1.0) -> float | None:
@@ -145,22 +245,6 @@ def _values(threads: list[StoredThread], metric: str) -> dict[str, list[float]]:
     return {k: [v.lo for v in d.values()] for k, d in _intervals(threads, metric).items()}
 
 
-def _effect(base: float, new: float) -> float:
-    return (new - base) / base if base else (0.0 if new == base else math.inf)
-
-
-def _decide(c: Comparison, alpha: float, settings: Settings, better_effect: float | None = None) -> None:
-    worse_effect = c.effect if c.effect is not None else 0.0
-    better = worse_effect if better_effect is None else better_effect
-    if c.p_worse is not None and c.p_worse < alpha and worse_effect >= settings.min_effect:
-        c.decision = "regression"
-    elif c.p_better is not None and c.p_better < alpha and better <= -settings.min_effect:
-        c.decision = "improvement"
-        c.effect = better
-    else:
-        c.decision = "no change"
-
-
 def _pairs(base_runs: list[StoredRun], new_runs: list[StoredRun], notes: list[str]) -> list[tuple[int, int]]:
     """(base run id, new run id) for each pair id that has a run of each release."""
     b = {r.pair_id: r.id for r in reversed(base_runs) if r.pair_id}
@@ -176,52 +260,169 @@ def _pairs(base_runs: list[StoredRun], new_runs: list[StoredRun], notes: list[st
     return pairs
 
 
-def _compare_figure(
-    metric: str,
-    thread: str,
-    b: dict[int, Interval],
-    n: dict[int, Interval],
+def _effect(base: float, new: float) -> float:
+    return (new - base) / base if base else (0.0 if new == base else math.inf)
+
+
+def _logs(values: list[float]) -> list[float] | None:
+    """Logarithms for the noise model; zeros (a rate with no sample above) floored at half the
+    smallest positive value. None when nothing is positive."""
+    positive = [v for v in values if v > 0]
+    if not positive:
+        return None
+    floor = min(positive) / 2
+    return [math.log(max(v, floor)) for v in values]
+
+
+def smallest_p(n_base: int, n_new: int, paired: bool) -> float:
+    """The smallest p-value an exact test on these runs can give."""
+    if paired:
+        return 0.5**n_new
+    if not n_base or not n_new:
+        return 1.0
+    if n_base + n_new <= 200:  # exact: 3 against 3 is exactly 1/20, never a rounding below alpha
+        return 1 / math.comb(n_base + n_new, n_new)
+    # by logarithms: the binomial of thousands of runs is huge
+    return math.exp(math.lgamma(n_base + 1) + math.lgamma(n_new + 1) - math.lgamma(n_base + n_new + 1))
+
+
+def _detectable_log(spread: float, n_base: int, n_new: int, paired: bool, alpha: float) -> float:
+    """The log-ratio a one-sided rank test at alpha finds with 80 % power (normal approximation
+    with t quantiles and Wilcoxon's efficiency: the noise model is the runs' own log spread)."""
+    df = n_new - 1 if paired else n_base + n_new - 2
+    if df < 1:
+        return math.inf
+    k = (t_quantile(1 - alpha, df) + t_quantile(POWER, df)) / math.sqrt(WILCOXON_EFFICIENCY)
+    return k * spread * (math.sqrt(1 / n_new) if paired else math.sqrt(1 / n_base + 1 / n_new))
+
+
+def _resolving(c: Comparison, alpha: float, min_runs: int) -> None:
+    """Fill in what these runs could detect, and how many would decide the change seen."""
+    if len(c.base) < 2 or len(c.new) < 2:
+        return
+    if c.paired:
+        logs = _logs(c.base + c.new)
+        spread = stdev([y - x for x, y in zip(logs[: len(c.base)], logs[len(c.base) :])]) if logs else None
+    else:
+        logs = _logs(c.base + c.new)
+        spread = None
+        if logs and len(c.base) > 1 and len(c.new) > 1:
+            b, n = logs[: len(c.base)], logs[len(c.base) :]
+            pooled = ((len(b) - 1) * stdev(b) ** 2 + (len(n) - 1) * stdev(n) ** 2) / (len(b) + len(n) - 2)
+            spread = math.sqrt(pooled)
+    if spread is None or len(c.new) < 2:
+        return
+    if smallest_p(len(c.base), len(c.new), c.paired) < alpha:
+        c.detectable = math.exp(_detectable_log(spread, len(c.base), len(c.new), c.paired, alpha)) - 1
+    if c.effect is None or not math.isfinite(c.effect) or c.effect <= -1 or c.effect == 0:
+        return
+    seen = abs(math.log1p(c.effect))
+
+    def decides(k: int) -> bool:
+        return smallest_p(k, k, c.paired) < alpha and _detectable_log(spread, k, k, c.paired, alpha) <= seen
+
+    lo, hi = max(2, min_runs), 10000
+    if not decides(hi):
+        return
+    while lo < hi:  # both conditions only get easier with more runs
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if decides(mid) else (mid + 1, hi)
+    c.runs_needed = lo
+
+
+def _decide(c: Comparison, alpha: float, settings: Settings) -> None:
+    """The verdict: significant one way, with the estimated change of the same sign and at least
+    min_effect: the direction word and the signed change cannot disagree."""
+    eff = c.effect if c.effect is not None else 0.0
+    change = c.change if c.change is not None else eff
+    if c.p_worse is not None and c.p_worse < alpha and change > 0 and eff >= settings.min_effect:
+        c.decision = REGRESSION
+    elif c.p_better is not None and c.p_better < alpha and change < 0 and eff <= -settings.min_effect:
+        c.decision = IMPROVEMENT
+    else:
+        c.decision = UNDETECTED
+        if (c.p_worse or 1) < alpha or (c.p_better or 1) < alpha:
+            c.evidence += (
+                f"; a change below min_effect {settings.min_effect:.0%} (or against its estimate) is not a verdict"
+            )
+
+
+def _pair_diff(b: Interval, n: Interval) -> float:
+    """A pair's difference counts only when its intervals do not overlap (censoring)."""
+    return 0.0 if not (n.lo > b.hi or n.hi < b.lo) else n.lo - b.lo
+
+
+def _family(
+    metrics: list[str],
+    base_t: list[StoredThread],
+    new_t: list[StoredThread],
+    base_ids: list[int],
+    new_ids: list[int],
     pairs: list[tuple[int, int]] | None,
     settings: Settings,
-) -> Comparison:
-    bl, nl = [v.lo for v in b.values()], [v.lo for v in n.values()]
-    c = Comparison(
-        metric,
-        thread,
-        "not enough runs",
-        bl,
-        nl,
-        censored=(sum(v.censored for v in b.values()), sum(v.censored for v in n.values())),
-    )
+    alpha: float,
+    notes: list[str],
+) -> list[Comparison]:
+    """The primary metrics' comparisons, one test family (worst thread of each run)."""
+    worst = {m: (_intervals(base_t, m)["worst"], _intervals(new_t, m)["worst"]) for m in metrics}
+
+    def complete(i: int, side: int) -> bool:
+        return all(i in w[side] for w in worst.values())
+
     if pairs is not None:
-        pairs = [(x, y) for x, y in pairs if x in b and y in n]
-        if len(pairs) < settings.min_runs:
-            c.evidence = f"{len(pairs)} complete pairs; at least {settings.min_runs} are needed"
-            return c
-        # A pair's difference counts only when its intervals do not overlap (censoring).
-        diffs = [0.0 if not (n[y].lo > b[x].hi or n[y].hi < b[x].lo) else n[y].lo - b[x].lo for x, y in pairs]
-        c.p_worse, c.p_better, _, _ = paired_max_test([signed_ranks(diffs)])
-        c.base, c.new = [b[x].lo for x, _ in pairs], [n[y].lo for _, y in pairs]
-        c.effect = _effect(median(c.base), median(c.new))
-        c.evidence = f"median {median(c.base):.4g} -> {median(c.new):.4g} ({c.effect:+.1%}) over {len(pairs)} pairs"
+        units = [(x, y) for x, y in pairs if complete(x, 0) and complete(y, 1)]
+        bi, ni = [x for x, _ in units], [y for _, y in units]
     else:
-        if len(b) < settings.min_runs or len(n) < settings.min_runs:
-            c.evidence = f"{len(b)} and {len(n)} runs; at least {settings.min_runs} of each are needed"
-            return c
-        scores = gehan_scores(list(b.values()) + list(n.values()))
-        c.p_worse, c.p_better, _, _ = two_sample_max_test([scores], len(b))
-        c.effect = _effect(median(bl), median(nl))
-        c.interval = bootstrap_median_diff(nl, bl)
-        c.evidence = (
-            f"median {median(bl):.4g} -> {median(nl):.4g} ({c.effect:+.1%}), {len(b)} vs {len(n)} runs, "
-            f"95 % interval of the change [{c.interval[0]:+.4g}, {c.interval[1]:+.4g}]"
+        bi, ni = [i for i in base_ids if complete(i, 0)], [i for i in new_ids if complete(i, 1)]
+    lacking = len(base_ids) - len(bi) + len(new_ids) - len(ni) if pairs is None else len(pairs) - len(bi)
+    if lacking:
+        notes.append(
+            f"{lacking} {'pair(s)' if pairs is not None else 'run(s)'} lack one of {', '.join(metrics)} "
+            "(no histogram or no figure): left out"
         )
-    if any(c.censored):
-        c.evidence += (
-            f"; censored (in the -h overflow, kept as 'at least' the histogram range): "
-            f"{c.censored[0]} base and {c.censored[1]} new runs"
-        )
-    return c
+    out = []
+    enough = min(len(bi), len(ni)) >= settings.min_runs
+    pw: list[float] = [1.0] * len(metrics)
+    pb: list[float] = [1.0] * len(metrics)
+    if enough:
+        if pairs is not None:
+            pw, pb = paired_adjusted(
+                [signed_ranks([_pair_diff(worst[m][0][x], worst[m][1][y]) for x, y in zip(bi, ni)]) for m in metrics]
+            )
+        else:
+            pw, pb = two_sample_adjusted(
+                [gehan_scores([worst[m][0][i] for i in bi] + [worst[m][1][i] for i in ni]) for m in metrics], len(bi)
+            )
+    for k, m in enumerate(metrics):
+        b, n = worst[m]
+        c = Comparison(m, "worst", NOT_ENOUGH, [b[i].lo for i in bi], [n[i].lo for i in ni], _scale_unit(m))
+        c.paired, c.alpha = pairs is not None, alpha
+        c.censored = (sum(b[i].censored for i in bi), sum(n[i].censored for i in ni))
+        if c.base and c.new:
+            if c.paired:
+                diffs = [y - x for x, y in zip(c.base, c.new)]
+                c.change, c.interval = hodges_lehmann(diffs), shift_interval(diffs)
+            else:
+                c.change, c.interval = hodges_lehmann(c.new, c.base), shift_interval(c.new, c.base)
+            base_med = median(c.base)
+            c.effect = c.change / base_med if base_med else (0.0 if c.change == 0 else math.inf)
+        floor = smallest_p(len(bi), len(ni), c.paired)
+        if not enough:
+            c.evidence = f"at least {settings.min_runs} {'pairs' if c.paired else 'runs of each release'} are needed"
+        elif floor >= alpha:
+            c.evidence = f"no p-value from these runs can be below {floor:.3g} (alpha {alpha:.3g})"
+        else:
+            c.p_worse, c.p_better = pw[k], pb[k]
+            c.evidence = f"p={c.p_worse:.3g} worse / {c.p_better:.3g} better, alpha {alpha:.3g} one-sided"
+            _decide(c, alpha, settings)
+        if any(c.censored):
+            c.evidence += (
+                f"; censored (in the -h overflow, kept as 'at least' the histogram range): "
+                f"{c.censored[0]} base and {c.censored[1]} new runs"
+            )
+        _resolving(c, alpha, settings.min_runs)
+        out.append(c)
+    return out
 
 
 def _compare_tail(
@@ -266,7 +467,7 @@ def _compare_tail(
                 counts[(g, lim)][t.run_id] = (old[0] + k, old[1] + n)
     cells = sorted(counts)
     rate = {cell: {r: k / n if n else 0.0 for r, (k, n) in counts[cell].items()} for cell in cells}
-    c = Comparison("tail", "all", "not enough runs", [], [])
+    c = Comparison("tail", "all", NOT_ENOUGH, [], [], "share")
     if pairs is not None:
         pairs = [(x, y) for x, y in pairs if x in with_hist and y in with_hist]
         if len(pairs) < settings.min_runs or not cells:
@@ -309,12 +510,35 @@ def _compare_tail(
     c.new = [rate[worst].get(r, 0.0) for r in (new_ids if pairs is None else [y for _, y in pairs])]
     c.effect = eff[wi]
     c.better_effect = eff[bi]
+    c.paired = pairs is not None
     c.evidence = (
         f"share of samples >= {worst[1]:g} us ({worst[0]} threads): median {median(c.base):.3g} -> "
         f"{median(c.new):.3g} ({c.effect:+.1%}), {runs_said}, thresholds "
         f"{', '.join(f'{x:g}' for x in limits)} us"
     )
     return c
+
+
+def _decide_tail(c: Comparison, alpha: float, settings: Settings) -> None:
+    """The tail family: its own max test over thresholds and threads; the effect is the one of the
+    cell that decided each way, so the word and the sign agree."""
+    c.alpha = alpha
+    floor = smallest_p(len(c.base), len(c.new), c.paired)
+    if c.p_worse is None:
+        return
+    if floor >= alpha:
+        c.decision = NOT_ENOUGH
+        c.evidence += f"; no p-value from these runs can be below {floor:.3g} (alpha {alpha:.3g})"
+        return
+    worse = c.effect if c.effect is not None else 0.0
+    better = c.better_effect if c.better_effect is not None else worse
+    c.evidence += f"; p={c.p_worse:.3g} worse / {c.p_better:.3g} better, alpha {alpha:.3g} one-sided"
+    if c.p_worse < alpha and worse >= settings.min_effect:
+        c.decision = REGRESSION
+    elif c.p_better is not None and c.p_better < alpha and better <= -settings.min_effect:
+        c.decision, c.effect = IMPROVEMENT, better
+    else:
+        c.decision = UNDETECTED
 
 
 def compare(
@@ -327,54 +551,64 @@ def compare(
     paired: bool = False,
     tolerance: Tolerance | None = None,
 ) -> Outcome:
-    base_runs, new_runs = db.runs(platform, measurement, base), db.runs(platform, measurement, new)
-    base_t, new_t = db.threads(platform, measurement, base), db.threads(platform, measurement, new)
     notes: list[str] = []
+    excluded: dict[str, int] = {}
+    runs: dict[str, list[StoredRun]] = {}
+    threads: dict[str, list[StoredThread]] = {}
+    for release in (base, new):
+        bad = db.error_runs(platform, measurement, release)
+        runs[release] = [r for r in db.runs(platform, measurement, release) if r.id not in bad]
+        threads[release] = [t for t in db.threads(platform, measurement, release) if t.run_id not in bad]
+        excluded[release] = len(bad)
+        if bad:
+            notes.append(
+                f"{len(bad)} run(s) of {release} left out: a gate said ERROR (not a valid measurement; "
+                f"run ids {', '.join(map(str, sorted(bad)[:10]))}{' ...' if len(bad) > 10 else ''})"
+            )
+    base_runs, new_runs = runs[base], runs[new]
+    base_t, new_t = threads[base], threads[new]
     pairs = _pairs(base_runs, new_runs, notes) if paired else None
-    drift = differences(
-        [r.fingerprint for r in base_runs],
-        [r.fingerprint for r in new_runs],
-        tolerance or Tolerance(),
-        numeric=not paired,
-    )
-    for release, runs in ((base, base_runs), (new, new_runs)):
-        kernels = {str(r.fingerprint["kernel_release"]) for r in runs if "kernel_release" in r.fingerprint}
+    base_fp, new_fp = [r.fingerprint for r in base_runs], [r.fingerprint for r in new_runs]
+    drift = differences(base_fp, new_fp, tolerance or Tolerance(), numeric=not paired)
+    machines = machine_differences(base_fp, new_fp)
+    for release, fps in ((base, base_fp), (new, new_fp)):
+        unknown = unknown_environment(fps)
+        if unknown:
+            notes.append(
+                f"environment unknown for {unknown} run(s) of {release} (results without a recorded "
+                "environment): host drift cannot be checked for them"
+            )
+    for release, rs in ((base, base_runs), (new, new_runs)):
+        kernels = {str(r.fingerprint["kernel_release"]) for r in rs if "kernel_release" in r.fingerprint}
         if len(kernels) > 1:
             drift.append(f"runs of {release} were measured on {len(kernels)} kernels: {', '.join(sorted(kernels))}")
 
-    jobs: list[Any] = []
-    for metric in settings.metrics:
-        if metric == "tail":
-            jobs.append(("tail",))
-            continue
-        b, n = _intervals(base_t, metric), _intervals(new_t, metric)
-        for thread in sorted(set(b) | set(n), key=lambda s: (s == "worst", s)):
-            jobs.append((metric, thread, b.get(thread, {}), n.get(thread, {})))
-            missing = len(base_runs) + len(new_runs) - len(b.get(thread, {})) - len(n.get(thread, {}))
-            if thread == "worst" and missing:
-                notes.append(f"{metric}: {missing} run(s) do not report it (no histogram or no figure)")
-    # Bonferroni over the tests: the chance of any false regression among them stays at alpha.
-    alpha = settings.alpha / max(1, len(jobs))
-    out = []
-    for job in jobs:
-        if job[0] == "tail":
-            c = _compare_tail(
-                base_t, new_t, pairs, [r.id for r in base_runs], [r.id for r in new_runs], settings, notes
-            )
-        else:
-            c = _compare_figure(job[0], job[1], job[2], job[3], pairs, settings)
-        if c.p_worse is not None:
-            _decide(c, alpha, settings, c.better_effect)
-            # An exact test on few runs cannot reach a small alpha at all: say so, not "no change".
-            smallest = 0.5 ** len(c.new) if paired else 1 / math.comb(len(c.base) + len(c.new), len(c.new))
-            if smallest >= alpha:
-                c.decision = "not enough runs"
-                c.evidence += f" (with these runs no p-value can be below {smallest:.3g}: add runs)"
-            c.evidence += (
-                f", p={c.p_worse:.3g} (worse) / {c.p_better:.3g} (better), alpha {alpha:.3g} after {len(jobs)} tests"
-            )
+    figures = [m for m in settings.metrics if m != "tail"]
+    families = bool(figures) + ("tail" in settings.metrics)
+    # Two families (figures, tail): Bonferroni between them; within each, max-T.
+    alpha = settings.alpha / max(1, families)
+    base_ids, new_ids = [r.id for r in base_runs], [r.id for r in new_runs]
+    out: list[Comparison] = []
+    if figures:
+        out += _family(figures, base_t, new_t, base_ids, new_ids, pairs, settings, alpha, notes)
+    if "tail" in settings.metrics:
+        c = _compare_tail(base_t, new_t, pairs, base_ids, new_ids, settings, notes)
+        _decide_tail(c, alpha, settings)
         out.append(c)
-    return Outcome(out, drift, notes, paired)
+    outcome = Outcome(out, drift, notes, paired, machines, excluded, {base: len(base_runs), new: len(new_runs)})
+    if machines:  # latency of two machines says nothing about two kernels
+        for c in out:
+            c.decision = NOT_COMPARABLE
+            c.evidence = "the two releases were measured on different machines: " + "; ".join(machines)
+    return outcome
+
+
+def refuse_drift(outcome: Outcome) -> None:
+    """Host drift looks exactly like a kernel change: no regression or improvement from it."""
+    for c in outcome.comparisons:
+        if c.decision in (REGRESSION, IMPROVEMENT):
+            c.decision = NOT_COMPARABLE
+            c.evidence = "the environments differ (drift): " + summary(c)
 
 
 def compare_releases(
@@ -383,11 +617,20 @@ def compare_releases(
     return compare(db, platform, measurement, base, new, settings).comparisons
 
 
+def per_release_values(db: HistoryDB, platform: str, measurement: str, metric: str) -> dict[str, list[float]]:
+    """Per release in the order added, the metric of the worst thread of each valid run."""
+    out = {}
+    for release in db.releases(platform, measurement):
+        bad = db.error_runs(platform, measurement, release)
+        threads = [t for t in db.threads(platform, measurement, release) if t.run_id not in bad]
+        out[release] = _values(threads, metric).get("worst", [])
+    return out
+
+
 def trend(db: HistoryDB, platform: str, measurement: str, metric: str) -> list[dict[str, Any]]:
     """Per release in the order added: runs, median and range of the metric over the worst thread."""
     rows = []
-    for release in db.releases(platform, measurement):
-        values = _values(db.threads(platform, measurement, release), metric).get("worst", [])
+    for release, values in per_release_values(db, platform, measurement, metric).items():
         rows.append(
             {
                 "release": release,
@@ -398,3 +641,82 @@ def trend(db: HistoryDB, platform: str, measurement: str, metric: str) -> list[d
             }
         )
     return rows
+
+
+def text_lines(outcome: Outcome, drift_accepted: bool) -> list[str]:
+    """The comparison as the CLI prints it; the HTML report shows the same lines."""
+    out = [f"{'DRIFT (accepted)' if drift_accepted else 'DRIFT':16} {line}" for line in outcome.drift]
+    out += [f"{'MACHINES DIFFER':16} {line}" for line in outcome.machines]
+    out += [f"{'NOTE':16} {note}" for note in outcome.notes]
+    out += [f"{c.decision.upper():21} {c.metric:>10}  {summary(c)}" for c in outcome.comparisons]
+    return out
+
+
+def settings_for(history: dict[str, Any], gates: list[Any], metrics: list[str] | None = None) -> Settings:
+    """The declared family: metrics given (option, or the threshold file's history: metrics), else
+    the figures the measurement's gates are about, else max and p99.9."""
+    s = Settings(**history)
+    if metrics:
+        s.metrics = list(metrics)
+    elif "metrics" not in history:
+        s.metrics = primary_metrics(gates) or list(DEFAULT_METRICS)
+    return s
+
+
+def latest_verdict(outcome: Outcome, metric: str, base: str, new: str) -> str | None:
+    """One line for a plot's title: the verdict on `metric` of `new` against `base`."""
+    if outcome.drift:
+        refuse_drift(outcome)
+    c = next((c for c in outcome.comparisons if c.metric == metric), None)
+    if c is None:
+        return None
+    text = f"{new} vs {base}: {c.decision.upper()}"
+    if c.change is not None and c.decision != NOT_COMPARABLE:
+        text += f" {_unit_text(c.unit, c.change)}"
+        if c.interval is not None:
+            text += f" [{_unit_text(c.unit, c.interval[0])}, {_unit_text(c.unit, c.interval[1])}]"
+    if c.decision == UNDETECTED and c.detectable is not None:
+        text += f", could detect +/-{c.detectable:.0%}"
+    elif c.decision == NOT_ENOUGH and c.runs_needed:
+        text += f", ~{c.runs_needed} runs/release would decide"
+    return text
+
+
+@dataclass
+class ReportSection:
+    """What the HTML report shows of the history: the trend, and the comparison as the CLI says it."""
+
+    metric: str
+    per_release: dict[str, list[float]]
+    limit_gates: list[Any]
+    verdict: str | None = None
+    lines: list[str] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+
+
+def report_section(
+    target: str,
+    platform: str,
+    measurement: str,
+    gates: list[Any],
+    history: dict[str, Any],
+    base: str | None,
+    new: str | None,
+) -> ReportSection:
+    """The history part of `rtgate report`: the same settings, test and words as `history compare`."""
+    settings = settings_for(history, gates)
+    metric = settings.metrics[0] if settings.metrics[0] != "tail" else "max"
+    with HistoryDB(target) as db:
+        section = ReportSection(metric, per_release_values(db, platform, measurement, metric), gates)
+        releases = db.releases(platform, measurement)
+        if not (base and new) and len(releases) >= 2:
+            base, new = releases[-2], releases[-1]
+        if base and new:
+            outcome = compare(db, platform, measurement, base, new, settings)
+            drift = bool(outcome.drift)
+            if drift:
+                refuse_drift(outcome)
+            section.lines = text_lines(outcome, False)
+            section.comparisons = outcome.comparisons
+            section.verdict = latest_verdict(outcome, metric, base, new)
+    return section

@@ -14,22 +14,16 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
-# Compared as sets of values: any difference is drift.
-CATEGORICAL = (
-    "cmdline",
-    "governors",
-    "virtualisation",
-    "cpu_model",
-    "cpu_count",
-    "board",
-    "clocksource",
-    "load_kind",
-)
+# What names the machine: two releases measured on different machines are never compared.
+MACHINE = ("board", "cpu_model", "cpu_count", "virtualisation")
+# The host's set-up, compared as sets of values: any difference is drift.
+CATEGORICAL = ("cmdline", "governors", "clocksource", "load_kind")
+LOAD_FLOOR = 1.0  # per CPU: below it a load change is judged against one runnable task per CPU
 
 
 @dataclass
 class Tolerance:
-    load_per_cpu: float = 0.5  # 1-minute load average per CPU, difference of the medians
+    load_per_cpu: float = 0.1  # relative change of the median 1-minute load per CPU (see differences)
     steal_pct: float = 2.0  # CPU steal, percentage points, difference of the medians
 
 
@@ -79,29 +73,52 @@ def fingerprint(environment: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in fp.items() if v is not None}
 
 
+def _sets(base: list[dict[str, Any]], new: list[dict[str, Any]], keys: tuple[str, ...]) -> list[str]:
+    out = []
+    for key in keys:
+        b = {str(f[key]) for f in base if key in f}
+        n = {str(f[key]) for f in new if key in f}
+        if b and n and b != n:
+            out.append(f"{key}: {' | '.join(sorted(b))} (base) vs {' | '.join(sorted(n))} (new)")
+    return out
+
+
+def machine_differences(base: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[str]:
+    """What says the two groups of runs were measured on different machines, one line each."""
+    return _sets(base, new, MACHINE)
+
+
+def unknown_environment(fingerprints: list[dict[str, Any]]) -> int:
+    """Runs whose results carry no environment (other tools' output): drift cannot be seen in them."""
+    return sum(1 for f in fingerprints if not set(f) - {"kernel_release"})
+
+
 def differences(
     base: list[dict[str, Any]], new: list[dict[str, Any]], tolerance: Tolerance, numeric: bool = True
 ) -> list[str]:
     """What differs between the two groups of runs beyond tolerance, one line each.
 
     A field missing from either group is not compared. `numeric=False` skips load and steal: runs
-    interleaved in pairs share the host's state by design."""
-    out = []
-    for key in CATEGORICAL:
-        b = {str(f[key]) for f in base if key in f}
-        n = {str(f[key]) for f in new if key in f}
-        if b and n and b != n:
-            out.append(f"{key}: {' | '.join(sorted(b))} (base) vs {' | '.join(sorted(n))} (new)")
-    if numeric:
-        for key, tol, unit in (
-            ("load_per_cpu", tolerance.load_per_cpu, " per CPU"),
-            ("steal_pct", tolerance.steal_pct, " %"),
-        ):
-            b_values = [float(f[key]) for f in base if key in f]
-            n_values = [float(f[key]) for f in new if key in f]
-            if b_values and n_values and abs(median(n_values) - median(b_values)) > tol:
-                out.append(
-                    f"{key}: median {median(b_values):.3g} (base) vs {median(n_values):.3g} (new), "
-                    f"tolerance {tol:g}{unit}"
-                )
+    interleaved in pairs share the host's state by design. Load is compared relative to itself:
+    on a host already at load 7 one more busy task is a small absolute change and a large
+    change of what the sampler competes with; below LOAD_FLOOR per CPU the floor is the scale."""
+    out = _sets(base, new, CATEGORICAL)
+    if not numeric:
+        return out
+    b_load = [float(f["load_per_cpu"]) for f in base if "load_per_cpu" in f]
+    n_load = [float(f["load_per_cpu"]) for f in new if "load_per_cpu" in f]
+    if b_load and n_load:
+        b, n = median(b_load), median(n_load)
+        if abs(n - b) / max(b, n, LOAD_FLOOR) > tolerance.load_per_cpu:
+            out.append(
+                f"load_per_cpu: median {b:.3g} (base) vs {n:.3g} (new), a change of "
+                f"{abs(n - b) / max(b, n, LOAD_FLOOR):.0%} beyond tolerance {tolerance.load_per_cpu:.0%}"
+            )
+    b_steal = [float(f["steal_pct"]) for f in base if "steal_pct" in f]
+    n_steal = [float(f["steal_pct"]) for f in new if "steal_pct" in f]
+    if b_steal and n_steal and abs(median(n_steal) - median(b_steal)) > tolerance.steal_pct:
+        out.append(
+            f"steal_pct: median {median(b_steal):.3g} (base) vs {median(n_steal):.3g} (new), "
+            f"tolerance {tolerance.steal_pct:g} points"
+        )
     return out

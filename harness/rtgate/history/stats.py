@@ -123,69 +123,132 @@ def _group_indicators(n_total: int, n_new: int, rng: np.random.Generator) -> tup
     """Rows of 0/1 marking the 'new' runs: every arrangement, or a random sample of them."""
     if math.comb(n_total, n_new) <= EXACT_LIMIT:
         return _all_arrangements(n_total, n_new), True
+    chosen = rng.random((MONTE_CARLO, n_total)).argsort(axis=1)[:, :n_new]
     rows = np.zeros((MONTE_CARLO, n_total))
-    for i in range(MONTE_CARLO):
-        rows[i, rng.choice(n_total, n_new, replace=False)] = 1.0
+    np.put_along_axis(rows, chosen, 1.0, axis=1)
     return rows, False
 
 
-def two_sample_max_test(scores: list[list[float]], n_base: int, seed: int = 1) -> tuple[float, float, int, int]:
-    """Permutation test that the last runs ('new') score higher than the first n_base ('base').
+def _marginal_p(sorted_col: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per value, the share of the permutation distribution at or above it."""
+    return (len(sorted_col) - np.searchsorted(sorted_col, values - 1e-9, side="left")) / len(sorted_col)
 
-    `scores` holds one row per test cell (e.g. a threshold and thread), one score per run, base
-    runs first. Each cell's statistic is its standardised rank sum over the new runs; the test
-    statistic is the largest over the cells, so the cell where a change shows decides, and
-    permuting whole runs keeps the cells' correlation: no Bonferroni needed within the family.
-    Returns (p_worse, p_better, cell most against 'no change' for worse, for better)."""
+
+def _adjusted(z: np.ndarray, observed: np.ndarray, exact: bool, live: np.ndarray) -> tuple[list[float], list[float]]:
+    """Single-step min-P adjusted p-values (Westfall and Young), one-sided each way: a cell's
+    p-value is the chance that the smallest marginal p-value over all cells reaches its own. The
+    family's chance of any false alarm stays at alpha without Bonferroni, and when every cell
+    moves together the smallest p-value is that of one test alone (1/32 at five pairs). Min-P,
+    not max-T: rank statistics with ties have lumpy, unequal ranges that max-T would mix."""
+    out: list[list[float]] = []
+    for sign in (1.0, -1.0):
+        t = sign * z
+        cols = np.sort(t, axis=0)
+        min_p = np.min([_marginal_p(cols[:, k], t[:, k]) for k in range(t.shape[1])], axis=0)
+        ps = []
+        for k, obs in enumerate(sign * observed):
+            p_obs = float(_marginal_p(cols[:, k], np.array([obs]))[0])
+            hits = int((min_p <= p_obs + 1e-12).sum())
+            ps.append(hits / len(t) if exact else (hits + 1) / (len(t) + 1))
+        full = [1.0] * len(live)
+        for i, p in zip(np.flatnonzero(live), ps):
+            full[int(i)] = p
+        out.append(full)
+    return out[0], out[1]
+
+
+def two_sample_adjusted(scores: list[list[float]], n_base: int, seed: int = 1) -> tuple[list[float], list[float]]:
+    """Permutation test that the last runs ('new') score higher (worse) or lower (better) than the
+    first n_base, one row of scores per cell: per cell, the max-T adjusted p-values (worse, better)."""
     s = np.asarray(scores, dtype=float)
-    _cells, n_total = s.shape
+    n_total = s.shape[1]
     n_new = n_total - n_base
     s = s - s.mean(axis=1, keepdims=True)
     # Permutation variance of a group sum of centred scores: constant for every arrangement.
     sd = np.sqrt(n_base * n_new / (n_total * (n_total - 1.0)) * (s**2).sum(axis=1))
     live = sd > 0
     if not live.any():
-        return 1.0, 1.0, 0, 0
-    s, sd = s[live], sd[live]
-    index = np.flatnonzero(live)
+        return [1.0] * len(s), [1.0] * len(s)
     rows, exact = _group_indicators(n_total, n_new, np.random.default_rng(seed))
-    z = rows @ s.T / sd  # arrangements x cells
-    observed = np.concatenate([np.zeros(n_base), np.ones(n_new)]) @ s.T / sd
-    out = []
-    for sign in (1.0, -1.0):
-        stat, obs = (sign * z).max(axis=1), (sign * observed).max()
-        hits = int((stat >= obs - 1e-9).sum())
-        out.append(hits / len(stat) if exact else (hits + 1) / (len(stat) + 1))
-    return out[0], out[1], int(index[observed.argmax()]), int(index[observed.argmin()])
+    z = rows @ s[live].T / sd[live]
+    observed = np.concatenate([np.zeros(n_base), np.ones(n_new)]) @ s[live].T / sd[live]
+    return _adjusted(z, observed, exact, live)
 
 
-def paired_max_test(scores: list[list[float]], seed: int = 1) -> tuple[float, float, int, int]:
-    """Sign-flip permutation test over pairs: one row per cell, one signed score per pair
-    (positive: the new run of the pair is worse). Under "no change" either run of a pair could
-    have been the new one, so each score's sign is a coin flip. Same max-over-cells statistic and
-    return value as two_sample_max_test."""
+def paired_adjusted(scores: list[list[float]], seed: int = 1) -> tuple[list[float], list[float]]:
+    """Sign-flip permutation test over pairs (positive score: the pair's new run is worse); under
+    "no change" either run of a pair could have been the new one. Per cell, adjusted (worse, better)."""
     s = np.asarray(scores, dtype=float)
-    _cells, pairs = s.shape
+    pairs = s.shape[1]
     sd = np.sqrt((s**2).sum(axis=1))
     live = sd > 0
     if not live.any():
-        return 1.0, 1.0, 0, 0
-    s, sd = s[live], sd[live]
-    index = np.flatnonzero(live)
+        return [1.0] * len(s), [1.0] * len(s)
     if 2**pairs <= EXACT_LIMIT:
         signs = np.array(list(itertools.product((1.0, -1.0), repeat=pairs)))
         exact = True
     else:
         signs = np.random.default_rng(seed).choice((1.0, -1.0), size=(MONTE_CARLO, pairs))
         exact = False
-    z = signs @ s.T / sd
-    observed = s.sum(axis=1) / sd
-    out = []
-    for sign in (1.0, -1.0):
-        stat, obs = (sign * z).max(axis=1), (sign * observed).max()
-        hits = int((stat >= obs - 1e-9).sum())
-        out.append(hits / len(stat) if exact else (hits + 1) / (len(stat) + 1))
-    return out[0], out[1], int(index[observed.argmax()]), int(index[observed.argmin()])
+    z = signs @ s[live].T / sd[live]
+    observed = s[live].sum(axis=1) / sd[live]
+    return _adjusted(z, observed, exact, live)
+
+
+def two_sample_max_test(scores: list[list[float]], n_base: int, seed: int = 1) -> tuple[float, float, int, int]:
+    """The family's p-values (worse, better) over cells, and the cell most against "no change"
+    each way."""
+    worse, better = two_sample_adjusted(scores, n_base, seed)
+    return min(worse), min(better), int(np.argmin(worse)), int(np.argmin(better))
+
+
+def paired_max_test(scores: list[list[float]], seed: int = 1) -> tuple[float, float, int, int]:
+    """As two_sample_max_test, for pairs (sign flips)."""
+    worse, better = paired_adjusted(scores, seed)
+    return min(worse), min(better), int(np.argmin(worse)), int(np.argmin(better))
+
+
+def hodges_lehmann(new: list[float], base: list[float] | None = None) -> float:
+    """The shift the rank tests estimate: the median of all differences new - base (two samples),
+    or of the Walsh averages of paired differences (base None: `new` holds the differences)."""
+    a = np.asarray(new, dtype=float)
+    if base is None:
+        i, j = np.triu_indices(len(a))
+        return float(np.median((a[i] + a[j]) / 2.0))
+    return float(np.median(a[:, None] - np.asarray(base, dtype=float)[None, :]))
+
+
+def shift_interval(
+    new: list[float], base: list[float] | None = None, rounds: int = 2000, seed: int = 1
+) -> tuple[float, float]:
+    """A 95 % bootstrap interval of hodges_lehmann (runs, or pairs, resampled)."""
+    rng = np.random.default_rng(seed)
+    a = np.asarray(new, dtype=float)
+    sa = a[rng.integers(0, len(a), (rounds, len(a)))]
+    if base is None:
+        i, j = np.triu_indices(len(a))
+        est = np.median((sa[:, i] + sa[:, j]) / 2.0, axis=1)
+    else:
+        b = np.asarray(base, dtype=float)
+        sb = b[rng.integers(0, len(b), (rounds, len(b)))]
+        est = np.median((sa[:, :, None] - sb[:, None, :]).reshape(rounds, -1), axis=1)
+    lo, hi = np.quantile(est, [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+def normal_quantile(p: float) -> float:
+    """z with P(Z < z) = p."""
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(p)
+
+
+def t_quantile(p: float, df: float) -> float:
+    """Student's t quantile by a Cornish-Fisher expansion: small samples get the wider quantile."""
+    z = normal_quantile(p)
+    if df <= 0:
+        return math.inf
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
 
 
 def signed_ranks(diffs: list[float]) -> list[float]:

@@ -22,7 +22,7 @@ from rtgate.history.backend import Backend, is_postgres_url, redacted
 from rtgate.history.drift import fingerprint
 from rtgate.safe_io import check_regular_or_absent
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MIGRATIONS: dict[int, list[str]] = {
     1: [
         """CREATE TABLE runs (
@@ -56,6 +56,9 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE runs ADD COLUMN pair_id TEXT",
         "ALTER TABLE runs ADD COLUMN fingerprint TEXT",
         "CREATE INDEX runs_by_pair ON runs (platform, measurement, pair_id)",
+    ],
+    3: [  # comparisons leave out runs with an ERROR verdict: found per run, not by a scan
+        "CREATE INDEX verdicts_by_run ON verdicts (run_id, status)",
     ],
 }
 
@@ -293,6 +296,15 @@ class HistoryDB:
             )
             for r in rows
         ]
+
+    def error_runs(self, platform: str, measurement: str, release: str) -> set[int]:
+        """Runs a gate judged ERROR (not a valid measurement): left out of every comparison."""
+        rows = self.db.execute(
+            "SELECT DISTINCT r.id FROM runs r JOIN verdicts v ON v.run_id = r.id "
+            "WHERE r.platform = ? AND r.measurement = ? AND r.kernel_release = ? AND v.status = 'ERROR'",
+            (platform, measurement, release),
+        ).fetchall()
+        return {int(r[0]) for r in rows}
 
     def count_runs(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0])

@@ -80,6 +80,13 @@ def _virtualisation(root: Path, cpuinfo: str) -> str | None:
     return None
 
 
+def loadavg(root: Path = Path("/")) -> list[float] | None:
+    """The 1, 5 and 15 minute load averages, as capture() records them: one small read, for after a
+    measurement (capture() as a whole walks /proc and takes 0.1 s)."""
+    fields = (_read(root, "proc/loadavg") or "").split()[:3]
+    return [float(x) for x in fields] if fields else None
+
+
 def capture(root: Path = Path("/")) -> dict[str, Any]:
     release = _read(root, "proc/sys/kernel/osrelease")
     version = _read(root, "proc/sys/kernel/version")
@@ -98,7 +105,6 @@ def capture(root: Path = Path("/")) -> dict[str, Any]:
         governors[int(gov.parent.parent.name[3:])] = gov.read_text().strip()
     runtime = _read(root, "proc/sys/kernel/sched_rt_runtime_us")
     period = _read(root, "proc/sys/kernel/sched_rt_period_us")
-    loadavg = (_read(root, "proc/loadavg") or "").split()[:3]
     return {
         "kernel_release": release,
         "kernel_version": version,
@@ -112,7 +118,7 @@ def capture(root: Path = Path("/")) -> dict[str, Any]:
         "sched_rt_runtime_us": int(runtime) if runtime and re.fullmatch(r"-?\d+", runtime) else None,
         "sched_rt_period_us": int(period) if period and period.isdigit() else None,
         "virtualisation": _virtualisation(root, cpuinfo),
-        "loadavg": [float(x) for x in loadavg] if loadavg else None,
+        "loadavg": loadavg(root),
         "machine": describe(root),
         "root": str(root) if str(root) != "/" else None,
         "euid": os.geteuid() if str(root) == "/" else None,

@@ -27,7 +27,7 @@ from rtgate.core.thread_plan import ThreadPlan
 from rtgate.core.thresholds import Measurement
 from rtgate.errors import RtgateError, SamplerError
 from rtgate.measure import busy
-from rtgate.measure.environment import capture
+from rtgate.measure.environment import loadavg
 from rtgate.measure.load import Load, Loads
 from rtgate.measure.lock import StoppedWhileWaiting, measurement_lock
 from rtgate.measure.preflight import Preflight, competing_text
@@ -293,7 +293,7 @@ def _measure(
     add_record(json_path, record)
     run = load_results(json_path)  # judged from the file, exactly as `rtgate check` will judge it
     run.environment["system"] = system
-    run.environment["loadavg_after"] = capture().get("loadavg")
+    run.environment["loadavg_after"] = loadavg()
     run.environment["load"] = record["load"]
     run.environment["machine_load"] = record["machine_load"]
     run.environment["preflight"] = record["preflight"]
@@ -324,7 +324,7 @@ def _measure_timerlat(
     if STOP.signal:
         run.stop_reason, run.signal = "signal", STOP.signal
     run.environment["system"] = checked.system
-    run.environment["loadavg_after"] = capture().get("loadavg")
+    run.environment["loadavg_after"] = loadavg()
     run.environment["load"] = load.summary()
     run.environment["preflight"] = checked.record()
     _write_atomic(env_path, _dumps({"results": f"{m.name}.rtla.txt", "state": "done", **run.environment}))

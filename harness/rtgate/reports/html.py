@@ -14,7 +14,7 @@ from rtgate.core.model import RunResult
 from rtgate.core.thresholds import ThresholdFile
 from rtgate.reports.described import describe_runs, labelled
 from rtgate.reports.evt import estimate
-from rtgate.reports.plots import histogram_figure, png, timeline_figure, trend_figure
+from rtgate.reports.plots import gate_limit, histogram_figure, png, timeline_figure, trend_figure
 from rtgate.reports.text import limit_text
 
 
@@ -26,9 +26,9 @@ def render_report(
     tf: ThresholdFile,
     runs: dict[str, RunResult],
     verdicts: list[Verdict],
-    trend: dict[str, list[float]] | None = None,
-    comparisons: list[Any] | None = None,
+    history: Any | None = None,
 ) -> str:
+    """`history`: a history.compare.ReportSection (trend, and the comparison in the CLI's words)."""
     sections = []
     for name, run in runs.items():
         m = tf.measurements.get(name)
@@ -43,11 +43,14 @@ def render_report(
             if len(worst.values) >= 2 and worst.block_seconds > 0:
                 est = estimate([v / run.units_per_us() for v in worst.values], worst.block_seconds)
         sections.append({"title": f"Measurement {name}", "images": images, "estimate": est})
-    if trend:
+    if history is not None and history.per_release:
+        figure = trend_figure(
+            history.per_release, history.metric, gate_limit(history.limit_gates, history.metric), history.verdict
+        )
         sections.append(
             {
                 "title": "Trend over releases",
-                "images": [{"alt": "trend", "data": _b64(png(trend_figure(trend, "max")))}],
+                "images": [{"alt": f"trend of {history.metric}", "data": _b64(png(figure))}],
                 "estimate": None,
             }
         )
@@ -69,6 +72,7 @@ def render_report(
         overall=overall,
         verdicts=verdicts,
         sections=sections,
-        comparisons=comparisons or [],
+        comparisons=history.comparisons if history is not None else [],
+        comparison_lines=history.lines if history is not None else [],
         environment=environment,
     )

@@ -7,12 +7,14 @@ the figures where it looks:
 
 - Jenkins (JUnit and xunit plugins): testsuite ``<properties>``, named ``<testcase name>::<figure>``; the schema
   has no properties inside a testcase.
-- GitLab (reads name, classname, file, time, failure/error/skipped and system-out only): the reason in the
-  ``message`` of ``<failure>``/``<error>``/``<skipped>``, and one ``figures:`` line in each testcase's
-  ``<system-out>``.
+- GitLab (reads name, classname, file, time, failure/error/skipped and system-out only): GitLab shows the
+  *text* of ``<failure>``/``<error>``/``<skipped>`` (an element with attributes and no text reaches its page as a
+  hash dump), so the reason and the figures are that text; the ``message`` attribute is a one-line summary
+  (Jenkins' "Error Message", the text its "Stacktrace"). Each testcase's ``<system-out>`` has the figures too.
 
-Times are real: a testsuite's time is its measurement's duration, shared evenly by its testcases (the gates of a
-measurement judge the same samples), so both a suite's time and the sum of its cases' times give the duration.
+Times are real and in milliseconds (the schema allows three decimals): a testsuite's time is its measurement's
+duration, shared by its testcases in whole milliseconds (the gates of a measurement judge the same samples), so a
+suite's time and the sum of its cases' times are the same duration.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from junitparser.junitparser import FinalResult
 from rtgate.core.gates import Status, Verdict
 from rtgate.errors import RtgateError
 from rtgate.reports.described import Described, junit_properties
+from rtgate.reports.verdicts_json import value_range
 from rtgate.safe_io import atomic_open
 
 
@@ -46,6 +49,10 @@ def figures(v: Verdict) -> dict[str, object]:
         "samples": v.samples,
         "critical": v.critical,
     }
+    span = value_range(v)
+    if span is not None:  # a range stays a range: its two ends, no point value to misread
+        del out["value"]
+        out["value_low"], out["value_high"] = span
     out.update(v.properties)
     return {k: val for k, val in out.items() if val is not None and not isinstance(val, (list, dict))}
 
@@ -54,16 +61,33 @@ def _figures_line(v: Verdict) -> str:
     return "figures: " + " ".join(f"{k}={_text(val)}" for k, val in figures(v).items())
 
 
+def _figures_text(v: Verdict) -> str:
+    return "".join(f"{k}: {_text(val)}\n" for k, val in figures(v).items() if val != "")
+
+
 def _result(v: Verdict, allow_inconclusive: bool) -> list[FinalResult]:
-    message = v.reason or f"{v.gate} on {v.thread}: {v.status.value}"  # never an empty message
-    if v.status == Status.FAIL:
-        return [Failure(message, "latency")]
-    if v.status == Status.ERROR:
-        return [Error(message, "measurement")]
+    reason = v.reason or f"{v.gate} on {v.thread}: {v.status.value}"  # never empty
     if v.status == Status.INCONCLUSIVE:
-        text = f"INCONCLUSIVE: {message}"
-        return [Skipped(text)] if allow_inconclusive else [Failure(text, "inconclusive")]
-    return []
+        reason = f"INCONCLUSIVE: {reason}"
+    summary = " ".join(reason.split())
+    if len(summary) > 200:
+        summary = summary[:199] + "\u2026"
+    # The `type` values are none of the names (integer, boolean, yaml...) Rails' XML reader would convert.
+    if v.status == Status.FAIL:
+        result: FinalResult = Failure(summary, "latency")
+    elif v.status == Status.ERROR:
+        result = Error(summary, "measurement")
+    elif v.status == Status.INCONCLUSIVE:
+        result = Skipped(summary) if allow_inconclusive else Failure(summary, "inconclusive")
+    else:
+        return []
+    result.text = f"{reason}\n{_figures_text(v)}"
+    return [result]
+
+
+def _seconds(t: float) -> str:
+    """A time as the xunit schema takes it: at most three decimals."""
+    return f"{t:.3f}"
 
 
 def build_junit(
@@ -79,7 +103,6 @@ def build_junit(
     by_measurement: dict[str, list[Verdict]] = {}
     for v in verdicts:
         by_measurement.setdefault(v.measurement, []).append(v)
-    total_time = 0.0
     for measurement, group in by_measurement.items():
         classname = f"rtgate.{platform}.{measurement}"
         suite = TestSuite(classname)
@@ -88,9 +111,10 @@ def build_junit(
             for prop, text in junit_properties(described[measurement]):
                 suite.add_property(prop, text)
         duration = float((durations or {}).get(measurement) or 0.0)
-        share = duration / len(group)
-        for v in group:
-            case = TestCase(f"{v.gate}[{v.thread}]", classname, share)
+        millis, extra = divmod(round(duration * 1000), len(group))
+        for index, v in enumerate(group):
+            case = TestCase(f"{v.gate}[{v.thread}]", classname)
+            case._elem.set("time", _seconds((millis + (index < extra)) / 1000))
             for name, value in figures(v).items():
                 suite.add_property(f"{case.name}::{name}", _text(value))
             case.result = _result(v, allow_inconclusive)
@@ -98,11 +122,15 @@ def build_junit(
             suite.append(case)  # add_testcase recounts the suite each time: quadratic
         suite.append(SystemOut(summary))
         suite.update_statistics()
-        suite.time = duration  # after update_statistics, which would reset it
-        total_time += duration
         xml.add_testsuite(suite)
     xml.update_statistics()
-    xml.time = total_time
+    # after update_statistics, which rewrites them with more decimals than the schema allows
+    millis = 0
+    for suite in xml:
+        suite_millis = sum(round(float(c._elem.get("time", 0)) * 1000) for c in suite)
+        suite._elem.set("time", _seconds(suite_millis / 1000))
+        millis += suite_millis
+    xml._elem.set("time", _seconds(millis / 1000))
     # The xunit schema allows no `skipped` on <testsuites> (it does on <testsuite>).
     xml._elem.attrib.pop("skipped", None)
     return xml

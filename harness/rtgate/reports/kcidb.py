@@ -1,16 +1,28 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""KCIDB I/O v5.3 for KernelCI: gates as tests with PASS/FAIL, figures as DONE tests with a number."""
+"""KCIDB I/O v5.3 for KernelCI: gates as tests with PASS/FAIL, figures as DONE tests with a number.
+
+Test ids must identify a test run uniquely among an origin's runs (KernelCI merges equal ids): each id carries a
+digest of the build, the threshold files, the measurement and the results themselves (their figures, start time
+and the machine they recorded), so two boards, two re-runs or two threshold files never share one, and exporting
+the same results again gives the same ids. A figure known only as a range (a wide bucket, the overflow) has no
+``number`` (a number is a point): its range is in ``misc.range`` and its comment.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import re
 from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from rtgate.core.gates import Status, Verdict
 from rtgate.core.model import RunResult
 from rtgate.core.recorded import recorded_environment
 from rtgate.reports.described import describe_run
+from rtgate.reports.verdicts_json import range_text, value_range
 
 _STATUS = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.INCONCLUSIVE: "ERROR"}
 
@@ -20,6 +32,33 @@ def _node(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", text)
 
 
+def run_digest(run: RunResult, *context: str) -> str:
+    """A digest of the results (every figure, the start time and recorded machine, not the file's path) and of
+    `context` (build, threshold files, measurement): the identity of one judged run."""
+    fields = dataclasses.asdict(run)
+    fields.pop("source", None)
+    text = json.dumps([fields, *context], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def start_time(run: RunResult) -> str | None:
+    """When the measurement started, as RFC 3339 (rt-tests and rtgate-sampler write RFC 2822); None when the
+    results do not say (cyclictest text output), or say it without a time zone."""
+    text = run.start_time
+    if not text:
+        return None
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        try:
+            when = datetime.fromisoformat(text)
+        except ValueError:
+            return None
+    if when.tzinfo is None:
+        return None
+    return when.astimezone(timezone.utc).isoformat()
+
+
 def kcidb_document(
     origin: str,
     build_id: str,
@@ -27,11 +66,14 @@ def kcidb_document(
     measurement: str,
     run: RunResult,
     verdicts: list[Verdict],
-    run_number: int = 0,
+    thresholds_digest: str = "",
+    duration: float | None = None,
 ) -> dict[str, Any]:
-    """run_number keeps test ids unique when several runs go into one submission."""
+    """`thresholds_digest`: a digest of the threshold files' contents (two files judging the same results give
+    different ids); `duration`: the measurement's length in seconds."""
     base = f"rt-tests.rtgate.{_node(measurement)}"
-    start = datetime.now(timezone.utc).isoformat()
+    digest = run_digest(run, build_id, thresholds_digest, measurement)
+    start = start_time(run)
     described = describe_run(run)  # the machine and load rtgate run recorded, each item or "unknown (why)"
     env_misc: dict[str, Any] = {
         "platform": platform,
@@ -45,52 +87,91 @@ def kcidb_document(
 
     def add(path: str, status: str, comment: str, number: dict[str, Any] | None, misc: dict[str, Any]) -> None:
         test: dict[str, Any] = {
-            "id": f"{origin}:{build_id}:{run_number}:{path}:{len(tests)}",
+            "id": f"{origin}:rtgate-{digest}:{path}:{len(tests)}",
             "build_id": build_id,
             "origin": origin,
             "path": path,
             "status": status,
-            "start_time": start,
             "environment": env,
             "comment": comment[:1000],
-            "misc": misc,
+            "misc": {**misc, "run": digest},
         }
+        if start is not None:
+            test["start_time"] = start
+        if duration:
+            test["duration"] = round(duration, 3)
         if number is not None:
             test["number"] = number
         tests.append(test)
 
+    def span(low: float | None, high: float | None, unit: str, scale: float) -> dict[str, Any]:
+        """A range in misc: the ends in the number's unit (None: unbounded)."""
+        return {
+            "low": None if low is None else low * scale,
+            "high": None if high is None else high * scale,
+            "unit": unit,
+            "why": "only a range is known: the histogram does not resolve it (a bucket wider than 1 us, its overflow)",
+        }
+
     for v in verdicts:
         number = None
-        if v.value is not None:
-            if v.unit == "%":
-                number = {"value": v.value * 100.0, "unit": "%", "prefix": "metric"}
-            elif v.unit == "periods":  # a count: no SI prefix ("5 periods", not "5 periods" scaled)
-                number = {"value": v.value, "unit": "periods"}
-            else:
-                number = {"value": v.value * 1e-6, "unit": "s", "prefix": "metric"}
+        misc: dict[str, Any] = {
+            "kind": v.kind,
+            "limit": v.limit,
+            "bound": v.bound,
+            "samples": v.samples,
+            "critical": v.critical,
+        }
+        unit, scale = ("%", 100.0) if v.unit == "%" else ("periods", 1.0) if v.unit == "periods" else ("s", 1e-6)
+        known = value_range(v)
+        if known is not None:
+            misc["range"] = span(*known, unit, scale)
+        elif v.value is not None:
+            number = {"value": v.value * scale, "unit": unit}
+            if unit != "periods":  # a count: no SI prefix
+                number["prefix"] = "metric"
         add(
             f"{base}.{_node(v.gate)}.{_node(v.thread)}",
             _STATUS[v.status],
             (f"{v.status.value}: " if v.status == Status.INCONCLUSIVE else "") + v.reason,
             number,
-            {"kind": v.kind, "limit": v.limit, "bound": v.bound, "samples": v.samples, "critical": v.critical},
+            misc,
         )
     scale = run.units_per_us()
     for t in run.threads:
         tid = f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}"
-        figures = {"min": t.min, "avg": t.avg, "max": t.max}
+        figures: dict[str, tuple[float | None, float | None]] = {
+            "min": (t.min, t.min),
+            "avg": (t.avg, t.avg),
+            "max": (t.max, t.max),
+        }
         if t.histogram is not None:
             for q in (99.0, 99.9):
-                pv, over = t.histogram.percentile(q, t.max)
-                if pv is not None and not over:
-                    figures[f"p{q:g}".replace(".", "_")] = pv
-        for name, value in figures.items():
-            if value is not None:
+                r = t.histogram.percentile_range(q, t.max)
+                if r is not None:
+                    figures[f"p{q:g}".replace(".", "_")] = r
+        for name, (low, high) in figures.items():
+            if low is None and high is None:
+                continue
+            misc = {"cycles": t.cycles, "missed_periods": t.missed}
+            what = f"{name} latency of {t.describe()}"
+            if low == high:
+                assert high is not None
                 add(
                     f"{base}.{_node(tid)}.{name}",
                     "DONE",
-                    f"{name} latency of {t.describe()}",
-                    {"value": value / scale * 1e-6, "unit": "s", "prefix": "metric"},
-                    {"cycles": t.cycles, "missed_periods": t.missed},
+                    what,
+                    {"value": high / scale * 1e-6, "unit": "s", "prefix": "metric"},
+                    misc,
                 )
+                continue
+            lo_us, hi_us = (None if x is None else x / scale for x in (low, high))
+            misc["range"] = span(lo_us, hi_us, "s", 1e-6)
+            add(
+                f"{base}.{_node(tid)}.{name}",
+                "DONE",
+                f"{what}: {range_text(lo_us, hi_us, 'us')} (only a range is known)",
+                None,
+                misc,
+            )
     return {"version": {"major": 5, "minor": 3}, "tests": tests}

@@ -235,16 +235,61 @@ def timeline_figure(run: RunResult, m: Measurement | None = None, platform: str 
     return fig
 
 
-def trend_figure(per_release: dict[str, list[float]], metric: str, limit: float | None = None) -> Figure:
-    """Per release, the distribution over runs of a metric, with the limit."""
-    fig, ax = plt.subplots(figsize=(9, 3.5))
+def gate_limit(gates: list[Any], metric: str) -> tuple[str, float] | None:
+    """The limit of the gate about this metric, as (label, value in the metric's unit), or None:
+    a max gate's limit means nothing on a p99.9 plot."""
+    for g in gates:
+        if (metric == "max" and g.kind == "max") or (metric == "avg" and g.kind == "avg"):
+            return (f"{g.name}: {metric} <= {g.limit_us:g} us", float(g.limit_us))
+        if metric in ("p99", "p99.9") and g.kind == "percentile" and f"p{float(g.percentile):g}" == metric:
+            return (f"{g.name}: {metric} <= {g.limit_us:g} us", float(g.limit_us))
+        if metric.startswith("above_") and g.kind == "miss_rate" and f"above_{g.above_us:g}" == metric:
+            return (f"{g.name}: share above {g.above_us:g} us <= {g.rate:g}", float(g.rate))
+    return None
+
+
+def trend_figure(
+    per_release: dict[str, list[float]],
+    metric: str,
+    limit: tuple[str, float] | None = None,
+    verdict: str | None = None,
+) -> Figure:
+    """Per release, every run as a point over the release's median and range, n under each
+    release, the matching gate's limit labelled, and the latest comparison's verdict as title."""
+    import random
+    from statistics import median
+
+    fig, ax = plt.subplots(figsize=(9, 4))
     releases = list(per_release)
-    ax.boxplot([per_release[r] or [float("nan")] for r in releases])
-    ax.set_xticks(range(1, len(releases) + 1), releases, rotation=30, fontsize=8)
+    rng = random.Random(0)  # the same jitter every time: plots compare across reports
+    for i, r in enumerate(releases, start=1):
+        values = per_release[r]
+        if not values:
+            continue
+        lo, hi = min(values), max(values)
+        mid = median(values)
+        first = i == 1  # one legend entry per kind of mark
+        ax.vlines(i, lo, hi, color="0.75", linewidth=6, zorder=1, label="range" if first else "_nolegend_")
+        ax.hlines(
+            mid, i - 0.3, i + 0.3, color="black", linewidth=2, zorder=2, label="median" if first else "_nolegend_"
+        )
+        xs = [i + rng.uniform(-0.15, 0.15) for _ in values]
+        ax.scatter(xs, values, s=14, color="tab:blue", zorder=3, label="runs (worst thread)" if first else "_nolegend_")
+    unit = "share of samples" if metric.startswith("above_") else "us"
+    every = [v for vs in per_release.values() for v in vs] + ([limit[1]] if limit else [])
+    positive = [v for v in every if v > 0]
+    if positive and max(positive) / min(positive) >= 30:  # data spanning decades
+        ax.set_yscale("log")
     if limit is not None:
-        ax.axhline(limit, color="red", linestyle="--", linewidth=1)
-    ax.set_ylabel(f"{metric} (us)")
-    ax.set_title(f"{metric} over releases (worst thread per run)")
+        ax.axhline(limit[1], color="red", linestyle="--", linewidth=1, label=limit[0])
+    ax.set_xticks(
+        range(1, len(releases) + 1), [f"{r}\nn={len(per_release[r])}" for r in releases], rotation=0, fontsize=8
+    )
+    ax.set_xlim(0.5, len(releases) + 0.5)
+    ax.set_ylabel(f"{metric} ({unit})")
+    title = f"{metric} over releases (worst thread per run)"
+    ax.set_title(title + (f"\n{verdict}" if verdict else ""), fontsize=10)
+    ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
     return fig
 

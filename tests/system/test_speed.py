@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Start-up weight: a light command loads neither the other commands nor a heavy library.
+
+Timing is benchmarks/' job (the machine is shared); what a command imports is not noisy, and it
+is what makes `rtgate --version` take 0.03 s of CPU instead of 0.3 s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, RT_TESTS
+
+# Libraries that cost tens of milliseconds to import, and what needs them.
+HEAVY = ("numpy", "matplotlib", "jinja2", "psycopg", "junitparser", "sqlite3", "urllib.request", "http.client")
+
+# Run rtgate's main() in a fresh interpreter, then list what it imported.
+PROBE = """
+import json, sys
+from rtgate.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+heavy = %r
+loaded = sorted(m for m in sys.modules if m in heavy or m.split(".")[0] in heavy or m.startswith("rtgate.commands."))
+print("\\n" + json.dumps(loaded))
+"""
+
+
+def loaded_by(*argv: str) -> set[str]:
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE % (HEAVY,), *argv], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert r.stderr == "" or "Traceback" not in r.stderr, r.stderr
+    return set(json.loads(r.stdout.strip().splitlines()[-1]))
+
+
+def heavy(modules: set[str]) -> set[str]:
+    """The heavy libraries among `modules`, by top-level name."""
+    return {m if m in HEAVY else m.split(".")[0] for m in modules if not m.startswith("rtgate.")}
+
+
+def test_version_and_help_import_no_command() -> None:
+    assert loaded_by("--version") == set()
+    assert loaded_by("--help") == set()
+
+
+def test_validate_imports_only_itself() -> None:
+    assert loaded_by("validate", str(ROOT / "thresholds" / "default.yaml")) == {"rtgate.commands.validate"}
+
+
+@pytest.mark.parametrize("command", ["check", "show", "run", "doctor", "export", "fuego"])
+def test_light_commands_import_no_heavy_library(command: str) -> None:
+    modules = loaded_by(command, "--help")
+    assert f"rtgate.commands.{command}" in modules
+    assert heavy(modules) == set(), f"rtgate {command} imports {sorted(heavy(modules))}"
+
+
+def test_check_imports_junitparser_only_for_junit(tmp_path: Path) -> None:
+    spec = tmp_path / "t.yaml"
+    spec.write_text(
+        "platform: vm\nmeasurements:\n  smp:\n    sampler: {interval_us: 200, loops: 5000, priority: 80,"
+        " threads: [{name: all, cpus: all}]}\n    gates:\n      - {name: max, kind: max, limit_us: 1000}\n"
+    )
+    res = str(RT_TESTS / "ct-24-S-h300.json")  # a known pass: maxima 894 and 155 us
+    junit = tmp_path / "j.xml"
+    assert heavy(loaded_by("check", str(spec), res)) == set()
+    assert heavy(loaded_by("check", "--junit", str(junit), str(spec), res)) == {"junitparser"}
+    assert 'failures="0"' in junit.read_text()
+
+
+def test_help_lists_every_command() -> None:
+    from rtgate.commands import COMMANDS
+
+    r = subprocess.run([sys.executable, "-m", "rtgate", "--help"], capture_output=True, text=True, timeout=120)
+    listed = {line.split()[0] for line in r.stdout.splitlines() if line.startswith("    ") and line.split()}
+    assert set(COMMANDS) <= listed
+    assert all((ROOT / "harness" / "rtgate" / "commands" / f"{name}.py").is_file() for name in COMMANDS)
+
+
+# ---------------------------------------------------------------- benchmarks cannot rot
+
+BENCHMARKS = sorted(p for p in (ROOT / "benchmarks").glob("*.py") if p.name != "common.py")
+# These measure: real-time priority, mlockall, the machine-wide lock of rtgate run.
+NEEDS_ROOT = {
+    "default_platform.py",
+    "fidelity_matrix.py",
+    "footprint.py",
+    "run_overhead.py",
+    "sampler_vs_cyclictest.py",
+}
+
+
+@pytest.mark.parametrize("script", BENCHMARKS, ids=lambda p: p.name)
+def test_benchmark_smoke_mode_runs(script: Path) -> None:
+    """Every script in benchmarks/ has --smoke (seconds), and it still runs to its figures."""
+    if script.name in NEEDS_ROOT and os.geteuid() != 0:
+        pytest.skip(f"{script.name} measures with real-time priority: run as root")
+    r = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"{script.name} --smoke: {r.stdout[-2000:]}{r.stderr[-2000:]}"
+    assert any(ch.isdigit() for ch in r.stdout), r.stdout
+
+
+def test_every_benchmark_is_in_the_readme() -> None:
+    readme = (ROOT / "benchmarks" / "README.md").read_text()
+    assert [p.name for p in BENCHMARKS if f"`{p.name}`" not in readme] == []

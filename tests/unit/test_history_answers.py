@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""What a release comparison answers: a verdict, the change with its interval, the resolving
+power; five pairs can show a regression; only valid runs; the word and the sign agree; the
+release label comes from the data; machines are not mixed. Known answers from seeded runs."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from history_sim import latencies, run_result
+from rtgate.core.gates import Verdict
+from rtgate.core.status import Status
+from rtgate.errors import RtgateError
+from rtgate.history.compare import (
+    IMPROVEMENT,
+    NOT_COMPARABLE,
+    NOT_ENOUGH,
+    REGRESSION,
+    UNDETECTED,
+    Settings,
+    compare,
+    summary,
+)
+from rtgate.history.record import release_label
+from rtgate.history.store import HistoryDB
+
+
+def _run(rng: np.random.Generator, scale: float, host: float = 1.0, env: dict | None = None):  # type: ignore[no-untyped-def]
+    return run_result([latencies(rng, 4000, host, scale) for _ in range(2)], environment=env)
+
+
+def _env(kernel: str = "6.12", cpu: str = "Cortex-A53", load: float = 0.2) -> dict:
+    return {
+        "system": {"kernel_release": kernel, "cpu_model": cpu, "cpu_count": 2, "loadavg": [load] * 3},
+        "loadavg_after": [load] * 3,
+    }
+
+
+def test_five_pairs_can_show_a_regression(tmp_path: Path) -> None:
+    """Five interleaved pairs where the new kernel makes every latency x1.3 (both runs of a pair
+    see the same host): max and p99.9 rise in every pair, and the exact sign-flip test gives
+    p = 1/32 for both together, below alpha 0.05 one-sided: REGRESSION, with size and interval."""
+    rng = np.random.default_rng(11)
+    with HistoryDB(tmp_path / "h.db") as db:
+        for i in range(5):
+            values = latencies(rng, 20000, float(np.exp(rng.uniform(0, 1))), 1.0)
+            db.add_run(run_result([values]), "b", "m", "old", pair_id=f"p{i}")
+            db.add_run(run_result([values * 1.3]), "b", "m", "new", pair_id=f"p{i}")
+        out = compare(db, "b", "m", "old", "new", Settings(), paired=True)
+    for c in out.comparisons:
+        assert c.decision == REGRESSION, summary(c)
+        assert c.p_worse == pytest.approx(1 / 32)
+        assert c.change is not None and c.change > 0 and c.interval is not None and c.unit == "us"
+        assert "5 pairs" in summary(c) and "95 % interval" in summary(c)
+
+
+def test_too_few_says_how_many_would_decide(tmp_path: Path) -> None:
+    """3 vs 3 runs: no exact test can go below 1/20 = alpha: NOT ENOUGH DATA, and the runs needed."""
+    rng = np.random.default_rng(12)
+    with HistoryDB(tmp_path / "h.db") as db:
+        for _ in range(3):
+            db.add_run(_run(rng, 1.0), "b", "m", "a")
+            db.add_run(_run(rng, 1.4), "b", "m", "b")
+        out = compare(db, "b", "m", "a", "b", Settings())
+    for c in out.comparisons:
+        assert c.decision == NOT_ENOUGH and c.runs_needed is not None and c.runs_needed >= 4, summary(c)
+        assert f"runs to decide: {c.runs_needed} per release" in summary(c)
+
+
+def test_nothing_found_says_what_could_have_been(tmp_path: Path) -> None:
+    rng = np.random.default_rng(13)
+    with HistoryDB(tmp_path / "h.db") as db:
+        for _ in range(6):
+            db.add_run(_run(rng, 1.0), "b", "m", "a")
+            db.add_run(_run(rng, 1.0), "b", "m", "b")
+        out = compare(db, "b", "m", "a", "b", Settings())
+    for c in out.comparisons:
+        assert c.decision == UNDETECTED, summary(c)
+        assert c.detectable is not None and c.detectable > 0
+        assert "would have been found with 80 % power at 6 vs 6 runs" in summary(c)
+        assert "NO CHANGE" not in c.decision.upper().replace("NO DETECTABLE CHANGE", "")
+
+
+@pytest.mark.parametrize("paired", [False, True])
+def test_word_and_sign_agree_over_random_aa_splits(tmp_path: Path, paired: bool) -> None:
+    """30 runs of one kernel split at random into two 'releases' 40 times: whatever is said,
+    REGRESSION comes with a positive change and IMPROVEMENT with a negative one."""
+    rng = np.random.default_rng(14)
+    with HistoryDB(tmp_path / "h.db") as db:
+        runs = [run_result([latencies(rng, 3000, float(np.exp(rng.standard_normal())), 1.0)]) for _ in range(16)]
+        split = random.Random(5)
+        flagged = 0
+        for k in range(40):
+            order = split.sample(range(16), 16)
+            for j, i in enumerate(order):
+                db.add_run(runs[i], "b", f"m{k}", "a" if j < 8 else "b", pair_id=f"p{j % 8}")
+            out = compare(db, "b", f"m{k}", "a", "b", Settings(metrics=["max", "p99.9", "avg"]), paired=paired)
+            for c in out.comparisons:
+                if c.decision == REGRESSION:
+                    assert c.change > 0 and (c.effect or 0) > 0, summary(c)
+                    flagged += 1
+                if c.decision == IMPROVEMENT:
+                    assert c.change < 0 and (c.effect or 0) < 0, summary(c)
+                    flagged += 1
+    assert flagged <= 6  # 40 splits x 2 directions at alpha 0.05: about 4 expected
+
+
+def test_error_runs_are_left_out_and_counted(tmp_path: Path) -> None:
+    rng = np.random.default_rng(15)
+    bad = Verdict("m", "g", "max", "worst", Status.ERROR, "results have no max")
+    with HistoryDB(tmp_path / "h.db") as db:
+        for _ in range(5):
+            db.add_run(_run(rng, 1.0), "b", "m", "a")
+            db.add_run(_run(rng, 1.0), "b", "m", "b")
+        for _ in range(3):  # invalid measurements with huge figures: would read as a regression
+            db.add_run(_run(rng, 50.0), "b", "m", "b", verdicts=[bad])
+        out = compare(db, "b", "m", "a", "b", Settings())
+    assert out.excluded == {"a": 0, "b": 3} and out.n_runs == {"a": 5, "b": 5}
+    assert any("3 run(s) of b left out" in n for n in out.notes)
+    assert all(len(c.new) == 5 and c.decision != REGRESSION for c in out.comparisons)
+
+
+def test_machines_that_differ_are_not_compared(tmp_path: Path) -> None:
+    rng = np.random.default_rng(16)
+    with HistoryDB(tmp_path / "h.db") as db:
+        for _ in range(5):
+            db.add_run(_run(rng, 1.0, env=_env(cpu="Cortex-A53")), "b", "m", "a")
+            db.add_run(_run(rng, 2.0, env=_env(cpu="Cortex-A72")), "b", "m", "b")
+        out = compare(db, "b", "m", "a", "b", Settings())
+    assert out.refused and "cpu_model: Cortex-A53 (base) vs Cortex-A72 (new)" in out.machines[0]
+    assert all(c.decision == NOT_COMPARABLE and "different machines" in summary(c) for c in out.comparisons)
+
+
+def test_environment_unknown_is_said(tmp_path: Path) -> None:
+    rng = np.random.default_rng(17)
+    with HistoryDB(tmp_path / "h.db") as db:
+        for _ in range(4):
+            db.add_run(_run(rng, 1.0), "b", "m", "a")
+            db.add_run(_run(rng, 1.0, env=_env()), "b", "m", "b")
+        out = compare(db, "b", "m", "a", "b", Settings())
+    assert any(n.startswith("environment unknown for 4 run(s) of a") for n in out.notes)
+    assert not any("of b" in n and "environment unknown" in n for n in out.notes)
+
+
+def test_relative_load_drift_on_a_busy_host(tmp_path: Path) -> None:
+    """Load 3.5 per CPU, then 4.0: a small absolute step on a busy host, 12.5 % relative: drift."""
+    rng = np.random.default_rng(18)
+    with HistoryDB(tmp_path / "h.db") as db:
+        for _ in range(4):
+            db.add_run(_run(rng, 1.0, env=_env(load=7.0)), "b", "m", "a")
+            db.add_run(_run(rng, 1.0, env=_env(load=8.0)), "b", "m", "b")
+            db.add_run(_run(rng, 1.0, env=_env(load=7.2)), "b", "m", "c")
+        drifted = compare(db, "b", "m", "a", "b", Settings())
+        steady = compare(db, "b", "m", "a", "c", Settings())
+    assert any(d.startswith("load_per_cpu") for d in drifted.drift), drifted.drift
+    assert not steady.drift
+
+
+def test_release_label_comes_from_the_data() -> None:
+    rng = np.random.default_rng(19)
+    run = _run(rng, 1.0, env=_env(kernel="6.18.44"))
+    assert release_label(run, None) == "6.18.44"
+    assert release_label(run, "6.18.44") == "6.18.44"
+    with pytest.raises(RtgateError, match=r"contradicts the kernel the results recorded \(6.18.44\)"):
+        release_label(run, "6.6.52-rt43")
+    assert release_label(run, "6.6.52-rt43", force=True) == "6.6.52-rt43"
+    bare = _run(rng, 1.0)
+    assert release_label(bare, "mine") == "mine"
+    with pytest.raises(RtgateError, match="do not say the kernel release"):
+        release_label(bare, None)
