@@ -201,10 +201,11 @@ def test_far_misses_get_no_suggestion() -> None:
 
 
 def test_history_defaults_are_the_comparisons() -> None:
-    from rtgate.history.compare import DEFAULTS
+    from rtgate.history.compare import Settings
 
-    shown = {k: keys.HISTORY[k].default for k in DEFAULTS}
-    assert shown == {k: ", ".join(v) if isinstance(v, list) else f"{v:g}" for k, v in DEFAULTS.items()}
+    defaults = Settings()
+    for name in ("alpha", "min_effect", "min_runs"):
+        assert keys.HISTORY[name].default == f"{getattr(defaults, name):g}", name
 
 
 @pytest.mark.parametrize(
