@@ -161,7 +161,7 @@ def key_facts(k: Any) -> tuple[str, str, str, str]:
 
     kind = TYPES[k.type] + (" (required)" if k.required else "")
     if k.choices:
-        rng = ", ".join(k.choices)
+        kind, rng = "one of" + (" (required)" if k.required else ""), ", ".join(k.choices)
     elif k.type == "rate":
         rng = "0 .. below 1 (0 % .. below 100 %)"
     elif k.lo is not None and k.hi is not None:
@@ -196,6 +196,8 @@ def generate_thresholds_man() -> str:
         out.append(".SS " + roff(title))
         for k, note in rows:
             kind, unit, rng, default = key_facts(k)
+            if k.choices:  # "one of fifo, rr", not "one of; fifo, rr"
+                kind, rng = f"{kind} {rng}", ""
             facts = "; ".join(
                 x
                 for x in (kind, f"unit {unit}" if unit else "", rng, f"default {default}" if default else "", note)

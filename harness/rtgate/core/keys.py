@@ -66,7 +66,11 @@ def table(*keys: Key) -> dict[str, Key]:
 TOP = table(
     Key("platform", "name", "the platform this file is for; reports and history group by it", required=True),
     Key("description", "str", "free text: where the numbers come from"),
-    Key("extends", "path", "a parent file (relative to this one) this file is merged over; see Inheritance"),
+    Key(
+        "extends",
+        "path",
+        "a parent file (relative to this one) this file is merged over; null removes an inherited key",
+    ),
     Key("measurements", "mapping", "measurement name -> measurement (below)", required=True),
     Key("allow_inconclusive", "bool", "an INCONCLUSIVE gate does not fail the run", default="false"),
     Key("require", "mapping", "what every measurement needs of the system (see require)"),
