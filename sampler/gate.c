@@ -22,18 +22,6 @@ static void set_err(char *err, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int parse_kind(const char *s)
-{
-	static const struct { const char *name; int kind; } kinds[] = {
-		{"max", GATE_MAX_KIND}, {"avg", GATE_AVG}, {"percentile", GATE_PERCENTILE},
-		{"miss_rate", GATE_MISS_RATE}, {"missed", GATE_MISSED},
-	};
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (strcmp(s, kinds[i].name) == 0)
-			return kinds[i].kind;
-	return 0;
-}
-
 /* The --gate keys: one table for parsing, ranges and --dump-contract. */
 enum gkey_type { GK_NAME, GK_KIND, GK_DECIMAL, GK_COUNT, GK_LIST, GK_SCOPE };
 enum gkey_id { GK_ID_NAME, GK_ID_KIND, GK_ID_LIMIT, GK_ID_ABOVE, GK_ID_RATE, GK_ID_PERCENTILE,
@@ -60,6 +48,63 @@ static const struct gate_key {
 	[GK_ID_CPUS] = {"cpus", GK_LIST, 0, 1000000, 0, 0},
 	[GK_ID_SCOPE] = {"scope", GK_SCOPE, 0, 0, 0, 0},
 };
+
+#define KEY(id) (1u << (id))
+/* The keys whose meaning depends on the kind: a kind refuses those it does not take, as thresholds.py does. */
+#define KIND_KEYS (KEY(GK_ID_LIMIT) | KEY(GK_ID_ABOVE) | KEY(GK_ID_RATE) | KEY(GK_ID_PERCENTILE) | \
+		   KEY(GK_ID_MAX_COUNT) | KEY(GK_ID_MAX_RATE) | KEY(GK_ID_CONFIDENCE))
+
+/* Every gate kind, declared once: parsing, --help, the unit of RTGATE-GATE lines and --dump-contract. */
+static const struct gate_kind_def {
+	const char *name;
+	unsigned needs;     /* keys it requires */
+	unsigned takes;     /* kind-specific keys it accepts (KIND_KEYS) */
+	unsigned one_of;    /* keys of which exactly one is required (0: none) */
+	const char *unit;   /* the value's unit */
+	int share_key;      /* the key that, when given, makes the value a share of samples in % (-1: none) */
+} gate_kinds[GATE_KIND_END] = {
+	[GATE_MAX_KIND] = {"max", KEY(GK_ID_LIMIT), KEY(GK_ID_LIMIT), 0, "us", -1},
+	[GATE_MISS_RATE] = {"miss_rate", KEY(GK_ID_ABOVE) | KEY(GK_ID_RATE),
+			    KEY(GK_ID_ABOVE) | KEY(GK_ID_RATE) | KEY(GK_ID_CONFIDENCE), 0, "%", GK_ID_RATE},
+	[GATE_PERCENTILE] = {"percentile", KEY(GK_ID_PERCENTILE) | KEY(GK_ID_LIMIT),
+			     KEY(GK_ID_PERCENTILE) | KEY(GK_ID_LIMIT) | KEY(GK_ID_CONFIDENCE), 0, "us", -1},
+	[GATE_AVG] = {"avg", KEY(GK_ID_LIMIT), KEY(GK_ID_LIMIT), 0, "us", -1},
+	[GATE_MISSED] = {"missed", 0, KEY(GK_ID_MAX_COUNT) | KEY(GK_ID_MAX_RATE) | KEY(GK_ID_CONFIDENCE),
+			 KEY(GK_ID_MAX_COUNT) | KEY(GK_ID_MAX_RATE), "periods", GK_ID_MAX_RATE},
+};
+
+static int parse_kind(const char *s)
+{
+	for (int k = 1; k < GATE_KIND_END; k++)
+		if (strcmp(s, gate_kinds[k].name) == 0)
+			return k;
+	return 0;
+}
+
+const char *gate_kind_name(int kind)
+{
+	return kind > 0 && kind < GATE_KIND_END ? gate_kinds[kind].name : "unknown";
+}
+
+const char *gate_unit(const struct gate_spec *g)
+{
+	const struct gate_kind_def *k = &gate_kinds[g->kind];
+
+	return k->share_key >= 0 && (g->keys & KEY(k->share_key)) ? "%" : k->unit;
+}
+
+/* The keys of a mask, each as PRE key POST, joined by sep: "limit= and percentile=" for messages,
+ * "\"limit\", \"percentile\"" for the contract. */
+static void key_names(unsigned mask, const char *sep, const char *pre, const char *post, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int id = 0; id < GK_ID_COUNT && used < len; id++)
+		if (mask & KEY(id))
+			used += (size_t)snprintf(buf + used, len - used, "%s%s%s%s", used ? sep : "", pre,
+						 gate_keys[id].key, post);
+}
 
 static int parse_key_decimal(const struct gate_key *k, const char *val, double *out)
 {
@@ -119,7 +164,9 @@ int gate_parse(const char *arg, struct gate_spec *g, char *err, size_t errlen)
 	char buf[2048];
 	char *tok, *save = NULL;
 	unsigned seen = 0;
-#define HAS(id) (seen & (1u << (id)))
+	const struct gate_kind_def *kind;
+	char names[160];
+#define HAS_ONE(mask) ((mask) && !((mask) & ((mask) - 1)))
 
 	memset(g, 0, sizeof(*g));
 	g->max_count = -1;
@@ -154,23 +201,24 @@ int gate_parse(const char *arg, struct gate_spec *g, char *err, size_t errlen)
 		set_err(err, errlen, "needs name= and kind=");
 		return -1;
 	}
-	if ((g->kind == GATE_MAX_KIND || g->kind == GATE_AVG) && !HAS(GK_ID_LIMIT)) {
-		set_err(err, errlen, "gate %s needs limit=", g->name);
+	kind = &gate_kinds[g->kind];
+	if (seen & KIND_KEYS & ~kind->takes) {
+		key_names(seen & KIND_KEYS & ~kind->takes, ", ", "", "=", names, sizeof(names));
+		set_err(err, errlen, "a %s gate does not take %s", kind->name, names);
 		return -1;
 	}
-	if (g->kind == GATE_PERCENTILE && !(HAS(GK_ID_LIMIT) && HAS(GK_ID_PERCENTILE))) {
-		set_err(err, errlen, "gate %s needs percentile= and limit=", g->name);
+	if ((seen & kind->needs) != kind->needs) {
+		key_names(kind->needs, " and ", "", "=", names, sizeof(names));
+		set_err(err, errlen, "gate %s needs %s", g->name, names);
 		return -1;
 	}
-	if (g->kind == GATE_MISS_RATE && !(HAS(GK_ID_ABOVE) && HAS(GK_ID_RATE))) {
-		set_err(err, errlen, "gate %s needs above= and rate=", g->name);
+	if (kind->one_of && !HAS_ONE(seen & kind->one_of)) {
+		key_names(kind->one_of, " and ", "", "=", names, sizeof(names));
+		set_err(err, errlen, "gate %s needs exactly one of %s", g->name, names);
 		return -1;
 	}
-	if (g->kind == GATE_MISSED && (g->max_count >= 0) == (g->max_rate >= 0)) {
-		set_err(err, errlen, "gate %s needs exactly one of max_count= and max_rate=", g->name);
-		return -1;
-	}
-#undef HAS
+	g->keys = seen;
+#undef HAS_ONE
 	return 0;
 }
 
@@ -178,6 +226,7 @@ void gate_dump_contract(FILE *f)
 {
 	static const char *const type_names[] = {"name", "kind", "decimal", "integer", "list", "scope"};
 	static const char *const fields[] = GATE_LINE_FIELDS;
+	char names[256];
 
 	fprintf(f, "  \"gate_keys\": [\n");
 	for (int i = 0; i < GK_ID_COUNT; i++) {
@@ -189,12 +238,31 @@ void gate_dump_contract(FILE *f)
 				k->min, k->max, k->min_open ? "true" : "false", k->max_open ? "true" : "false");
 		fprintf(f, "}%s\n", i == GK_ID_COUNT - 1 ? "" : ",");
 	}
+	fprintf(f, "  ],\n  \"gate_kinds\": [\n");
+	for (int i = 1; i < GATE_KIND_END; i++) {
+		const struct gate_kind_def *k = &gate_kinds[i];
+
+		fprintf(f, "    {\"name\": \"%s\", \"needs\": [", k->name);
+		key_names(k->needs, ", ", "\"", "\"", names, sizeof(names));
+		fprintf(f, "%s], \"takes\": [", names);
+		key_names(k->takes, ", ", "\"", "\"", names, sizeof(names));
+		fprintf(f, "%s], \"one_of\": [", names);
+		key_names(k->one_of, ", ", "\"", "\"", names, sizeof(names));
+		fprintf(f, "%s], \"unit\": \"%s\", \"share_key\": ", names, k->unit);
+		if (k->share_key >= 0)
+			fprintf(f, "\"%s\"", gate_keys[k->share_key].key);
+		else
+			fprintf(f, "null");
+		fprintf(f, "}%s\n", i == GATE_KIND_END - 1 ? "" : ",");
+	}
 	fprintf(f, "  ],\n  \"gate_line\": {\"prefix\": \"RTGATE-GATE\", \"fields\": [");
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		fprintf(f, "%s\"%s\"", i ? ", " : "", fields[i]);
-	fprintf(f, "], \"statuses\": [\"PASS\", \"INCONCLUSIVE\", \"FAIL\", \"ERROR\"]}\n");
+	fprintf(f, "], \"statuses\": [");
+	for (int st = 0; st < GATE_STATUS_END; st++)
+		fprintf(f, "%s\"%s\"", st ? ", " : "", gate_status_name(st));
+	fprintf(f, "], \"no_value\": \"-\"}\n");
 }
-
 
 const char *gate_status_name(int status)
 {
@@ -326,17 +394,23 @@ static void cdf_root(unsigned long long k, unsigned long long n, double level, d
 	*phi = hi;
 }
 
-/* Rounded up by at most 1e-7 relative, never down: a gate never passes on rounding. */
+/* Outward margin on every bound, relative: the incomplete beta in doubles can sit a few 1e-9 on the
+ * wrong side of the exact root. The same as rtgate.core.stats.CP_MARGIN (the shared vectors hold both). */
+#define CP_MARGIN 1e-8
+
+/* Rounded up by at most 1e-7 + CP_MARGIN relative, never down: a gate never passes on rounding. */
 double gate_cp_upper(unsigned long long k, unsigned long long n, double confidence)
 {
 	double lo, hi;
 
 	if (n == 0 || k >= n || !(M = mathfns_get(NULL)))
 		return 1.0;
-	if (k == 0)
-		return 1.0 - M->pow(1.0 - confidence, 1.0 / (double)n);
-	cdf_root(k, n, 1.0 - confidence, &lo, &hi);
-	return hi;
+	if (k == 0) /* 1 - (1 - c)^(1/n) without the cancellation of 1 - pow() at large n */
+		hi = -M->expm1(M->log1p(-confidence) / (double)n);
+	else
+		cdf_root(k, n, 1.0 - confidence, &lo, &hi);
+	hi *= 1.0 + CP_MARGIN;
+	return hi < 1.0 ? hi : 1.0;
 }
 
 /* P(X >= k | p) = 1 - confidence; rounded down, never up: a gate never fails on rounding. */
@@ -347,9 +421,10 @@ double gate_cp_lower(unsigned long long k, unsigned long long n, double confiden
 	if (n == 0 || k == 0 || !(M = mathfns_get(NULL)))
 		return 0.0;
 	if (k >= n)
-		return M->pow(1.0 - confidence, 1.0 / (double)n);
-	cdf_root(k - 1, n, confidence, &lo, &hi);
-	return lo;
+		lo = M->exp(M->log1p(-confidence) / (double)n);
+	else
+		cdf_root(k - 1, n, confidence, &lo, &hi);
+	return lo * (1.0 - CP_MARGIN);
 }
 
 /* More samples, none above the limit, that would bring the upper bound to the limit (0: none found). */
@@ -414,17 +489,6 @@ void gate_thread_ids(const struct run_result *r, char labels[][GATE_NAME_LEN], i
 			else
 				snprintf(ids[i], GATE_NAME_LEN, "t%d", r->t[i].index);
 		}
-}
-
-static const char *kind_name(int kind)
-{
-	switch (kind) {
-	case GATE_MAX_KIND: return "max";
-	case GATE_AVG: return "avg";
-	case GATE_PERCENTILE: return "percentile";
-	case GATE_MISS_RATE: return "miss_rate";
-	default: return "missed";
-	}
 }
 
 /* "%g"-like without trailing noise: integers plain, else two decimals, as gates.py _fmt. */
@@ -628,7 +692,7 @@ static void eval_thread(struct eval *e)
 	if (n < need) {
 		e->v->samples = n;
 		verdict(e, GATE_INCONCLUSIVE, "only %llu samples, the %s gate needs %llu", (unsigned long long)n,
-			kind_name(g->kind), (unsigned long long)need);
+			gate_kind_name(g->kind), (unsigned long long)need);
 		return;
 	}
 	switch (g->kind) {
@@ -706,11 +770,6 @@ static void eval_thread(struct eval *e)
 	}
 }
 
-static int severity(int status)
-{
-	return status == GATE_PASS ? 0 : status == GATE_INCONCLUSIVE ? 1 : status == GATE_FAIL ? 2 : 3;
-}
-
 int gate_evaluate(const struct gate_spec *g, const struct run_result *r, char ids[][GATE_NAME_LEN],
 		  struct gate_verdict *out, int max_out)
 {
@@ -782,8 +841,8 @@ int gate_evaluate(const struct gate_spec *g, const struct run_result *r, char id
 		int best = 0;
 		for (int i = 1; i < count; i++) {
 			double vi = out[i].has_value ? out[i].value : -1.0, vb = out[best].has_value ? out[best].value : -1.0;
-			if (severity(out[i].status) > severity(out[best].status) ||
-			    (severity(out[i].status) == severity(out[best].status) && vi > vb))
+			/* statuses are in rank order (gate.h) */
+			if (out[i].status > out[best].status || (out[i].status == out[best].status && vi > vb))
 				best = i;
 		}
 		out[0] = out[best];
@@ -797,9 +856,8 @@ int gate_evaluate(const struct gate_spec *g, const struct run_result *r, char id
 /* One line per verdict for shells: fields are space-free until the reason, which ends the line. */
 void gate_print(FILE *f, const struct gate_spec *g, const struct gate_verdict *v)
 {
-	int is_rate = v->has_bound;
-	const char *units = is_rate ? "%" : (g->kind == GATE_MISSED ? "periods" : "us");
-	double k = is_rate ? 100.0 : 1.0;
+	const char *units = gate_unit(g);
+	double k = strcmp(units, "%") == 0 ? 100.0 : 1.0; /* shares are held as fractions */
 
 	fprintf(f, "RTGATE-GATE %s %s %s ", g->name, v->thread, gate_status_name(v->status));
 	if (v->has_value)

@@ -3,8 +3,8 @@
  * Native gates for boards without Python: the same verdicts as rtgate's Python gates
  * (harness/rtgate/core/gates.py), held equal by the shared vectors in tests/vectors/gates.txt.
  *
- * --gate=name=NAME,kind=KIND,KEY=VALUE,...   keys:
- *   kind        max | avg | percentile | miss_rate | missed
+ * --gate=name=NAME,kind=KIND,KEY=VALUE,...   keys (the kinds, with the keys each needs and takes, are
+ * declared once in gate.c's kind table; --help and --dump-contract print them from it):
  *   limit       us (max, avg, percentile)      above  us (miss_rate)
  *   percentile  e.g. 99.9                      rate   fraction (miss_rate)
  *   max_count   missed periods (missed)        max_rate  fraction (missed)
@@ -25,8 +25,9 @@
 /* RTGATE-GATE NAME THREAD STATUS VALUE LIMIT BOUND SAMPLES UNITS REASON... */
 #define GATE_LINE_FIELDS {"gate", "thread", "status", "value", "limit", "bound", "samples", "units", "reason"}
 
-enum gate_kind { GATE_MAX_KIND = 1, GATE_AVG, GATE_PERCENTILE, GATE_MISS_RATE, GATE_MISSED };
-enum gate_status { GATE_PASS = 0, GATE_INCONCLUSIVE, GATE_FAIL, GATE_ERROR };
+enum gate_kind { GATE_MAX_KIND = 1, GATE_AVG, GATE_PERCENTILE, GATE_MISS_RATE, GATE_MISSED, GATE_KIND_END };
+/* In rank order, worst last: a gate's worst thread is the one with the highest status. */
+enum gate_status { GATE_PASS = 0, GATE_INCONCLUSIVE, GATE_FAIL, GATE_ERROR, GATE_STATUS_END };
 
 struct gate_spec {
 	char name[GATE_NAME_LEN];
@@ -39,6 +40,7 @@ struct gate_spec {
 	int ncpus;
 	int worst;
 	unsigned long long min_samples; /* 0: the kind's default */
+	unsigned keys;                 /* the keys given, one bit per key of gate.c's key table */
 };
 
 struct gate_verdict {
@@ -63,6 +65,9 @@ void gate_print(FILE *f, const struct gate_spec *g, const struct gate_verdict *v
 /* The gate keys with their ranges and the RTGATE-GATE fields, as part of --dump-contract. */
 void gate_dump_contract(FILE *f);
 const char *gate_status_name(int status);
+const char *gate_kind_name(int kind);
+/* The unit of a verdict's value: "%" for a share of samples (held as a fraction), else the kind's. */
+const char *gate_unit(const struct gate_spec *g);
 double gate_cp_upper(unsigned long long k, unsigned long long n, double confidence);
 double gate_cp_lower(unsigned long long k, unsigned long long n, double confidence);
 

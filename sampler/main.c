@@ -606,6 +606,7 @@ int main(int argc, char **argv)
 	/* Every output checked before anything is measured: no hour of measuring for nothing. */
 	if ((s.p.json_path[0] && outfile_check(s.p.json_path, err, sizeof(err))) ||
 	    (s.p.histfile[0] && outfile_check(s.p.histfile, err, sizeof(err)))) {
+		options_escape(err, sizeof(err)); /* the paths are the user's text */
 		fprintf(stderr, "rtgate-sampler: %s\n", err);
 		return 2;
 	}

@@ -34,6 +34,7 @@ const struct mathfns *mathfns_get(const char **why)
 		} else {
 			/* POSIX: a function pointer may be read from dlsym's object pointer this way */
 			*(void **)&loaded.exp = sym(lib, "exp");
+			*(void **)&loaded.expm1 = sym(lib, "expm1");
 			*(void **)&loaded.log = sym(lib, "log");
 			*(void **)&loaded.log1p = sym(lib, "log1p");
 			*(void **)&loaded.lgamma = sym(lib, "lgamma");

@@ -9,6 +9,7 @@
 
 struct mathfns {
 	double (*exp)(double);
+	double (*expm1)(double);
 	double (*log)(double);
 	double (*log1p)(double);
 	double (*lgamma)(double);

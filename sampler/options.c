@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,15 @@ enum opt_type {
 
 enum { F_EXT = 1, F_HIDDEN = 2 };
 
+/* Where a plain option stores its checked value in struct params: such an option needs no case in apply(). */
+enum opt_store {
+	ST_NONE,       /* apply() handles it */
+	ST_FLAG,       /* int field = 1 */
+	ST_INT,        /* int field = the value */
+	ST_U64,        /* uint64_t field = the value */
+	ST_DOUBLE,     /* double field = the value */
+};
+
 struct opt_def {
 	const char *name;       /* long name */
 	char shortopt;          /* 0: long only */
@@ -55,7 +65,15 @@ struct opt_def {
 	const char *what;       /* "a ..." noun for error messages */
 	const char *help;
 	unsigned flags;
+	enum opt_store store;
+	size_t off;             /* offsetof(struct params, field) */
 };
+
+#define TO_FLAG(field) ST_FLAG, offsetof(struct params, field)
+#define TO_INT(field) ST_INT, offsetof(struct params, field)
+#define TO_U64(field) ST_U64, offsetof(struct params, field)
+#define TO_DOUBLE(field) ST_DOUBLE, offsetof(struct params, field)
+#define BY_APPLY ST_NONE, 0
 
 #define U(lo, hi) T_U64, (lo), (hi), 0, 0
 #define DUR(lo, hi) T_DURATION, (lo), (hi), 0, 0
@@ -67,74 +85,74 @@ struct opt_def {
 
 static const struct opt_def opts[O_COUNT] = {
 	[O_AFFINITY] = {"affinity", 'a', 'o', CPUS, "", "CPUSET", "a CPU set",
-		"pin threads round-robin to CPUSET (0-3, 0,2, !1, all; no value: every CPU)", 0},
+		"pin threads round-robin to CPUSET (0-3, 0,2, !1, all; no value: every CPU)", 0, BY_APPLY},
 	[O_ALIGNED] = {"aligned", 'A', 'o', U(0, 999999), "0", "USEC", "an offset in us",
-		"common start, thread N offset N*USEC", 0},
+		"common start, thread N offset N*USEC", 0, BY_APPLY},
 	[O_BREAKTRACE] = {"breaktrace", 'b', 'r', U(1, UINT32_MAX), "", "USEC", "a positive latency",
-		"stop when a latency exceeds USEC", 0},
+		"stop when a latency exceeds USEC", 0, TO_U64(breaktrace)},
 	[O_CLOCK] = {"clock", 'c', 'r', U(0, 1), "0", "CLOCK", "0 (monotonic) or 1 (realtime)",
-		"0 = CLOCK_MONOTONIC, 1 = CLOCK_REALTIME", 0},
+		"0 = CLOCK_MONOTONIC, 1 = CLOCK_REALTIME", 0, BY_APPLY},
 	[O_DEFAULT_SYSTEM] = {"default-system", 0, 'n', FLAG, "", "", "",
-		"leave /dev/cpu_dma_latency alone", 0},
+		"leave /dev/cpu_dma_latency alone", 0, BY_APPLY},
 	[O_DISTANCE] = {"distance", 'd', 'r', U(0, MAX_INTERVAL_US), "500", "DIST", "a distance in us",
-		"interval increment per thread in us", 0},
+		"interval increment per thread in us", 0, BY_APPLY},
 	[O_DURATION] = {"duration", 'D', 'r', DUR(0, MAX_DURATION_S), "0", "TIME",
-		"a duration (whole number with optional s, m, h or d)", "run length; suffix s, m, h or d (0 = endless)", 0},
-	[O_FIFO] = {"fifo", 'F', 'r', REFUSED, "", "PATH", "", "not supported", F_HIDDEN},
+		"a duration (whole number with optional s, m, h or d)", "run length; suffix s, m, h or d (0 = endless)", 0, TO_U64(duration_s)},
+	[O_FIFO] = {"fifo", 'F', 'r', REFUSED, "", "PATH", "", "not supported", F_HIDDEN, BY_APPLY},
 	[O_HISTOGRAM] = {"histogram", 'h', 'r', U(1, 1000000), "", "US", "a bucket count",
-		"histogram text with US 1-unit buckets at the end", 0},
+		"histogram text with US 1-unit buckets at the end", 0, BY_APPLY},
 	[O_HISTOFALL] = {"histofall", 'H', 'r', U(1, 1000000), "", "US", "a bucket count",
-		"same, with a summary column", 0},
-	[O_HISTFILE] = {"histfile", 0, 'r', TEXT, "", "PATH", "", "histogram to PATH instead of stdout", 0},
+		"same, with a summary column", 0, BY_APPLY},
+	[O_HISTFILE] = {"histfile", 0, 'r', TEXT, "", "PATH", "", "histogram to PATH instead of stdout", 0, BY_APPLY},
 	[O_INTERVAL] = {"interval", 'i', 'r', U(1, MAX_INTERVAL_US), "1000", "INTV", "an interval in us",
-		"base interval in us", 0},
-	[O_JSON] = {"json", 0, 'r', TEXT, "", "PATH", "", "results as JSON (rt-tests layout + \"rtgate\")", 0},
+		"base interval in us", 0, TO_U64(interval_us)},
+	[O_JSON] = {"json", 0, 'r', TEXT, "", "PATH", "", "results as JSON (rt-tests layout + \"rtgate\")", 0, BY_APPLY},
 	[O_LOOPS] = {"loops", 'l', 'r', U(0, MAX_LOOPS), "0", "LOOPS", "a loop count",
-		"periods; the run ends when the first thread has LOOPS (0 = endless)", 0},
-	[O_LAPTOP] = {"laptop", 0, 'n', FLAG, "", "", "", "same as --default-system", 0},
+		"periods; the run ends when the first thread has LOOPS (0 = endless)", 0, TO_U64(loops)},
+	[O_LAPTOP] = {"laptop", 0, 'n', FLAG, "", "", "", "same as --default-system", 0, BY_APPLY},
 	[O_LATENCY] = {"latency", 0, 'r', U(0, INT32_MAX), "0", "PM_QOS", "a latency in us",
-		"value held in /dev/cpu_dma_latency", 0},
-	[O_MAINAFFINITY] = {"mainaffinity", 0, 'r', CPUS, "", "CPUSET", "a CPU set", "run the main thread on CPUSET", 0},
-	[O_MLOCKALL] = {"mlockall", 'm', 'n', FLAG, "", "", "", "lock current and future memory", 0},
-	[O_REFRESH] = {"refresh_on_max", 'M', 'n', FLAG, "", "", "", "update the screen only on a new max", 0},
-	[O_NANOSLEEP] = {"nanosleep", 'n', 'n', FLAG, "", "", "", "accepted for old command lines (always clock_nanosleep)", 0},
-	[O_NSECS] = {"nsecs", 'N', 'n', FLAG, "", "", "", "measure and print in ns", 0},
+		"value held in /dev/cpu_dma_latency", 0, BY_APPLY},
+	[O_MAINAFFINITY] = {"mainaffinity", 0, 'r', CPUS, "", "CPUSET", "a CPU set", "run the main thread on CPUSET", 0, BY_APPLY},
+	[O_MLOCKALL] = {"mlockall", 'm', 'n', FLAG, "", "", "", "lock current and future memory", 0, TO_FLAG(mlockall)},
+	[O_REFRESH] = {"refresh_on_max", 'M', 'n', FLAG, "", "", "", "update the screen only on a new max", 0, TO_FLAG(refresh_on_max)},
+	[O_NANOSLEEP] = {"nanosleep", 'n', 'n', FLAG, "", "", "", "accepted for old command lines (always clock_nanosleep)", 0, BY_APPLY},
+	[O_NSECS] = {"nsecs", 'N', 'n', FLAG, "", "", "", "measure and print in ns", 0, TO_FLAG(nsecs)},
 	[O_OSCOPE] = {"oscope", 'o', 'r', U(1, UINT32_MAX), "1", "RED", "a reduction factor (>= 1)",
-		"with -v, print the max of every RED samples", 0},
-	[O_PRIORITY] = {"priority", 'p', 'r', U(0, 99), "0", "PRIO", "a priority", "priority of the first thread", 0},
-	[O_POLICY] = {"policy", 0, 'r', TEXT, "other", "NAME", "", "other, normal, batch, idle, fifo or rr", 0},
-	[O_PRIOSPREAD] = {"priospread", 0, 'n', FLAG, "", "", "", "thread N gets priority PRIO-N", 0},
-	[O_QUIET] = {"quiet", 'q', 'n', FLAG, "", "", "", "print a summary only on exit", 0},
-	[O_RELATIVE] = {"relative", 'r', 'n', FLAG, "", "", "", "relative timer instead of absolute", 0},
-	[O_RESOLUTION] = {"resolution", 'R', 'n', FLAG, "", "", "", "check the clock resolution", 0},
+		"with -v, print the max of every RED samples", 0, TO_U64(oscope)},
+	[O_PRIORITY] = {"priority", 'p', 'r', U(0, 99), "0", "PRIO", "a priority", "priority of the first thread", 0, TO_INT(priority)},
+	[O_POLICY] = {"policy", 0, 'r', TEXT, "other", "NAME", "", "other, normal, batch, idle, fifo or rr", 0, BY_APPLY},
+	[O_PRIOSPREAD] = {"priospread", 0, 'n', FLAG, "", "", "", "thread N gets priority PRIO-N", 0, TO_FLAG(priospread)},
+	[O_QUIET] = {"quiet", 'q', 'n', FLAG, "", "", "", "print a summary only on exit", 0, TO_FLAG(quiet)},
+	[O_RELATIVE] = {"relative", 'r', 'n', FLAG, "", "", "", "relative timer instead of absolute", 0, TO_FLAG(relative)},
+	[O_RESOLUTION] = {"resolution", 'R', 'n', FLAG, "", "", "", "check the clock resolution", 0, TO_FLAG(resolution_check)},
 	[O_SECALIGNED] = {"secaligned", 0, 'o', U(0, 999999), "0", "USEC", "an offset in us",
-		"start on the next full second (+USEC)", 0},
-	[O_SYSTEM] = {"system", 's', 'n', REFUSED, "", "", "", "not supported", F_HIDDEN},
-	[O_SMP] = {"smp", 'S', 'n', FLAG, "", "", "", "one thread per CPU, pinned, same priority", 0},
-	[O_SPIKE] = {"spike", 0, 'r', U(1, UINT32_MAX), "", "TRIGGER", "a positive latency", "record samples above TRIGGER", 0},
-	[O_SPIKE_NODES] = {"spike-nodes", 0, 'r', U(1, 1000000), "1024", "N", "a count", "how many spikes to record", 0},
-	[O_SMI] = {"smi", 0, 'n', REFUSED, "", "", "", "not supported", F_HIDDEN},
+		"start on the next full second (+USEC)", 0, BY_APPLY},
+	[O_SYSTEM] = {"system", 's', 'n', REFUSED, "", "", "", "not supported", F_HIDDEN, BY_APPLY},
+	[O_SMP] = {"smp", 'S', 'n', FLAG, "", "", "", "one thread per CPU, pinned, same priority", 0, TO_FLAG(smp)},
+	[O_SPIKE] = {"spike", 0, 'r', U(1, UINT32_MAX), "", "TRIGGER", "a positive latency", "record samples above TRIGGER", 0, TO_U64(spike)},
+	[O_SPIKE_NODES] = {"spike-nodes", 0, 'r', U(1, 1000000), "1024", "N", "a count", "how many spikes to record", 0, TO_U64(spike_nodes)},
+	[O_SMI] = {"smi", 0, 'n', REFUSED, "", "", "", "not supported", F_HIDDEN, BY_APPLY},
 	[O_THREADS] = {"threads", 't', 'o', U(0, MAX_THREADS), "1", "NUM", "a thread count",
-		"number of threads (no value or 0: one per CPU)", 0},
-	[O_TRACEMARK] = {"tracemark", 0, 'n', FLAG, "", "", "", "write a trace marker when -b is exceeded", 0},
-	[O_UNBUFFERED] = {"unbuffered", 'u', 'n', FLAG, "", "", "", "unbuffered output", 0},
-	[O_VERBOSE] = {"verbose", 'v', 'n', FLAG, "", "", "", "print every sample as thread:cycle:value", 0},
-	[O_DBGCYCLIC] = {"dbg_cyclictest", 0, 'n', FLAG, "", "", "", "accepted, no effect", F_HIDDEN},
-	[O_POSIX_TIMERS] = {"posix_timers", 'x', 'n', FLAG, "", "", "", "POSIX interval timers instead of clock_nanosleep", 0},
-	[O_HELP] = {"help", 0, 'n', FLAG, "", "", "", "this help", 0},
-	[O_VERSION] = {"version", 0, 'n', FLAG, "", "", "", "print the version", F_EXT},
+		"number of threads (no value or 0: one per CPU)", 0, BY_APPLY},
+	[O_TRACEMARK] = {"tracemark", 0, 'n', FLAG, "", "", "", "write a trace marker when -b is exceeded", 0, TO_FLAG(tracemark)},
+	[O_UNBUFFERED] = {"unbuffered", 'u', 'n', FLAG, "", "", "", "unbuffered output", 0, TO_FLAG(unbuffered)},
+	[O_VERBOSE] = {"verbose", 'v', 'n', FLAG, "", "", "", "print every sample as thread:cycle:value", 0, TO_FLAG(verbose)},
+	[O_DBGCYCLIC] = {"dbg_cyclictest", 0, 'n', FLAG, "", "", "", "accepted, no effect", F_HIDDEN, BY_APPLY},
+	[O_POSIX_TIMERS] = {"posix_timers", 'x', 'n', FLAG, "", "", "", "POSIX interval timers instead of clock_nanosleep", 0, TO_FLAG(posix_timers)},
+	[O_HELP] = {"help", 0, 'n', FLAG, "", "", "", "this help", 0, BY_APPLY},
+	[O_VERSION] = {"version", 0, 'n', FLAG, "", "", "", "print the version", F_EXT, BY_APPLY},
 	[O_CHECKPOINT] = {"checkpoint", 0, 'r', DUR(0, 86400), "60", "SEC", "a period in seconds (0..86400)",
-		"rewrite the JSON every SEC seconds (0 = only at start and end)", F_EXT},
+		"rewrite the JSON every SEC seconds (0 = only at start and end)", F_EXT, TO_U64(checkpoint_s)},
 	[O_BLOCK] = {"block", 0, 'r', DEC(0.001, 86400.0), "1", "SEC", "a block length in seconds",
-		"block length of the block-maxima series", F_EXT},
+		"block length of the block-maxima series", F_EXT, TO_DOUBLE(block_s)},
 	[O_LOOPS_PER_THREAD] = {"loops-per-thread", 0, 'n', FLAG, "", "", "",
-		"every thread runs its -l periods (threshold files)", F_EXT},
-	[O_THREAD_CPUS] = {"thread-cpus", 0, 'r', TEXT, "", "LIST", "", "CPU of each thread, e.g. 0,1 ('*' = not pinned)", F_EXT},
-	[O_THREAD_PRIOS] = {"thread-priorities", 0, 'r', TEXT, "", "LIST", "", "priority of each thread, e.g. 51,48", F_EXT},
-	[O_THREAD_LABELS] = {"thread-labels", 0, 'r', TEXT, "", "LIST", "", "thread-group label of each thread (gate ids)", F_EXT},
+		"every thread runs its -l periods (threshold files)", F_EXT, TO_FLAG(loops_per_thread)},
+	[O_THREAD_CPUS] = {"thread-cpus", 0, 'r', TEXT, "", "LIST", "", "CPU of each thread, e.g. 0,1 ('*' = not pinned)", F_EXT, BY_APPLY},
+	[O_THREAD_PRIOS] = {"thread-priorities", 0, 'r', TEXT, "", "LIST", "", "priority of each thread, e.g. 51,48", F_EXT, BY_APPLY},
+	[O_THREAD_LABELS] = {"thread-labels", 0, 'r', TEXT, "", "LIST", "", "thread-group label of each thread (gate ids)", F_EXT, BY_APPLY},
 	[O_GATE] = {"gate", 0, 'r', TEXT, "", "SPEC", "",
-		"evaluate a gate at the end, print RTGATE-GATE lines (name=N,kind=max|avg|percentile|miss_rate|missed,...)", F_EXT},
-	[O_DUMP_CONTRACT] = {"dump-contract", 0, 'n', FLAG, "", "", "", "print this option table as JSON", F_EXT | F_HIDDEN},
+		"evaluate a gate at the end, print RTGATE-GATE lines (name=N,kind=KIND,KEY=VALUE,...); KIND:", F_EXT, BY_APPLY},
+	[O_DUMP_CONTRACT] = {"dump-contract", 0, 'n', FLAG, "", "", "", "print this option table as JSON", F_EXT | F_HIDDEN, BY_APPLY},
 };
 
 static FILE *warn_stream;
@@ -144,19 +162,52 @@ void options_set_warning_stream(FILE *warn)
 	warn_stream = warn;
 }
 
+void options_escape(char *text, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	char src[1024];
+	size_t o = 0;
+
+	if (!len)
+		return;
+	snprintf(src, sizeof(src), "%s", text);
+	for (const unsigned char *p = (const unsigned char *)src; *p; p++) {
+		char esc[5] = {(char)*p, 0};
+
+		if (*p == '\n' || *p == '\r' || *p == '\t') {
+			esc[0] = '\\';
+			esc[1] = *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't';
+		} else if (*p < 0x20 || *p == 0x7f) {
+			esc[0] = '\\';
+			esc[1] = 'x';
+			esc[2] = hex[*p >> 4];
+			esc[3] = hex[*p & 0xf];
+		}
+		size_t n = strlen(esc);
+		if (o + n >= len)
+			break;
+		memcpy(text + o, esc, n);
+		o += n;
+	}
+	text[o] = 0;
+}
+
 static void warn(const char *fmt, ...)
 {
+	char line[512];
 	va_list ap;
 
 	if (!warn_stream)
 		return;
 	va_start(ap, fmt);
-	fprintf(warn_stream, "rtgate-sampler: warning: ");
-	vfprintf(warn_stream, fmt, ap);
-	fprintf(warn_stream, "\n");
+	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	options_escape(line, sizeof(line));
+	fprintf(warn_stream, "rtgate-sampler: warning: %s\n", line);
 }
 
+/* Every message may echo the user's text: escaped, so it stays one line and cannot forge a
+ * RTGATE-GATE line for a reader of the combined output. */
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -164,6 +215,7 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+	options_escape(err, errlen);
 }
 
 /* The getopt tables, built once from opts[]. */
@@ -398,10 +450,29 @@ static int set_labels(struct params *p, const char *name, const char *val, char 
 	return 0;
 }
 
+/* A plain option's value, stored where its table entry says. */
+static void store(const struct opt_def *o, const struct value *v, struct params *p)
+{
+	char *at = (char *)p + o->off;
+	int i = o->store == ST_FLAG ? 1 : (int)v->u;
+
+	switch (o->store) {
+	case ST_FLAG:
+	case ST_INT: memcpy(at, &i, sizeof(i)); break;
+	case ST_U64: memcpy(at, &v->u, sizeof(v->u)); break;
+	case ST_DOUBLE: memcpy(at, &v->d, sizeof(v->d)); break;
+	default: break;
+	}
+}
+
 /* Store one checked option. Returns OPTIONS_OK, or an exit result with err set. */
 static enum options_result apply(int id, const char *name, struct value *v, const struct cpu_info *cpus,
 				 struct params *p, struct parse_state *st, char *err, size_t errlen)
 {
+	if (opts[id].store != ST_NONE) {
+		store(&opts[id], v, p);
+		return OPTIONS_OK;
+	}
 	switch (id) {
 	case O_AFFINITY:
 		st->affinity_seen = 1;
@@ -415,7 +486,6 @@ static enum options_result apply(int id, const char *name, struct value *v, cons
 		break;
 	case O_ALIGNED: p->aligned = 1; p->align_offset_us = v->text ? v->u : 0; break;
 	case O_SECALIGNED: p->secaligned = 1; p->align_offset_us = v->text ? v->u : 0; break;
-	case O_BREAKTRACE: p->breaktrace = v->u; break;
 	case O_CLOCK: p->clock_id = v->u ? CLOCK_REALTIME : CLOCK_MONOTONIC; break;
 	case O_DEFAULT_SYSTEM:
 	case O_LAPTOP:
@@ -423,24 +493,13 @@ static enum options_result apply(int id, const char *name, struct value *v, cons
 			p->latency_target = -1;
 		break;
 	case O_DISTANCE: p->distance_us = v->u; p->distance_given = 1; break;
-	case O_DURATION: p->duration_s = v->u; break;
 	case O_LATENCY: p->latency_target = (int)v->u; p->latency_given = 1; break;
 	case O_HISTOFALL: p->histofall = 1; /* fall through */
 	case O_HISTOGRAM: p->hist_limit = v->u; st->histogram_given = 1; break;
 	case O_HISTFILE: return set_path(p->histfile, PATH_LEN, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
 	case O_JSON: return set_path(p->json_path, PATH_LEN - 32, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
-	case O_CHECKPOINT: p->checkpoint_s = v->u; break;
-	case O_BLOCK: p->block_s = v->d; break;
-	case O_INTERVAL: p->interval_us = v->u; break;
-	case O_LOOPS: p->loops = v->u; break;
-	case O_LOOPS_PER_THREAD: p->loops_per_thread = 1; break;
 	case O_MAINAFFINITY: memcpy(p->main_cpus, v->cpus, MAX_CPUS); p->main_affinity = 1; break;
-	case O_MLOCKALL: p->mlockall = 1; break;
-	case O_REFRESH: p->refresh_on_max = 1; break;
 	case O_NANOSLEEP: case O_DBGCYCLIC: break;
-	case O_NSECS: p->nsecs = 1; break;
-	case O_OSCOPE: p->oscope = v->u; break;
-	case O_PRIORITY: p->priority = (int)v->u; break;
 	case O_POLICY:
 		if (parse_policy(v->text, &p->policy)) {
 			set_err(err, errlen, "%s: unknown policy '%s' (other, normal, batch, idle, fifo, rr)",
@@ -449,13 +508,6 @@ static enum options_result apply(int id, const char *name, struct value *v, cons
 		}
 		p->policy_given = 1;
 		break;
-	case O_PRIOSPREAD: p->priospread = 1; break;
-	case O_QUIET: p->quiet = 1; break;
-	case O_RELATIVE: p->relative = 1; break;
-	case O_RESOLUTION: p->resolution_check = 1; break;
-	case O_SMP: p->smp = 1; break;
-	case O_SPIKE: p->spike = v->u; break;
-	case O_SPIKE_NODES: p->spike_nodes = v->u; break;
 	case O_THREADS:
 		st->threads_seen = 1;
 		if (p->smp)
@@ -501,10 +553,6 @@ static enum options_result apply(int id, const char *name, struct value *v, cons
 		break;
 	}
 	case O_THREAD_LABELS: return set_labels(p, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
-	case O_TRACEMARK: p->tracemark = 1; break;
-	case O_UNBUFFERED: p->unbuffered = 1; break;
-	case O_VERBOSE: p->verbose = 1; break;
-	case O_POSIX_TIMERS: p->posix_timers = 1; break;
 	case O_HELP: options_usage(stdout); return OPTIONS_EXIT_OK;
 	case O_VERSION: printf("rtgate-sampler %s\n", RTGATE_VERSION); return OPTIONS_EXIT_OK;
 	case O_DUMP_CONTRACT: options_dump_contract(stdout); return OPTIONS_EXIT_OK;
@@ -558,6 +606,8 @@ void options_usage(FILE *f)
 			snprintf(right, sizeof(right), "--%s%s%s%s", o->name, o->arg == 'o' ? "[=" : o->arg == 'r' ? "=" : "",
 				 o->arg == 'n' ? "" : o->meta, o->arg == 'o' ? "]" : "");
 			fprintf(f, "%-12s %-24s %s", left, right, o->help);
+			for (int k = 1; i == O_GATE && k < GATE_KIND_END; k++)
+				fprintf(f, "%s%s", k > 1 ? "|" : " ", gate_kind_name(k));
 			if (o->deflt[0] && o->arg != 'n')
 				fprintf(f, " (default %s)", o->deflt);
 			fprintf(f, "\n");
@@ -581,8 +631,8 @@ static const char *type_name(enum opt_type t)
 
 void options_dump_contract(FILE *f)
 {
-	fprintf(f, "{\n  \"sampler\": \"rtgate-sampler %s\",\n  \"max_threads\": %d,\n  \"options\": [\n",
-		RTGATE_VERSION, MAX_THREADS);
+	fprintf(f, "{\n  \"sampler\": \"rtgate-sampler %s\",\n  \"max_threads\": %d,\n  \"max_cpus\": %d,\n"
+		"  \"options\": [\n", RTGATE_VERSION, MAX_THREADS, MAX_CPUS);
 	for (int i = 0; i < O_COUNT; i++) {
 		const struct opt_def *o = &opts[i];
 

@@ -4,7 +4,7 @@
 #define RTGATE_SYSPREP_H
 
 #include <stddef.h>
-#include "options.h"
+#include "numparse.h"  /* struct cpu_info */
 
 struct sys_facts {
 	char sysname[65], nodename[65], release[65], version[65], machine[65];

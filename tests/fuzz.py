@@ -41,6 +41,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RT_TESTS = HERE / "fixtures" / "rt-tests"
 SAMPLER = HERE / "fixtures" / "rtgate-sampler"
+RTLA = HERE / "fixtures" / "rtla"
 
 # Gates of every kind, so a damaged result reaches every piece of gate arithmetic.
 GATES_YAML = """\
@@ -87,6 +88,9 @@ SPECIAL = [
     "\x00",
     "\u0085",
     "\u2028",
+    "\u0663",  # ARABIC-INDIC DIGIT THREE: int() and regex \d read it as 3
+    "\uff15\uff10",  # FULLWIDTH 50
+    "1" + "\u0660" * 3,
 ]
 YAML_SPECIAL = [
     "&a [1, 2]",
@@ -200,6 +204,11 @@ def targets(workdir: Path) -> dict[str, Target]:
                 ("rs-t2-verbose.stdout", _read(SAMPLER / "rs-t2-verbose.stdout", 160)),
             ],
             _results_runner(workdir, "verbose"),
+        ),
+        "rtla": Target(
+            "rtla",
+            [(p.name, _read(p)) for p in sorted(RTLA.glob("*.txt")) if not p.name.endswith(".trace.txt")],
+            _results_runner(workdir, "rtla"),
         ),
         "auto": Target(
             "auto",
@@ -468,7 +477,7 @@ def _save(save: Path | None, target: str, sig: str, n: int, name: str, data: byt
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__.split("\n\n")[0])
-    p.add_argument("--target", default="all", help="json, histogram, summary, verbose, auto, thresholds or all")
+    p.add_argument("--target", default="all", help="json, histogram, summary, verbose, rtla, auto, thresholds or all")
     p.add_argument("--seconds", type=float, help="per target")
     p.add_argument("--inputs", type=int, help="per target")
     p.add_argument("--seed", type=int, default=0)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 import sys
 
-from rtgate.cli import main
+from rtgate.console import main
 
 sys.exit(main())

@@ -1,25 +1,33 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Writing output files safely: rtgate may run as root in a shared directory.
+"""Every file rtgate writes, and every file it reads back from an output folder, goes through here:
+rtgate may run as root in a folder others can write to.
 
-Every file is written to a temporary file in the same directory, created exclusively with an
-unpredictable name (O_CREAT | O_EXCL | O_NOFOLLOW, through tempfile.mkstemp), flushed to disk and
-renamed over the target: a reader never sees half a file, a symlink planted under the temporary
-name is never followed, and a crash leaves the old file or the new one. An existing target that is
-not a regular file (a device such as /dev/full, a directory, a FIFO) is refused instead of being
-replaced by a regular file.
+A folder is held open by descriptor and every name in it is opened relative to that descriptor with
+O_NOFOLLOW, so a symbolic link planted under a name rtgate uses, or a sub-folder replaced by a link,
+is refused, never followed. A file is either replaced atomically (written to a temporary file created
+exclusively under an unpredictable name, flushed to disk, renamed over the target, the folder synced:
+a reader never sees half a file and a crash leaves the old file or the new one) or, for the streams a
+child process writes while it runs, created afresh with O_EXCL after the old one is removed. An
+existing target that is not a regular file (a device such as /dev/full, a directory, a FIFO) is
+refused instead of being replaced by a regular file.
 """
 
 from __future__ import annotations
 
+import errno
+import io
 import os
+import secrets
 import stat
-import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 from rtgate.errors import RtgateError
+
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+MAX_SCAN_ENTRIES = 100_000  # entries looked at for planted links in an output folder
 
 
 def _umask() -> int:
@@ -28,104 +36,279 @@ def _umask() -> int:
     return mask
 
 
+def _error(what: str, e: OSError, path: Path | str) -> RtgateError:
+    if e.errno == errno.ELOOP:
+        return RtgateError(f"{what}: it is a symbolic link, which rtgate never follows here", path=str(path))
+    return RtgateError(f"{what}: {e.strerror}", path=str(path))
+
+
+class Folder:
+    """A folder held open by descriptor; the names in it are opened relative to it, never through a link.
+
+    `Folder(path)` follows `path` itself as the caller named it (the user's own choice of folder);
+    `sub(name)` never follows a link."""
+
+    def __init__(self, path: str | Path, create: bool = False, _fd: int | None = None) -> None:
+        self.path = Path(path)
+        if _fd is not None:
+            self.fd = _fd
+            return
+        if create:
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except FileExistsError:
+                raise RtgateError("cannot write: exists and is not a directory", path=str(self.path)) from None
+            except OSError as e:
+                raise _error("cannot create directory", e, self.path) from None
+        try:
+            self.fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as e:
+            raise _error("cannot open directory", e, self.path) from None
+
+    def __enter__(self) -> Folder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def sub(self, name: str, create: bool = True) -> Folder:
+        """The sub-folder `name` (made if absent); a link in its place is refused."""
+        if create:
+            try:
+                os.mkdir(name, 0o777, dir_fd=self.fd)
+            except FileExistsError:
+                pass
+            except OSError as e:
+                raise _error("cannot create directory", e, self.path / name) from None
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=self.fd)
+        except OSError as e:
+            if e.errno == errno.ENOTDIR and self.is_link(name):
+                e = OSError(errno.ELOOP, os.strerror(errno.ELOOP))
+            raise _error("cannot open directory", e, self.path / name) from None
+        return Folder(self.path / name, _fd=fd)
+
+    def _lstat(self, name: str) -> os.stat_result | None:
+        try:
+            return os.stat(name, dir_fd=self.fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+
+    def is_link(self, name: str) -> bool:
+        st = self._lstat(name)
+        return st is not None and stat.S_ISLNK(st.st_mode)
+
+    def exists(self, name: str) -> bool:
+        return self._lstat(name) is not None
+
+    def _check_target(self, name: str) -> None:
+        try:
+            st = self._lstat(name)
+        except OSError as e:
+            raise _error("cannot write", e, self.path / name) from None
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            # the link itself is replaced, never written through; what it points to is only looked at
+            # so that a link to /dev/full is refused as /dev/full is
+            try:
+                st = os.stat(name, dir_fd=self.fd)
+            except OSError:
+                st = None
+        if st is None:
+            return
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a device, FIFO or socket"
+            raise RtgateError(
+                f"cannot write: it is {kind}, not a regular file, and is not replaced", path=str(self.path / name)
+            )
+
+    def unlink(self, name: str) -> None:
+        """Remove a regular file (or a link, which is never followed); absent is fine."""
+        try:
+            os.unlink(name, dir_fd=self.fd)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise _error("cannot remove", e, self.path / name) from None
+
+    def create(self, name: str) -> IO[bytes]:
+        """A new, empty file `name` for a stream (a child's output): the old file is removed first and
+        the new one created exclusively, so nothing planted under the name is written through."""
+        self._check_target(name)
+        self.unlink(name)
+        try:
+            fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666, dir_fd=self.fd)
+        except OSError as e:
+            raise _error("cannot write", e, self.path / name) from None
+        return os.fdopen(fd, "wb")
+
+    @contextmanager
+    def atomic(self, name: str, binary: bool = False) -> Iterator[IO]:  # type: ignore[type-arg]
+        """A file object whose content replaces `name` only when the block ends without an exception."""
+        self._check_target(name)
+        tmp = ""
+        fd = -1
+        for _ in range(100):
+            tmp = f".{name[:64]}.{secrets.token_hex(6)}.tmp"
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=self.fd)
+                break
+            except FileExistsError:
+                continue
+            except OSError as e:
+                raise _error("cannot write", e, self.path / name) from None
+        if fd < 0:
+            raise RtgateError("cannot write: no free temporary name", path=str(self.path / name))
+        try:
+            os.fchmod(fd, 0o666 & ~_umask())  # what open() would have made
+            raw = os.fdopen(fd, "wb")
+            f: IO = raw if binary else io.TextIOWrapper(raw, encoding="utf-8", newline="")  # type: ignore[type-arg]
+            with f:
+                yield f
+                f.flush()
+                os.fsync(raw.fileno())
+            os.replace(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=self.fd)
+            except OSError:
+                pass
+            raise
+        self.sync()
+
+    def replace(self, name: str, data: str | bytes) -> None:
+        """Write `data` as `name`, atomically; an OSError is an RtgateError naming the file."""
+        try:
+            with self.atomic(name, binary=isinstance(data, bytes)) as f:
+                f.write(data)
+        except OSError as e:
+            raise _error("cannot write", e, self.path / name) from None
+
+    def sync(self) -> None:
+        try:
+            os.fsync(self.fd)
+        except OSError:
+            pass  # some file systems cannot sync a directory; the rename is done
+
+    def read_bytes(self, name: str, limit: int | None = None) -> bytes:
+        """A regular file's bytes (at most `limit`), never read through a link."""
+        try:
+            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK, dir_fd=self.fd)
+        except OSError as e:
+            raise _error("cannot read", e, self.path / name) from None
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise RtgateError("cannot read: not a regular file", path=str(self.path / name))
+            return f.read() if limit is None else f.read(limit)
+
+    def read_text(self, name: str, limit: int | None = None) -> str:
+        return self.read_bytes(name, limit).decode("utf-8", errors="replace")
+
+
 def check_regular_or_absent(path: str | Path) -> None:
     """Refuse a path whose existing file is a device, directory or FIFO (for files opened in place)."""
-    _check_target(Path(path))
-
-
-def _check_target(path: Path) -> None:
+    p = Path(path)
     try:
-        st = os.stat(path)  # follows a symlink: rename replaces the link itself, never its target
+        st = os.stat(p)
     except FileNotFoundError:
         return
     except OSError as e:
-        raise RtgateError(f"cannot write: {e.strerror}", path=str(path)) from None
+        raise _error("cannot write", e, p) from None
     if not stat.S_ISREG(st.st_mode):
         kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a device, FIFO or socket"
-        raise RtgateError(f"cannot write: it is {kind}, not a regular file, and is not replaced", path=str(path))
+        raise RtgateError(f"cannot write: it is {kind}, not a regular file, and is not replaced", path=str(p))
+
+
+def _split(path: str | Path) -> tuple[Path, str]:
+    p = Path(path)
+    return (p.parent if str(p.parent) else Path(".")), p.name
 
 
 def check_output_file(path: str | Path) -> None:
-    """Fail now, not after measuring: the directory must exist and be writable, the target regular."""
-    p = Path(path)
-    _check_target(p)
-    directory = p.parent if str(p.parent) else Path(".")
+    """Fail now, not after measuring: the directory must exist and be writable, the target a regular
+    file or absent (not a link: it would be replaced by a file, not written through)."""
+    directory, name = _split(path)
     if not directory.is_dir():
-        raise RtgateError(f"cannot write: directory {str(directory)!r} does not exist", path=str(p))
-    _probe(directory, p)
+        raise RtgateError(f"cannot write: directory {str(directory)!r} does not exist", path=str(path))
+    with Folder(directory) as d:
+        if not name:
+            raise RtgateError("cannot write: not a file name", path=str(path))
+        d._check_target(name)
+        _probe(d, Path(path))
 
 
-def check_output_dir(path: str | Path) -> None:
-    """Create the directory if needed and prove a file can be written in it."""
-    p = Path(path)
+def check_output_dir(path: str | Path, names: Iterable[str] = ()) -> None:
+    """Create the directory if needed, prove a file can be written in it, and refuse a link planted
+    anywhere in it (at its top or one folder down: where rtgate writes). `names`: the files (and, ending
+    with "/", the folders) rtgate will write there."""
+    with Folder(path, create=True) as d:
+        _probe(d, Path(path))
+        link = planted_link(d)
+        if link:
+            raise RtgateError(
+                "a symbolic link in the output folder: rtgate never writes through one (remove it)", path=link
+            )
+        for name in names:
+            if name.endswith("/"):  # a folder rtgate writes in: absent or a folder (a link is refused above)
+                st = d._lstat(name[:-1])
+                if st is not None and not stat.S_ISDIR(st.st_mode):
+                    raise RtgateError("cannot write in it: not a directory", path=str(d.path / name[:-1]))
+            else:
+                d._check_target(name)
+
+
+def planted_link(d: Folder) -> str | None:
+    """The first symbolic link in the folder or its sub-folders (never entered through a link)."""
+    seen = 0
+    with os.scandir(d.fd) as top:
+        for entry in top:
+            seen += 1
+            if seen > MAX_SCAN_ENTRIES:
+                return None
+            if entry.is_symlink():
+                return str(d.path / entry.name)
+            if entry.is_dir(follow_symlinks=False):
+                with d.sub(entry.name, create=False) as s, os.scandir(s.fd) as inner:
+                    for e in inner:
+                        seen += 1
+                        if e.is_symlink():
+                            return str(s.path / e.name)
+    return None
+
+
+def _probe(d: Folder, shown: Path) -> None:
     try:
-        p.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise RtgateError("cannot write: exists and is not a directory", path=str(p)) from None
+        with d.atomic(f".rtgate-probe-{os.getpid()}", binary=True):
+            raise _Probed
+    except _Probed:
+        pass
     except OSError as e:
-        raise RtgateError(f"cannot create directory: {e.strerror}", path=str(p)) from None
-    _probe(p, p)
+        raise _error("cannot write", e, shown) from None
 
 
-def _probe(directory: Path, shown: Path) -> None:
-    try:
-        fd, name = tempfile.mkstemp(dir=directory, prefix=".rtgate-probe-")
-    except OSError as e:
-        raise RtgateError(f"cannot write: {e.strerror}", path=str(shown)) from None
-    os.close(fd)
-    os.unlink(name)
+class _Probed(Exception):
+    """Ends a probe write without replacing anything."""
 
 
 @contextmanager
 def atomic_open(path: str | Path, binary: bool = False) -> Iterator[IO]:  # type: ignore[type-arg]
     """A file object whose content replaces `path` only when the block ends without an exception."""
-    target = Path(path)
-    _check_target(target)
-    directory = target.parent if str(target.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name[:64]}.", suffix=".tmp")
-    except OSError as e:
-        raise RtgateError(f"cannot write: {e.strerror}", path=str(target)) from None
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())  # what open() would have made, not mkstemp's 0600
-        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(directory)
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems cannot sync a directory; the rename is done
-    finally:
-        os.close(fd)
+    directory, name = _split(path)
+    with Folder(directory) as d, d.atomic(name, binary) as f:
+        yield f
 
 
 def write_text(path: str | Path, text: str) -> None:
-    try:
-        with atomic_open(path) as f:
-            f.write(text)
-    except OSError as e:
-        raise RtgateError(f"cannot write: {e.strerror}", path=str(path)) from None
+    directory, name = _split(path)
+    with Folder(directory) as d:
+        d.replace(name, text)
 
 
 def write_bytes(path: str | Path, data: bytes) -> None:
-    try:
-        with atomic_open(path, binary=True) as f:
-            f.write(data)
-    except OSError as e:
-        raise RtgateError(f"cannot write: {e.strerror}", path=str(path)) from None
+    directory, name = _split(path)
+    with Folder(directory) as d:
+        d.replace(name, data)

@@ -249,5 +249,17 @@ int main(void)
 	CHECK(parse_duration_s(" 2m ", 0, 1000, &v) == 0 && v == 120);
 	CHECK(parse_duration_s("1d", 0, 1000, &v) != 0);          /* beyond max after the suffix */
 	CHECK(parse_duration_s("213503982334602d", 0, UINT64_MAX, &v) != 0);
+
+	/* a bad value echoed in an error stays on one line: no forged RTGATE-GATE line */
+	const char *forged[] = {"ct", "--gate=max\nRTGATE-GATE g t PASS\r\x1b", NULL};
+	CHECK(parse_argv(forged, &p, err) == OPTIONS_ERROR);
+	CHECK(!strchr(err, '\n') && !strchr(err, '\r') && !strchr(err, 0x1b));
+	CHECK(strstr(err, "max\\nRTGATE-GATE") != NULL);
+	char small[8] = "a\nbcdef";
+	options_escape(small, sizeof(small)); /* truncated to fit */
+	CHECK(strcmp(small, "a\\nbcde") == 0);
+	char tiny[3] = "a\n";
+	options_escape(tiny, sizeof(tiny)); /* never split inside an escape */
+	CHECK(strcmp(tiny, "a") == 0);
 	CHECK_DONE();
 }

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from junitparser import Failure, JUnitXml, Skipped
 
 from conftest import ROOT, RT_TESTS, junit_figures
@@ -152,3 +154,38 @@ def test_show_every_format() -> None:
 def test_validate_shipped() -> None:
     r = rtgate("validate", *map(str, sorted((ROOT / "thresholds").rglob("*.yaml"))))
     assert r.returncode == 0 and r.stdout.count("OK:") >= 4
+
+
+def test_own_verdicts_and_environment_files_are_named_not_parsed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """rtgate's verdicts JSON and run's environment file given as results: one line saying what they are
+    and which results to give instead (was: "thread: missing key 'thread'")."""
+    from rtgate.cli import main
+
+    spec = tmp_path / "t.yaml"
+    spec.write_text(
+        "platform: p\nmeasurements:\n  m:\n"
+        "    sampler: {interval_us: 500, loops: 400, threads: [{name: all, count: 2}]}\n"
+        "    gates: [{name: g, kind: max, limit_us: 1000000}]\n"
+    )
+    shutil.copy(ROOT / "tests" / "fixtures" / "rtgate-sampler" / "rs-t2-h200.json", tmp_path / "m.json")
+    assert main(["check", str(spec), str(tmp_path / "m.json"), "--json", str(tmp_path / "v.json")]) == 0
+    capsys.readouterr()
+    doc = json.loads((tmp_path / "v.json").read_text())
+    doc["results_dir"] = "rtgate-results"  # as rtgate run writes it
+    (tmp_path / "v.json").write_text(json.dumps(doc))
+    assert main(["check", str(spec), str(tmp_path / "v.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"rtgate: error: {tmp_path / 'v.json'}: this is rtgate's verdicts JSON (--json of run or check), not results: "
+        "give the results it judged (its results are in rtgate-results/<measurement>.json)"
+    )
+    env = tmp_path / "m.environment.json"
+    env.write_text(json.dumps({"results": "m.json", "state": "done", "system": {}}))
+    assert main(["report", str(spec), str(env), "-o", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(
+        f"this is rtgate run's environment file, not results: give the results it describes, {tmp_path / 'm.json'}"
+    )
+    assert len(err.splitlines()) == 1

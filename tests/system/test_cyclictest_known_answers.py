@@ -25,6 +25,7 @@ from injector import inject
 from rtgate.core.gates import Status
 from rtgate.core.setup import evaluate_measured
 from rtgate.core.thresholds import load_thresholds
+from rtgate.errors import RtgateError
 from rtgate.parsers import load_results
 
 CPU = 1
@@ -238,3 +239,107 @@ def test_recorded_injected_runs(stem: str, length: str, tmp_path: Path) -> None:
     got = verdicts_by_gate(thresholds(tmp_path, length, cpu=meta["cpu"]), res)
     for gate in ("over-1ms", "p99", "missed"):
         assert got[gate] != Status.PASS, (gate, got, t.missed_derivation)
+
+
+# ---------------------------------------------------------------- every format of the same run
+
+FORMATS_DIR = RT_TESTS / "inject-formats"
+SAME_RUN_THRESHOLDS = """\
+platform: known-answers
+measurements:
+  m:
+    sampler: {interval_us: 1000, duration: 4s, priority: 80, threads: [{name: rt, cpus: [1]}]}
+    gates:
+      - {name: over-1ms, kind: miss_rate, above_us: 1000, rate: 1%}
+      - {name: p99, kind: percentile, percentile: 99, limit_us: 500}
+      - {name: missed, kind: missed, max_rate: 1%}
+      - {name: max, kind: max, limit_us: 1000000}
+"""
+
+
+def record_every_format(program: str, out: Path, verbose: bool) -> None:
+    """One run of `program` (cyclictest or rtgate-sampler) under 40 ms stalls every 500 ms: its JSON
+    (r.json), histogram text (h.txt) and live T: lines (t.txt) or, with -v, its samples (v.txt)."""
+    out.mkdir(parents=True, exist_ok=True)
+    argv = [program, "-m", "-p", "80", "-a", str(CPU), "-t", "1", "-i", "1000", "-D", "4", "-h", "1000"]
+    argv += [f"--histfile={out / 'h.txt'}", f"--json={out / 'r.json'}"] + (["-v"] if verbose else [])
+    with inject(CPU, 95, 40000, 500, 6, out / "inj.json"), (out / ("v.txt" if verbose else "t.txt")).open("w") as f:
+        r = subprocess.run(argv, stdout=f, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+
+
+def _same_run_verdicts(tmp_path: Path, run_dir: Path, name: str) -> dict[str, Status]:
+    th = tmp_path / "same.yaml"
+    th.write_text(SAME_RUN_THRESHOLDS)
+    tf = load_thresholds(th)
+    return {v.gate: v.status for v in evaluate_measured(tf.measurements["m"], load_results(run_dir / name))}
+
+
+def _assert_no_format_passes_what_json_fails(tmp_path: Path, run_dir: Path) -> None:
+    truth = _same_run_verdicts(tmp_path, run_dir, "r.json")
+    assert truth["over-1ms"] == Status.FAIL and truth["missed"] == Status.FAIL, truth  # 40 ms stalls: ~8 % missed
+    for name in sorted(p.name for p in run_dir.glob("[htv].txt")):
+        got = _same_run_verdicts(tmp_path, run_dir, name)
+        for gate, status in truth.items():
+            if status == Status.FAIL:
+                assert got[gate] != Status.PASS, (run_dir.name, name, gate, got)
+
+
+@pytest.mark.parametrize("run", ["ct-t", "ct-v", "rs-t", "rs-v"])
+def test_recorded_formats_of_one_run_never_pass_what_its_json_fails(tmp_path: Path, run: str) -> None:
+    """Histogram text of a run with 40 ms stalls PASSed where its JSON FAILed: '# Max Latencies: 39482' at
+    the 1 ms the thresholds ask shows at least 39 periods skipped per stall. Every format of one run of
+    cyclictest and of rtgate-sampler now agrees with the JSON's FAIL."""
+    _assert_no_format_passes_what_json_fails(tmp_path, FORMATS_DIR / run)
+
+
+@pytest.mark.parametrize("run", ["ct-v", "rs-v"])
+@pytest.mark.parametrize("keep", [0.05, 0.5, 0.9])
+def test_cut_verbose_output_never_passes(tmp_path: Path, run: str, keep: float) -> None:
+    """A -v file cut at a line: 200 of 2,000 samples PASSed where the whole file FAILs. Cut anywhere, with
+    the stalls or without, it is never PASS: the thresholds' length shows the periods it lacks."""
+    lines = (FORMATS_DIR / run / "v.txt").read_text().splitlines(keepends=True)
+    cut = tmp_path / run
+    cut.mkdir()
+    (cut / "v.txt").write_text("".join(lines[: int(len(lines) * keep)]))
+    got = _same_run_verdicts(tmp_path, cut, "v.txt")
+    assert Status.PASS not in got.values(), got
+    # cut inside a line: the last line has no newline
+    (cut / "v.txt").write_text("".join(lines[: int(len(lines) * keep)]) + lines[-1][:3])
+    with pytest.raises(RtgateError, match="truncated"):
+        load_results(cut / "v.txt")
+
+
+def test_histogram_of_a_clean_short_run_is_not_pass(tmp_path: Path) -> None:
+    """A run stopped early (1.5 s of 4 s): its histogram text says nothing about length, and its periods are
+    fewer than the thresholds ask: INCONCLUSIVE, as its JSON is."""
+    src = (FORMATS_DIR / "ct-t" / "h.txt").read_text().splitlines(keepends=True)
+    # keep only the samples below 100 us (no stall) and the footer rebuilt to match: a clean, short run
+    rows = [ln for ln in src if ln[:1].isdigit() and int(ln.split()[0]) < 100]
+    counts = [int(ln.split()[1]) for ln in rows]
+    filled = [int(ln.split()[0]) for ln in rows if int(ln.split()[1])]
+    total = sum(counts)
+    avg = sum(int(ln.split()[0]) * int(ln.split()[1]) for ln in rows) // total
+    text = "# Histogram\n" + "".join(rows)
+    text += f"# Total: {total:09d}\n# Min Latencies: {filled[0]:05d}\n# Avg Latencies: {avg:05d}\n"
+    text += f"# Max Latencies: {filled[-1]:05d}\n# Histogram Overflows: 00000\n# Histogram Overflow at cycle number:\n"
+    text += "# Thread 0:\n"
+    d = tmp_path / "short"
+    d.mkdir()
+    (d / "h.txt").write_text(text)
+    got = _same_run_verdicts(tmp_path, d, "h.txt")
+    assert total < 3800  # fewer periods than 4 s at 1 ms
+    assert Status.PASS not in got.values(), got
+    assert got["max"] == Status.INCONCLUSIVE, got
+
+
+@pytest.mark.slow
+@needs_rt
+@pytest.mark.parametrize("program", ["cyclictest", "rtgate-sampler"])
+@pytest.mark.parametrize("verbose", [False, True], ids=["T-lines", "verbose"])
+def test_live_formats_of_one_run_never_pass_what_its_json_fails(
+    tmp_path: Path, program: str, verbose: bool, request: pytest.FixtureRequest
+) -> None:
+    exe = request.getfixturevalue("cyclictest" if program == "cyclictest" else "sampler")
+    record_every_format(exe, tmp_path / "run", verbose)
+    _assert_no_format_passes_what_json_fails(tmp_path, tmp_path / "run")

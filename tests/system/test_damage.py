@@ -525,3 +525,85 @@ def test_a_running_checkpoint_may_hold_one_sample_beyond_its_counters(
             assert code == 1 and "error" not in err, err  # ERROR verdicts: the run did not finish
         else:
             assert_refused(code, err, path)
+
+
+# ---------------------------------------------------------------- unit flips and cut -v output
+
+INJECT = RT_TESTS / "inject-formats"
+# (file, how its run was asked for) for cut -v output; cyclictest's -v header prints the next thread's interval
+VERBOSE_RUNS = [
+    (RT_TESTS / "ct-24-verbose.stdout", "{interval_us: 1000, distance_us: 500, loops: 2000}"),
+    (SAMPLER_FIX / "rs-t2-verbose.stdout", "{interval_us: 1000, distance_us: 500, loops: 200}"),
+    (INJECT / "ct-v" / "v.txt", "{interval_us: 1000, duration: 4s}"),
+    (INJECT / "rs-v" / "v.txt", "{interval_us: 1000, duration: 4s}"),
+]
+
+
+def as_run_gates(directory: Path, sampler: str) -> Path:
+    """Gates the whole recorded run PASSes (its stalls miss 8 % of periods: the rate allows 50 %), asked as it
+    was run: a cut file can only fail them by being short."""
+    path = directory / "as-run.yaml"
+    path.write_text(f"""platform: damage
+measurements:
+  m:
+    sampler: {sampler}
+    gates:
+      - {{name: max, kind: max, limit_us: 1000000}}
+      - {{name: p50, kind: percentile, percentile: 50, limit_us: 1000000, min_samples: 1}}
+      - {{name: rate, kind: miss_rate, above_us: 1000000, rate: 50%}}
+""")
+    return path
+
+
+@SETTINGS
+@given(
+    fixture=st.sampled_from(JSON_FIXTURES + [INJECT / d / "r.json" for d in ("ct-t", "rs-t")]),
+    strip_cmdline=st.booleans(),
+)
+def test_json_unit_flipped_to_ns_never_passes(
+    fixture: Path, strip_cmdline: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """47 of 135 damaged-file PASSes were a unit edited to ns (values read 1000x smaller). Flipped with or
+    without the command line that contradicts it, a file whose data FAILs is refused, never PASS."""
+    doc = json.loads(fixture.read_text())
+    if "rtgate" in doc:
+        doc["rtgate"]["unit"] = "ns"
+    doc["resolution_in_ns"] = 1
+    if strip_cmdline:
+        doc.pop("cmdline:", None)
+        doc.pop("resolution_in_ns", None) if "rtgate" in doc else None
+    path = tmp_path / "flipped.json"
+    path.write_text(json.dumps(doc))
+    code, err = check(gates_file(tmp_path, first_max(fixture) - 1), path, capsys)
+    assert_refused(code, err, path)
+
+
+@pytest.mark.parametrize("fixture", HIST_FIXTURES + SUMMARY_FIXTURES + VERBOSE_FIXTURES, ids=lambda p: p.name)
+def test_text_read_as_ns_never_passes(fixture: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--unit ns on microsecond text: refused (its fastest wake-ups would be faster than a timer interrupt)."""
+    code = rtgate_main(["check", str(gates_file(tmp_path, first_max(fixture) - 1)), str(fixture), "--unit", "ns"])
+    err = capsys.readouterr().err
+    assert_refused(code, err, fixture)
+
+
+@SETTINGS
+@given(run=st.sampled_from(VERBOSE_RUNS), data=st.data())
+def test_cut_verbose_output_never_passes(
+    run: tuple[Path, str], data: st.DataObject, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """88 of 135 damaged-file PASSes were -v output cut at a line or a byte: a cut at a byte leaves a last line
+    without its newline (refused); a cut at a line leaves fewer periods than the run asked (never PASS). A cut
+    within the start-up slack (core/periods.py: 0.5 s or 5 % of the periods) cannot be told from a late start."""
+    fixture, length = run
+    text = fixture.read_text()
+    at = data.draw(st.integers(min_value=len(text) // 20, max_value=len(text) * 85 // 100))
+    on_line = data.draw(st.booleans())
+    cut = text[: text.rindex("\n", 0, at) + 1] if on_line else text[:at]
+    assume(not cut.endswith("\n") or on_line)
+    path = tmp_path / "v.stdout"
+    gates = as_run_gates(tmp_path, length)
+    path.write_text(text)
+    assert check(gates, path, capsys, "verbose")[0] == 0  # the whole file PASSes
+    path.write_text(cut)
+    code, err = check(gates, path, capsys, "verbose")
+    assert code != 0, f"a cut -v file PASSed: {err}"

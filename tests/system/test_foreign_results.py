@@ -8,6 +8,7 @@ exact answers; real runs of both tools check the same paths end to end.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -234,12 +235,20 @@ def test_fixture_measured_at_another_interval_is_an_error() -> None:
 
 def test_units_stated_by_json_win(tmp_path: Path) -> None:
     r = ct_json(
-        tmp_path, "cyclictest -N -t 1 -p 80 -i 1000 -l 100 --json=r.json", [{"cycles": 100, "max": 5000}], ns=True
+        tmp_path,
+        "cyclictest -N -t 1 -p 80 -i 1000 -l 100 --json=r.json",
+        [{"cycles": 100, "min": 1200, "avg": 2000.0, "max": 5000}],
+        ns=True,
     )
     assert load_results(r).unit == "ns"
     with pytest.raises(RtgateError, match="--unit us contradicts the results"):
         load_results(r, unit="us")
-    r = ct_json(tmp_path, "cyclictest -t 1 -p 80 -i 1000 -l 100 --json=r.json", [{"cycles": 100, "max": 5000}], ns=True)
+    r = ct_json(
+        tmp_path,
+        "cyclictest -t 1 -p 80 -i 1000 -l 100 --json=r.json",
+        [{"cycles": 100, "min": 1200, "avg": 2000.0, "max": 5000}],
+        ns=True,
+    )
     with pytest.raises(RtgateError, match="resolution_in_ns is 1 but the command line has no -N"):
         load_results(r)
 
@@ -316,3 +325,26 @@ def test_more_cycles_than_the_command_line_allows_falls_back_to_latencies(tmp_pa
     )
     t = load_results(r).threads[0]
     assert t.missed == 0 and t.expected_periods is None and "does not say how it ran" in (t.missed_derivation or "")
+
+
+FOREIGN = RT_TESTS / "foreign"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FOREIGN.iterdir() if p.suffix in (".json", ".stdout")))
+def test_other_rt_tests_programs_are_named_not_judged(name: str) -> None:
+    """signaltest's JSON has cyclictest's very keys (it was judged as timer wake-ups); oslat's said only
+    "missing key 'cycles'". Each of them, as JSON and as its stdout, is refused naming the program."""
+    tool = name.split(".")[0]
+    with pytest.raises(RtgateError, match=r"results of [^:]*\b" + re.escape(tool) + r"\b") as e:
+        load_results(FOREIGN / name)
+    assert "rtgate judges timer wake-up latency" in str(e.value)
+
+
+def test_other_programs_without_a_command_line_are_named_by_their_shape(tmp_path: Path) -> None:
+    for name, tool in (("ptsematest.json", "ptsematest"), ("oslat.json", "oslat"), ("pi_stress.json", "pi_stress")):
+        doc = json.loads((FOREIGN / name).read_text())
+        doc.pop("cmdline:")
+        p = tmp_path / name
+        p.write_text(json.dumps(doc))
+        with pytest.raises(RtgateError, match=f"results of [^:]*{tool}.*by its shape"):
+            load_results(p)

@@ -322,7 +322,7 @@ def test_a_miss_rate_measure_fails_with_its_gate(
     spec.write_text(SPEC.format(duration="10s", a_limit=80))
     env, rw, _, logdir, _ = fuego_env(tmp_path, {"BENCHMARK_RTGATE_MEASUREMENT": "app"})
     generate_criteria(spec, env, rw)
-    (logdir / "testlog.txt").write_text(
+    (logdir / "rtgate.out").write_text(
         "RTGATE-GATE a-max A-cpu0 PASS 12 80 - 1000 us max 12 us <= 80 us\n"
         f"RTGATE-GATE b-over B-cpu1 {status} {value} 50 {bound} 1000 % some reason\n"
     )
@@ -445,3 +445,65 @@ def test_package_builds_a_wheel_that_installs_rtgate(tmp_path: Path) -> None:
     code = "import rtgate.fuego.names as n; print(n.fuego_name('p99.9'))"
     names = subprocess.run([str(venv / "bin/python"), "-c", code], capture_output=True, text=True)
     assert names.stdout.strip() == "p99_9", names.stderr
+
+
+# Issue 28: on a Fuego board the threshold file means what it means for rtgate run. Known answers:
+# this machine is not aarch64, no program is called rtgate-no-such-load-tool, md5sum on /dev/zero
+# keeps a CPU busy. Issue 37: an unpinned group (--thread-cpus=*,*) passes fuego_test.sh's checks.
+BOARD_SPEC = """\
+platform: fuego-board
+measurements:
+  loaded:
+    sampler: {{interval_us: 1000, duration: 3s, priority: 80, threads: [{{name: A, cpus: [0]}}]}}
+    load: {{kind: custom, command: [md5sum, /dev/zero, {marker}], cpus: others, min_cpu_percent: 50, warmup_seconds: 1}}
+    gates: [{{name: a-max, kind: max, limit_us: 10000000}}]
+  required:
+    require: {{architecture: aarch64}}
+    sampler: {{interval_us: 1000, duration: 2s, priority: 80, threads: [{{name: A, cpus: [0]}}]}}
+    gates:
+      - {{name: a-max, kind: max, limit_us: 10000000}}
+      - {{name: p99, kind: percentile, percentile: 99, limit_us: 1.0e+7}}
+  notool:
+    sampler: {{interval_us: 1000, duration: 2s, priority: 80, threads: [{{name: A, cpus: [0]}}]}}
+    load: {{kind: custom, command: [rtgate-no-such-load-tool]}}
+    gates: [{{name: a-max, kind: max, limit_us: 10000000}}]
+  unpinned:
+    sampler: {{interval_us: 1000, duration: 2s, priority: 80, threads: [{{name: A, count: 2}}]}}
+    gates: [{{name: a-max, kind: max, limit_us: 10000000}}]
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
+@pytest.mark.parametrize("measurement", ["loaded", "required", "notool", "unpinned"])
+def test_the_board_carries_out_load_and_require(tmp_path: Path, measurement: str, tool: object) -> None:
+    tool("meson", "meson")  # type: ignore[operator]
+    if measurement == "required" and os.uname().machine == "aarch64":
+        pytest.skip("this machine is what the file asks for")
+    marker = tmp_path / "load-marker"
+    spec = tmp_path / "board.yaml"
+    spec.write_text(BOARD_SPEC.format(marker=marker))
+    status, logdir, out = fuego_run(
+        tmp_path, {"BENCHMARK_RTGATE_THRESHOLDS": str(spec), "BENCHMARK_RTGATE_MEASUREMENT": measurement}, spec
+    )
+    assert (logdir / "run.json").is_file(), (status, out)
+    measures = measures_of(json.loads((logdir / "run.json").read_text()))
+    verdicts = {k: m["measure"] for k, m in measures.items() if k.endswith("_verdict")}
+    env = json.loads((logdir / "rtgate.environment.json").read_text())  # the board's record, fetched
+    assert env["system"]["kernel_release"] == os.uname().release
+    if measurement in ("loaded", "unpinned"):
+        assert status == 0 and verdicts and set(verdicts.values()) == {0}, out
+    else:
+        assert status == 1 and verdicts and set(verdicts.values()) == {3}, out  # every gate an error
+        assert "every gate is an error" in out
+    if measurement == "loaded":
+        assert env["load"]["problem"] is None and env["load"]["level"]["reached"] >= 50, env["load"]
+        assert not any(
+            str(marker) in p.read_text(errors="replace") for p in Path("/proc").glob("[0-9]*/cmdline") if p.exists()
+        ), "the load outlived the measurement"
+    if measurement == "required":
+        assert set(verdicts) == {"required.a_max.cpu0_verdict", "required.p99.cpu0_verdict"}
+        assert "this file is for aarch64" in json.dumps(env["preflight"])
+        assert not (logdir / "rtgate.json").exists()  # nothing measured
+    if measurement == "notool":
+        assert "rtgate-no-such-load-tool not found on the board" in json.dumps(env["preflight"])

@@ -13,7 +13,7 @@ import pytest
 
 from fuzz import run_target, targets
 
-SECONDS = {"json": 12, "histogram": 10, "summary": 8, "verbose": 8, "auto": 10, "thresholds": 15}
+SECONDS = {"json": 12, "histogram": 10, "summary": 8, "verbose": 8, "rtla": 10, "auto": 10, "thresholds": 15}
 
 
 @pytest.fixture(scope="module")

@@ -73,6 +73,8 @@ CASES: dict[str, list[str]] = {
         "{out}/job.yaml",
     ],
     "fuego-args-two-thread": ["fuego", "args", TWO, "--measurement", "app"],
+    "fuego-args-all-two-thread": ["fuego", "args", TWO, "--measurement", "app", "--all"],
+    "lava-args-all-board": ["lava", "args", BOARD, "--all"],
     "fuego-criteria-two-thread": ["fuego", "criteria", TWO, "-o", "{out}"],
     "fuego-criteria-board": ["fuego", "criteria", BOARD, "--cpus", "4", "--board", "imx8mp_evk", "-o", "{out}"],
     "export-kcidb": ["export", "kcidb", DEFAULT, CT_NEW_JSON, "--build-id", "ci:1", "-o", "{out}/kcidb.json"],

@@ -75,7 +75,16 @@ def test_test_definition_validates_with_lava_common(lava_common: None) -> None:
     )
     assert r.returncode == 0, r.stderr
     text = (ROOT / "lava-defs" / "rtgate.yaml").read_text()
-    assert "RT_PRIORITY" in text and "\n  PRIORITY" not in text  # PRIORITY is LAVA's own job key
+    # Linaro's cyclictest definition names its knobs PRIORITY, INTERVAL, THREADS, AFFINITY, DURATION.
+    assert all(f"\n  {k}:" in text for k in ("PRIORITY", "INTERVAL", "THREADS", "AFFINITY", "DURATION", "HISTOGRAM"))
+
+
+# The images each template uses: one more is refused, one fewer an error (without --placeholder).
+IMAGES = {
+    "qemu": ["--kernel", "http://lab/k", "--ramdisk", "http://lab/r.gz"],
+    "bcm2711-rpi-4-b": ["--kernel", "http://lab/k", "--ramdisk", "http://lab/r.gz", "--dtb", "http://lab/d.dtb"],
+    "imx8mp-evk": ["--kernel", "http://lab/k", "--dtb", "http://lab/d.dtb", "--rootfs", "http://lab/root.tar.xz"],
+}
 
 
 @pytest.mark.parametrize("device", ["qemu", "bcm2711-rpi-4-b", "imx8mp-evk"])
@@ -90,14 +99,7 @@ def test_every_job_validates_with_lava_common(lava_common: None, tmp_path: Path,
         device,
         "--testdef-repo",
         "https://git.example/rtgate.git",
-        "--kernel",
-        "http://lab/k",
-        "--ramdisk",
-        "http://lab/r.gz",
-        "--dtb",
-        "http://lab/d.dtb",
-        "--rootfs",
-        "http://lab/root.tar.xz",
+        *IMAGES[device],
         "-o",
         str(job),
     )
@@ -119,6 +121,7 @@ def test_jobs_pass_lava_servers_submission_schema(
         "--device-type",
         device,
         *(["--inline"] if inline else ["--testdef-repo", "https://git.example/rtgate.git"]),
+        "--placeholder",
         "--tag",
         "rack-3",
         "-o",
@@ -135,7 +138,12 @@ def test_the_server_schema_check_can_fail(lava_server_schema: None, tmp_path: Pa
     import yaml
 
     job = tmp_path / "job.yaml"
-    assert rtgate("lava", "job", str(ROOT / "thresholds" / "default.yaml"), "--inline", "-o", str(job)).returncode == 0
+    assert (
+        rtgate(
+            "lava", "job", str(ROOT / "thresholds" / "default.yaml"), "--inline", "--placeholder", "-o", str(job)
+        ).returncode
+        == 0
+    )
     doc = yaml.safe_load(job.read_text())
     doc["actions"][2]["test"]["definitions"][0]["repository"]["params"] = {"RTGATE_ARGS": "-q"}
     job.write_text(yaml.safe_dump(doc))
@@ -179,7 +187,7 @@ def test_no_parameter_is_named_like_a_variable_of_lavas_helpers(lava_helpers: No
     doc = yaml.safe_load(
         render_job(
             load_thresholds(str(ROOT / "thresholds" / "default.yaml")),
-            JobOptions(testdef_repository="https://git.example/r.git"),
+            JobOptions(testdef_repository="https://git.example/r.git", placeholder=True),
         )
     )
     assert set(doc["actions"][2]["test"]["definitions"][0]["parameters"]) <= ours
@@ -189,22 +197,27 @@ def test_no_parameter_is_named_like_a_variable_of_lavas_helpers(lava_helpers: No
 def test_qemu_jobs_ask_the_stock_device_type_for_the_measurements_cpus(spec: str, cpus: int, tmp_path: Path) -> None:
     import yaml
 
-    doc = yaml.safe_load(rtgate("lava", "job", str(ROOT / "thresholds" / spec), "--inline").stdout)
+    doc = yaml.safe_load(rtgate("lava", "job", str(ROOT / "thresholds" / spec), "--inline", "--placeholder").stdout)
     assert doc["context"]["extra_options"] == [f"-smp {cpus}"]
     pinned = tmp_path / "pinned.yaml"
     pinned.write_text(
         "platform: p\nmeasurements:\n  m:\n    sampler: {duration: 5s, threads: "
         "[{name: a, cpus: [3]}]}\n    gates: [{name: max, kind: max, limit_us: 10}]\n"
     )
-    doc = yaml.safe_load(rtgate("lava", "job", str(pinned), "--inline").stdout)
+    doc = yaml.safe_load(rtgate("lava", "job", str(pinned), "--inline", "--placeholder").stdout)
     assert doc["context"]["extra_options"] == ["-smp 4"]
-    doc = yaml.safe_load(rtgate("lava", "job", str(pinned), "--inline", "--cpus", "8").stdout)
+    doc = yaml.safe_load(rtgate("lava", "job", str(pinned), "--inline", "--placeholder", "--cpus", "8").stdout)
     assert doc["context"]["extra_options"] == ["-smp 8"]
 
 
 def test_inline_job_validates_and_carries_the_script(lava_common: None, tmp_path: Path) -> None:
     job = tmp_path / "job.yaml"
-    assert rtgate("lava", "job", str(ROOT / "thresholds" / "default.yaml"), "--inline", "-o", str(job)).returncode == 0
+    assert (
+        rtgate(
+            "lava", "job", str(ROOT / "thresholds" / "default.yaml"), "--inline", "--placeholder", "-o", str(job)
+        ).returncode
+        == 0
+    )
     assert lava_python(VALIDATE_JOB, str(job)).returncode == 0
     import yaml
 
@@ -220,16 +233,18 @@ def test_job_timeouts_follow_the_duration(tmp_path: Path) -> None:
     import yaml
 
     spec = ROOT / "thresholds" / "families" / "arm64-cortex-a53-rt.yaml"  # 1 hour
-    doc = yaml.safe_load(rtgate("lava", "job", str(spec), "--inline").stdout)
+    doc = yaml.safe_load(rtgate("lava", "job", str(spec), "--inline", "--placeholder").stdout)
     assert doc["timeouts"]["job"]["minutes"] == doc["actions"][2]["test"]["timeout"]["minutes"] + 15
     assert doc["actions"][2]["test"]["timeout"]["minutes"] >= 72  # 60 min * 1.2
-    short = yaml.safe_load(rtgate("lava", "job", str(spec), "--inline", "--duration", "1m").stdout)
+    short = yaml.safe_load(rtgate("lava", "job", str(spec), "--inline", "--placeholder", "--duration", "1m").stdout)
     assert short["actions"][2]["test"]["timeout"]["minutes"] < 10
 
 
 @pytest.mark.parametrize("hostile", ["x'; reboot #", "a\nreboot"])
 def test_a_value_that_would_be_code_in_lavas_run_sh_is_refused(hostile: str) -> None:
-    r = rtgate("lava", "job", str(ROOT / "thresholds" / "default.yaml"), "--inline", "--sampler", hostile)
+    r = rtgate(
+        "lava", "job", str(ROOT / "thresholds" / "default.yaml"), "--inline", "--placeholder", "--sampler", hostile
+    )
     assert r.returncode == 2 and "LAVA parameter SAMPLER" in r.stderr
 
 
@@ -309,7 +324,18 @@ def test_script_reports_every_gate_with_lavas_helpers(lava_helpers: None, sample
 
 
 @pytest.mark.parametrize(
-    "field", ["RTGATE_ARGS", "SAMPLER", "RTGATE_MEASUREMENT", "DURATION", "RT_PRIORITY", "OUTPUT_DIR"]
+    "field",
+    [
+        "RTGATE_ARGS",
+        "SAMPLER",
+        "RTGATE_MEASUREMENT",
+        "DURATION",
+        "PRIORITY",
+        "OUTPUT_DIR",
+        "RTGATE_LOAD",
+        "RTGATE_REQUIRE",
+        "RTGATE_MEASURED_CPUS",
+    ],
 )
 def test_hostile_values_are_inert(lava_helpers: None, sampler: str, tmp_path: Path, field: str) -> None:
     canary = tmp_path / "pwned"
@@ -322,7 +348,15 @@ def test_hostile_values_are_inert(lava_helpers: None, sampler: str, tmp_path: Pa
     r, results = run_script(tmp_path, env)
     assert not canary.exists(), r.stdout + r.stderr
     assert r.returncode == 0
-    if field in ("RTGATE_ARGS", "SAMPLER", "RTGATE_MEASUREMENT", "DURATION", "RT_PRIORITY"):
+    if field in (
+        "RTGATE_ARGS",
+        "SAMPLER",
+        "RTGATE_MEASUREMENT",
+        "DURATION",
+        "PRIORITY",
+        "RTGATE_LOAD",
+        "RTGATE_REQUIRE",
+    ):
         statuses = {(d / "result").read_text().strip() for d in results.iterdir()} if results.exists() else set()
         assert statuses == {"fail"}, r.stdout  # the run is refused, reported, never passed
 
@@ -529,14 +563,18 @@ def test_script_stopped_by_a_signal_stops_the_sampler_and_reports(
         assert float((results / "results" / f"max-{t0}" / "measurement").read_text()) > 0
 
 
-def test_a_loaded_measurement_is_refused_for_a_board(tmp_path: Path) -> None:
-    """The board script runs the sampler alone: a loaded budget judged on an idle run would pass wrongly."""
+def test_several_loads_are_refused_for_a_board(tmp_path: Path) -> None:
+    """The board script runs one load: a budget set under two, judged with one, would pass wrongly."""
     spec = tmp_path / "t.yaml"
     spec.write_text(
         "platform: p\nmeasurements:\n  loaded:\n    sampler: {duration: 5s}\n    load: [cpu, memory]\n"
         "    gates: [{name: max, kind: max, limit_us: 100}]\n"
     )
-    for argv in (["lava", "args", str(spec)], ["lava", "job", str(spec), "--kernel", "http://x/k", "-o", "j.yaml"]):
-        r = subprocess.run([sys.executable, "-m", "rtgate", *argv], capture_output=True, text=True, cwd=tmp_path)
-        assert r.returncode == 2 and "runs under load (cpu, memory), which the board script does not start" in r.stderr
-        assert not (tmp_path / "j.yaml").exists()
+    r = subprocess.run(
+        [sys.executable, "-m", "rtgate", "lava", "job", str(spec), "--kernel", "http://x/k", "-o", "j.yaml"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 2 and "runs 2 loads together (cpu, memory); the board script runs one" in r.stderr
+    assert not (tmp_path / "j.yaml").exists()

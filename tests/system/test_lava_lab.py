@@ -67,7 +67,7 @@ def test_each_board_job_carries_its_own_options(tmp_path: Path) -> None:
     [
         (
             {"boards": [{"name": "a", "device_type": "qemu", "thresholds": SPEC, "inline": True, "colour": 1}]},
-            "lab.yaml:6: boards.0.colour: unknown board key",
+            "lab.yaml:6: boards[0].colour: unknown key",
         ),
         ({"boards": [{"name": "a", "device_type": "qemu", "inline": True}]}, "needs a threshold file"),
         ({"boards": [{"name": "a", "thresholds": SPEC, "inline": True}]}, "needs a device_type"),

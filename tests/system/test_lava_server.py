@@ -462,7 +462,13 @@ def test_rtgate_lab_gates_three_boards_through_lava(
         rows = db.db.execute(
             "SELECT r.platform, v.gate, v.thread, v.status FROM verdicts v JOIN runs r ON r.id = v.run_id"
         ).fetchall()
+        environments = dict(db.db.execute("SELECT platform, environment FROM runs").fetchall())
     assert {(p, g, t, s) for p, g, t, s in rows} == {(k[0].split("/")[0], k[1], k[2], v[0]) for k, v in want.items()}
+    # Issue 28: the good board's row holds what rtgate.sh recorded in the guest, not this machine's.
+    good = json.loads(environments["good"])
+    assert good["recorded_by"] == "rtgate.sh" and good["system"]["kernel_release"] == release, good
+    assert json.loads(environments["no-boot"]) in ({}, None) or "system" not in json.loads(environments["no-boot"])
+    assert release in json.dumps(doc["environment"]), doc["environment"]
 
 
 def test_rtgate_lab_stopped_by_sigterm_cancels_its_jobs_and_reports(
@@ -506,3 +512,72 @@ def test_rtgate_lab_stopped_by_sigterm_cancels_its_jobs_and_reports(
     while lava.api(f"jobs/{job_id}/")["health"] != "Canceled" and time.monotonic() < deadline:
         time.sleep(2)
     assert lava.api(f"jobs/{job_id}/")["health"] == "Canceled"
+
+
+# Issue 28: the board carries out the whole threshold file. Known answers in the qemu guest: the
+# guest is x86_64 (an aarch64 requirement is not met), its busybox initramfs has no stress-ng (a cpu
+# load cannot run), and busybox's md5sum on /dev/zero keeps the other vCPU busy.
+BOARD_SPEC = """\
+platform: qemu-lava
+measurements:
+  loaded:
+    sampler: {interval_us: 1000, duration: 3s, priority: 80, threads: [{name: a, cpus: [0]}]}
+    load: {kind: custom, command: [md5sum, /dev/zero], cpus: others, min_cpu_percent: 50, warmup_seconds: 1}
+    gates: [{name: max, kind: max, limit_us: 10000000}]
+  required:
+    require: {architecture: aarch64, compatible: 'acme,imx8'}
+    sampler: {interval_us: 1000, duration: 2s, priority: 80, threads: [{name: a, cpus: [0]}]}
+    gates: [{name: max, kind: max, limit_us: 10000000}, {name: p99, kind: percentile, percentile: 99, limit_us: 1.0e+7}]
+  stress:
+    sampler: {interval_us: 1000, duration: 2s, priority: 80, threads: [{name: a, cpus: [0]}]}
+    load: {kind: cpu, workers: 1}
+    gates: [{name: max, kind: max, limit_us: 10000000}]
+"""
+
+
+def test_the_board_runs_the_load_and_checks_require(lava: LocalLava, images: dict[str, Any], tmp_path: Path) -> None:
+    spec = tmp_path / "board.yaml"
+    spec.write_text(BOARD_SPEC)
+    k = images["kernels"]["generic"]
+    job = tmp_path / "board-job.yaml"
+    r = rtgate(
+        "lava", "job", str(spec), "--device-type", "qemu", "--no-kvm", "--cpus", "2",
+        "--kernel", k["kernel"].as_uri(), "--ramdisk", k["ramdisk"].as_uri(), "--prompt", PROMPT,
+        "--inline", "--job-name", "rtgate board side", "-o", str(job),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    job_id = submit(lava, job)
+    finished = wait_jobs(lava, [job_id])
+    results, log = fetch(lava, job_id, tmp_path)
+    assert finished[job_id]["health"] == "Complete", log.read_text()[-6000:]
+    rows = yaml.safe_load(results.read_text())
+    lava_rows = {
+        (r["suite"].split("_", 1)[-1].removeprefix("rtgate-"), r["name"]): r["result"]
+        for r in rows
+        if r["suite"].split("_", 1)[-1].startswith("rtgate-")
+    }
+    assert lava_rows == {
+        ("loaded", "max-cpu0"): "pass",
+        ("required", "max-all"): "fail",
+        ("required", "p99-all"): "fail",
+        ("stress", "max-all"): "fail",
+    }, (lava_rows, log.read_text()[-6000:])
+    verdicts = tmp_path / "board-verdicts.json"
+    back = rtgate(
+        "lava", "results", str(results), "--thresholds", str(spec), "--log", str(log), "--json", str(verdicts)
+    )
+    assert back.returncode == 1, back.stdout + back.stderr
+    doc = json.loads(verdicts.read_text())
+    got = {(v["measurement"], v["gate"]): v for v in doc["verdicts"]}
+    assert got[("loaded", "max")]["status"] == "PASS"
+    for key in (("required", "max"), ("required", "p99"), ("stress", "max")):
+        assert got[key]["status"] == "ERROR", got[key]
+    assert "this file is for aarch64" in got[("required", "max")]["reason"]
+    assert "stress-ng not found on the board" in got[("stress", "max")]["reason"]
+    # The guest's record, not this machine's: its kernel, and the level its load reached.
+    env = doc["environment"]
+    text = json.dumps(env)
+    assert k["release"] in text, text
+    loaded = json.dumps(env["measurements"]["loaded"]) if "measurements" in env else text
+    assert "custom on CPUs 1" in loaded and "reached" in loaded, loaded
+    print(f"\nboard-side load level in the guest: {loaded}")

@@ -304,3 +304,40 @@ def test_verbose_parser_streams_in_constant_memory(tmp_path: Path) -> None:
     )
     # 100x the samples may not cost more than a few MiB more: the samples are never held.
     assert rss_big - rss_small < 8 * 1024, (rss_small, rss_big)
+
+
+# ---------------------------------------------------------------- bounded cost, ASCII numbers
+
+
+def test_inputs_beyond_the_limits_are_refused_before_they_cost(tmp_path: Path) -> None:
+    """A 6 MB histogram row of 3M columns took 546 MB, 107 MB of -v 1.33 GB: refused while reading now."""
+    from rtgate.parsers.common import MAX_COLUMNS, MAX_LINE
+
+    big = tmp_path / "big.txt"
+    with big.open("wb") as f:
+        f.truncate(65 * 2**20)  # sparse: its size is what is refused
+    with pytest.raises(ResultsError, match="65 MiB is larger than any result"):
+        load_results(big)
+    row = tmp_path / "row.hist"
+    row.write_text("# Histogram\n000000 " + "\t".join(["000001"] * (MAX_LINE // 6)) + "\n")
+    with pytest.raises(ResultsError, match=f"longer than {MAX_LINE}"):
+        load_results(row)
+    cols = tmp_path / "cols.hist"
+    cols.write_text("# Histogram\n000000 " + "\t".join(["1"] * (MAX_COLUMNS + 1)) + "\n")
+    with pytest.raises(ResultsError, match=f"more than {MAX_COLUMNS} columns"):
+        load_results(cols)
+
+
+@pytest.mark.parametrize("digit", ["\u0663", "\uff13", "\u09e9"])
+def test_digits_of_other_scripts_are_refused_in_every_text_format(tmp_path: Path, digit: str) -> None:
+    """int() and regex \\d read '٣' as 3: a histogram count, a T: field, a -v sample or an rtla count in
+    another script's digits is refused, not read."""
+    hist = (RT_TESTS / "ct-new-S-h300.hist").read_text().replace("# Max Latencies: 0", f"# Max Latencies: {digit}", 1)
+    summary = (RT_TESTS / "ct-new-nohist.stdout").read_text().replace("C:", f"C:{digit}", 1)
+    verbose = (RT_TESTS / "ct-24-verbose.stdout").read_text().replace(":      ", f":      {digit}", 1)
+    rtla = (RT_TESTS.parent / "rtla" / "basic.txt").read_text().replace("count:     ", f"count:     {digit}", 1)
+    for name, text in (("h.hist", hist), ("s.stdout", summary), ("v.stdout", verbose), ("r.txt", rtla)):
+        p = tmp_path / name
+        p.write_text(text)
+        with pytest.raises(ResultsError, match=r"not a number in ASCII digits|not a verbose sample|malformed"):
+            load_results(p)

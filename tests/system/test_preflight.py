@@ -252,3 +252,51 @@ def test_plugin_strict_and_unmet_requirements_are_error_verdicts(pytester: pytes
     doc = json.loads((pytester.path / "u.json").read_text())
     assert [v["status"] for v in doc["verdicts"]] == ["ERROR", "ERROR"]
     assert all(v["reason"].startswith("not measured: strict: ") for v in doc["verdicts"])
+
+
+REQUIRED = """\
+platform: p
+measurements:
+  m:
+{extra}    require: {require}
+    sampler: {{duration: 1s, interval_us: 1000, priority: 80, threads: [{{name: t, cpus: [{cpu}]}}]}}
+    gates: [{{name: g, kind: max, limit_us: 1000000}}]
+"""
+HERE = capture()
+REQUIRES = {
+    "architecture": "{architecture: not-this-arch}",
+    "cpu_count": f"{{cpu_count: {(HERE.get('cpu_count') or 1) + 2}}}",
+    "compatible": "{compatible: 'vendor,not-this-board'}",
+    "dmi_product": "{dmi_product: Not This Product}",
+    "preempt_rt": "{preempt_rt: true}",
+    "bare_metal": "{bare_metal: true}",
+    "rt_throttling_off": "{rt_throttling_off: true}",
+    "isolated_cpus": "{isolated_cpus: true}",
+    "governor": "{governor: not-a-governor}",
+    "nothing": "{}",
+}
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["lenient", "strict"])
+@pytest.mark.parametrize("cpu", ["0", "4000"], ids=["cpu-here", "cpu-missing"])
+@pytest.mark.parametrize("name", sorted(REQUIRES))
+def test_doctor_fails_exactly_where_run_refuses(tmp_path: Path, name: str, cpu: str, strict: bool) -> None:
+    """For every requirement (and a pinned CPU this machine lacks, and strict), doctor's failed check ids
+    are the ones that keep run from measuring, with the same words. In-process: doctor's checks, then
+    the measurement (its sampler a path that does not exist: a measurement not refused ends ERROR there)."""
+    from rtgate.commands.doctor import measurement_checks
+    from rtgate.measure.orchestrate import measure_and_judge
+
+    path = tmp_path / "t.yaml"
+    path.write_text(REQUIRED.format(require=REQUIRES[name], cpu=cpu, extra="    strict: true\n" if strict else ""))
+    m = load_thresholds(path).measurements["m"]
+    doctor_fails = [c for c in measurement_checks(m, capture(), live=True, strict=False) if c.status == "fail"]
+    outcome = measure_and_judge(str(tmp_path / "no-sampler"), m, tmp_path / "out")
+    assert outcome.run is None
+    assert [c.check for c in doctor_fails] == [c.check for c in outcome.refused]
+    if "strict" not in [c.check for c in outcome.refused]:  # strict words name the load average: it moves
+        assert [c.what for c in doctor_fails] == [c.what for c in outcome.refused]
+    if cpu == "4000":
+        assert "cpus" in [c.check for c in outcome.refused]
+    if name not in ("nothing", "dmi_product", "compatible") or outcome.refused:
+        assert all(v.status.value == "ERROR" for v in outcome.verdicts)

@@ -165,16 +165,21 @@ def test_fixture_in_users_own_tests(pytester: pytest.Pytester) -> None:
             assert result.gate(above_us=1_000_000, rate="99%").passed
 
         def test_impossible(rt_latency):
-            result = rt_latency(duration="1s", threads=1)
+            result = rt_latency(duration="1s", threads=2)
             assert result.gate(max_us=0).passed
     """
     )
     r = pytester.runpytest("--junitxml=out.xml", "-o", "junit_family=xunit1")
     r.assert_outcomes(passed=1, failed=1)
-    r.stdout.fnmatch_lines(["*where False = <GateResult FAIL: max * us > 0 us on thread 0 (prio 80)>.passed*"])
+    r.stdout.fnmatch_lines(["*where False = <GateResult FAIL: max * us > 0 us on thread 0 (prio 80)*>.passed*"])
     cases = {c.name: c for s in JUnitXml.fromfile(str(pytester.path / "out.xml")) for c in s}
-    props = {p.name: p.value for p in cases["test_impossible"].child(Properties)}
-    assert props["rtgate.status"] == "FAIL" and int(props["rtgate.cycles"]) > 0
+    pairs = [(p.name, p.value) for p in cases["test_impossible"].child(Properties)]
+    props = dict(pairs)
+    assert len(props) == len(pairs)  # two threads: every property name once, no value overwritten
+    for thread in ("t0", "t1"):
+        assert props[f"rtgate.max-0us[{thread}]::status"] == "FAIL"
+        assert int(props[f"rtgate.max-0us[{thread}]::cycles"]) > 0
+    assert props["rtgate.max-0us[t0]::value"] != "" and props["rtgate.max-0us[t1]::value"] != ""
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="needs root for SCHED_FIFO")
@@ -217,3 +222,30 @@ def test_a_worst_scope_gate_is_one_test(pytester: pytest.Pytester, board: Path) 
     out = r.stdout.str()
     assert "w.yaml::app-thread-a::worst-max[worst] FAILED" in out
     assert "FAIL: max 894 us > 500 us" in out and "do not match" not in out
+
+
+def test_two_threshold_files_sharing_a_measurement_name_stay_apart(pytester: pytest.Pytester, board: Path) -> None:
+    """Two boards with a measurement of the same name: every JUnit class and test name is unique,
+    so GitLab (which keys cases by suite, class and name) shows every test."""
+    spec(pytester, name="board.yaml")
+    (pytester.path / "other.yaml").write_text(
+        SPEC.format(max=100, rate="1%").replace("platform: board", "platform: other")
+    )
+    r = pytester.runpytest(
+        "board.yaml",
+        "other.yaml",
+        "--rtgate-results",
+        "results.json",
+        "--rtgate-junit",
+        "rt.xml",
+        "--rtgate-json",
+        "v.json",
+    )
+    r.assert_outcomes(passed=6, failed=2)  # board: 894 us < 1000 passes; other: 894 and 155 us > 100 fail
+    cases = [(c.classname, c.name) for s in JUnitXml.fromfile(str(pytester.path / "rt.xml")) for c in s]
+    assert len(cases) == 8 and len(set(cases)) == 8, cases
+    doc = json.loads((pytester.path / "v.json").read_text())
+    ids = {(v["measurement"], v["gate"], v["thread"]): v["status"] for v in doc["verdicts"]}
+    assert len(ids) == 8
+    assert ids[("board.app-thread-a", "max", "cpu0")] == "PASS"
+    assert ids[("other.app-thread-a", "max", "cpu0")] == "FAIL"

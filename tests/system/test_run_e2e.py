@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -109,3 +111,79 @@ def test_interrupted_run_keeps_its_data(tmp_path: Path) -> None:
     assert res["rtgate"]["stop_reason"] == "signal"
     for t, rt in zip(res["thread"].values(), res["rtgate"]["threads"]):  # every sample up to the stop, kept
         assert t["cycles"] > 0 and sum(b[2] for b in rt["histogram"]) == t["cycles"] == rt["cycles"]
+
+
+SHORTENED = """\
+platform: verdict
+measurements:
+  m:
+    sampler: {interval_us: 1000, duration: 10m, priority: 80, threads: [{name: all, count: 1, cpus: [0]}]}
+    gates:
+      - {name: max, kind: max, limit_us: 1000000}
+"""
+
+
+def test_a_shortened_run_gets_runs_verdict_from_check_and_report(tmp_path: Path) -> None:
+    """--duration 2s on a 10 min measurement: recorded with the results, so check, report and the
+    history give run's verdict (PASS, 1 s limit), and every one says the duration was shortened."""
+    (tmp_path / "t.yaml").write_text(SHORTENED)
+    r = rtgate("run", "t.yaml", "--duration", "2s", "--json", "run.json", "--output-dir", "res", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "duration shortened on purpose: --duration 2 s was asked; the thresholds ask for 10 min" in r.stdout
+    c = rtgate("check", "t.yaml", "res/m.json", "--json", "check.json", cwd=tmp_path)
+    assert c.returncode == 0, c.stdout + c.stderr
+    assert "duration shortened on purpose" in c.stdout
+    ran, checked = (json.loads((tmp_path / f).read_text())["verdicts"] for f in ("run.json", "check.json"))
+    assert [(v["gate"], v["thread"], v["status"]) for v in ran] == [
+        (v["gate"], v["thread"], v["status"]) for v in checked
+    ]
+    assert all("duration shortened on purpose" in v["reason"] for v in checked)
+    h = rtgate("report", "t.yaml", "res/m.json", "-o", "r.html", cwd=tmp_path)
+    assert h.returncode == 0, h.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "duration shortened on purpose" in html
+    rows = re.findall(r'<tr class="(\w+)"><td>\w+</td><td>m</td><td>([^<]*)</td>\s*<td>([^<]*)</td>', html)
+    assert rows == [(v["status"], v["gate"], v["thread"]) for v in ran]
+
+
+def nobody_sampler(tmp_path: Path) -> Path:
+    """The real sampler, started without privilege (setpriv to nobody): it cannot use SCHED_FIFO."""
+    sampler = subprocess.run(
+        [sys.executable, "-c", "from rtgate.measure.runner import find_sampler; print(find_sampler())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    wrapper = tmp_path / "nobody-sampler"
+    wrapper.write_text(
+        f'#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all {sampler} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+@pytest.mark.parametrize("case", ["no-privilege", "no-such-cpu"])
+def test_a_run_that_cannot_measure_still_reports_error_gates(tmp_path: Path, case: str) -> None:
+    text = SHORTENED
+    extra: list[str] = []
+    if case == "no-such-cpu":
+        text = text.replace("cpus: [0]", f"cpus: [{(os.cpu_count() or 1) + 5}]")
+    else:
+        extra = ["--sampler", str(nobody_sampler(tmp_path))]
+    (tmp_path / "t.yaml").write_text(text)
+    with tempfile.TemporaryDirectory(dir="/tmp") as res:  # pytest's tmp_path is root's alone
+        os.chmod(res, 0o777)  # nobody may write the results there: privilege is what it lacks
+        r = rtgate(
+            "run", "t.yaml", "--duration", "1s", "--output-dir", res, "--junit", "out.xml", "--json", "v.json", *extra,
+            cwd=tmp_path,
+        )  # fmt: skip
+    assert r.returncode == 1, r.stdout + r.stderr  # ERROR gates, not a usage error (2) and no report
+    verdicts = json.loads((tmp_path / "v.json").read_text())["verdicts"]
+    assert [(v["gate"], v["status"]) for v in verdicts] == [("max", "ERROR")]
+    why = "sched_fifo" if case == "no-privilege" else "not available here"
+    assert verdicts[0]["reason"].startswith("not measured:") and why in verdicts[0]["reason"].lower()
+    cases = [c for s in JUnitXml.fromfile(str(tmp_path / "out.xml")) for c in s]
+    assert len(cases) == 1 and cases[0].result
+    error = cases[0].result[0]
+    assert error._tag == "error" and why in f"{error.message} {error.text}".lower()
+    assert "ERROR" in r.stdout and why in r.stdout.lower()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -114,7 +115,7 @@ measurements:
       interval_us: 1000
       duration: 20s
       mlockall: false
-      threads: [{name: a, cpus: [0], policy: other, priority: 0}]
+      threads: [{name: a, cpus: [0]}]
     gates: [{name: max, kind: max, limit_us: 100000}]
 """)
     args = [
@@ -131,3 +132,148 @@ measurements:
     assert r.returncode == 2, r.stdout + r.stderr
     assert "measuring" not in r.stdout, r.stdout
     assert r.stderr.startswith("rtgate: error: ") and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+LONG = """platform: long
+measurements:
+  m:
+    sampler:
+      interval_us: 1000
+      duration: 20s
+      mlockall: false
+      threads: [{name: a, cpus: [0]}]
+    gates: [{name: max, kind: max, limit_us: 100000}]
+"""
+
+
+@pytest.mark.parametrize("planted", ["m.cmdline", "m.stdout", "m.stderr", "m.load", "m.load/load.log", "other"])
+def test_run_refuses_a_link_planted_in_the_output_folder(planted: str, tmp_path: Path, sampler: str) -> None:
+    """The issue's reproducer: a link in the output folder is refused before measuring, its target untouched."""
+    (tmp_path / "long.yaml").write_text(LONG)
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    out = tmp_path / "out"
+    (out / "m.load").mkdir(parents=True)
+    if planted == "m.load":
+        (out / "m.load").rmdir()
+        victim = tmp_path / "victim.d"
+        victim.mkdir()
+    (out / planted).symlink_to(victim)
+    r = rtgate("run", str(tmp_path / "long.yaml"), "--sampler", sampler, "--output-dir", str(out))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "measuring" not in r.stdout and "symbolic link" in r.stderr, r.stdout + r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    if victim.is_file():
+        assert victim.read_text() == "precious\n"
+    else:
+        assert not list(victim.iterdir())
+
+
+@pytest.mark.parametrize("option", ["--json", "--junit", "--history"])
+def test_run_refuses_a_report_named_as_a_results_file(option: str, tmp_path: Path, sampler: str) -> None:
+    (tmp_path / "long.yaml").write_text(LONG)
+    out = tmp_path / "o"
+    r = rtgate(
+        "run",
+        str(tmp_path / "long.yaml"),
+        "--sampler",
+        sampler,
+        "--output-dir",
+        str(out),
+        option,
+        "o/m.json",
+        cwd=tmp_path,
+    )
+    assert r.returncode == 2 and "measuring" not in r.stdout, r.stdout + r.stderr
+    assert f"{option} names a file the measurement writes" in r.stderr, r.stderr
+
+
+def test_run_refuses_a_history_that_is_not_a_database(tmp_path: Path, sampler: str) -> None:
+    (tmp_path / "long.yaml").write_text(LONG)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n" * 100)
+    r = rtgate(
+        "run",
+        str(tmp_path / "long.yaml"),
+        "--sampler",
+        sampler,
+        "--output-dir",
+        str(tmp_path / "o"),
+        "--history",
+        str(notes),
+    )
+    assert r.returncode == 2 and "measuring" not in r.stdout, r.stdout + r.stderr
+    assert "history database" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert notes.read_text() == "my notes\n" * 100
+
+
+def test_folder_never_follows_a_link(tmp_path: Path) -> None:
+    from rtgate.safe_io import Folder
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (tmp_path / "log").symlink_to(victim)
+    (tmp_path / "sub").symlink_to(tmp_path)
+    with Folder(tmp_path) as d:
+        with d.create("log") as f:  # the link is removed, a new file made: never written through
+            f.write(b"new\n")
+        with pytest.raises(RtgateError, match="symbolic link"):
+            d.sub("sub")
+        (tmp_path / "rd").symlink_to(victim)
+        with pytest.raises(RtgateError, match="symbolic link"):
+            d.read_bytes("rd")
+    assert victim.read_text() == "precious\n" and (tmp_path / "log").read_text() == "new\n"
+
+
+def _disk_fills_at(limit: int):  # type: ignore[no-untyped-def]
+    """A preexec_fn: files grow to `limit` bytes, then writes fail with EFBIG, as on a full disk."""
+    import resource
+    import signal
+
+    def setup() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return setup
+
+
+def test_a_report_that_cannot_be_written_loses_only_itself(tmp_path: Path) -> None:
+    """JUnit (34 kB) hits the full disk, the verdicts JSON (14 kB) is still written; the loss is said in one
+    line and the exit status is 2 (a gate fails in this fixture: 1 without the loss), never an internal error."""
+    r = subprocess.run(
+        [sys.executable, "-m", "rtgate.cli", "check", "default.yaml", RESULTS, "--junit", "j.xml", "--json", "v.json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        preexec_fn=_disk_fills_at(20_000),
+    )
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "j.xml" in lines[0] and "lost" in lines[0], r.stderr
+    assert "FAIL" in r.stdout  # the summary
+    assert json.loads((tmp_path / "v.json").read_text())["verdicts"]
+    assert not (tmp_path / "j.xml").exists() and not list(tmp_path.glob(".j.xml*"))
+
+
+def test_a_lost_report_never_leaves_a_pass(tmp_path: Path) -> None:
+    (tmp_path / "loose.yaml").write_text(LOOSE)
+    r = subprocess.run(
+        [sys.executable, "-m", "rtgate.cli", "check", "loose.yaml", RESULTS, "--junit", "j.xml"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        preexec_fn=_disk_fills_at(1000),
+    )
+    assert "PASS" in r.stdout and r.returncode == 2, r.stdout + r.stderr
+    assert "j.xml" in r.stderr and "lost" in r.stderr and "internal error" not in r.stderr
+
+
+LOOSE = """platform: loose
+measurements:
+  m:
+    sampler: {interval_us: 200, loops: 5000}
+    gates: [{name: max, kind: max, limit_us: 100000}]
+"""

@@ -5,6 +5,7 @@ both must end at the same maximum; the RTGATE-GATE fields must be the ones every
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -14,8 +15,12 @@ from typing import Any
 import pytest
 
 from conftest import ROOT
+from rtgate.core.gate_kinds import KINDS, figure_unit
+from rtgate.core.status import SEVERITY, Status
 from rtgate.core.thresholds import load_thresholds
-from rtgate.measure.native_gates import GATE_LINE_FIELDS
+from rtgate.lava.results import _CONSOLE as CONSOLE_LINE
+from rtgate.measure.native_gates import GATE_LINE_FIELDS, parse_gate_arg, parse_gate_line
+from rtgate.parsers.cmdline import split_options
 
 
 @pytest.fixture(scope="module")
@@ -173,3 +178,163 @@ def test_every_option_is_declared_with_its_type(contract: dict[str, Any]) -> Non
         assert o["type"] in ("flag", "integer", "duration", "decimal", "cpuset", "text", "refused"), o
         if o["type"] in ("integer", "duration", "decimal"):
             assert o["min"] is not None and o["max"] is not None and o["min"] <= o["max"], o
+
+
+def test_cpu_limit_is_the_samplers(contract: dict[str, Any], tmp_path: Path) -> None:
+    """One limit on CPU numbers: the loader's MAX_CPUS is the sampler's; a huge range is refused before
+    it is made (its cost is in benchmarks/bounded_inputs.py)."""
+    from rtgate.core.thresholds import MAX_CPUS
+
+    assert contract["max_cpus"] == MAX_CPUS
+    loader = Loader(tmp_path)
+    assert loader.accepts(group={"cpus": f"0-{MAX_CPUS - 1}"})
+    assert not loader.accepts(group={"cpus": f"0-{MAX_CPUS}"})
+    assert not loader.accepts(group={"cpus": [MAX_CPUS]})
+    assert not loader.accepts(group={"cpus": "0-99999999"})
+    assert not loader.accepts(gate={"name": "g", "kind": "max", "limit_us": 100, "cpus": "0-99999999"})
+    assert not loader.accepts(group={"cpus": ",".join(["0-1023"] * 2000)})
+
+
+# ---------------------------------------------------------------- every copy of a shared fact, against the contract
+
+
+def test_cmdline_reads_every_option_as_the_sampler_does(contract: dict[str, Any]) -> None:
+    """A recorded command line is split as the sampler's getopt splits it: an option that takes a value
+    takes the next word, a flag never does, an optional value is taken when it is a number."""
+    for o in contract["options"]:
+        forms = [f"--{o['name']}"] + ([f"-{o['short']}"] if o["short"] else [])
+        for form in forms:
+            got = split_options(f"rtgate-sampler {form} 7").values
+            want = {"required": "7", "optional": "7", "none": None}[o["arg"]]
+            assert got.get(o["name"], "absent") == want, f"{form} ({o['arg']} value): cmdline.py read {got}"
+
+
+def test_thread_labels_are_not_dropped() -> None:
+    assert split_options("rtgate-sampler --thread-labels A,B -i 200").values == {
+        "thread-labels": "A,B",
+        "interval": "200",
+    }
+
+
+def test_gate_kinds_are_the_registrys(contract: dict[str, Any]) -> None:
+    """gate.c's kind table and core/gate_kinds.py KINDS: the same kinds, keys, rules and units."""
+    assert {k["name"] for k in contract["gate_kinds"]} == set(KINDS)
+    # the threshold-file key of each --gate key, from the registry's own native table
+    to_native = {attr: key for kind in KINDS.values() for key, attr, _ in kind.native} | {"confidence": "confidence"}
+    for k in contract["gate_kinds"]:
+        kind = KINDS[k["name"]]
+        assert {to_native[a] for a in kind.needs} == set(k["needs"]), k["name"]
+        assert {to_native[a] for a in kind.takes} == set(k["takes"]), k["name"]
+        assert {to_native[a] for a in kind.one_of} == set(k["one_of"]), k["name"]
+        assert kind.unit == k["unit"], k["name"]
+        assert (to_native[kind.share_key] if kind.share_key else None) == k["share_key"], k["name"]
+
+
+def test_statuses_rank_alike_everywhere(contract: dict[str, Any]) -> None:
+    """status.py, the sampler, Fuego's parser and the LAVA console reader: the same statuses, in rank order."""
+    statuses = contract["gate_line"]["statuses"]
+    assert [s.value for s in Status] == statuses
+    assert [SEVERITY[Status(s)] for s in statuses] == list(range(len(statuses)))
+    fuego = _fuego_parser_constants()
+    assert fuego["VERDICT"] == {s: i for i, s in enumerate(statuses)}
+    for s in statuses:
+        assert CONSOLE_LINE.fullmatch(f"rtgate: {s} m/g[cpu0]: why"), f"lava/results.py does not read {s}"
+
+
+def _fuego_parser_constants() -> dict[str, Any]:
+    """The parser's module-level constants, read without running it (it needs Fuego's own modules):
+    literals, and strings joined with + from literals and constants defined before them."""
+    tree = ast.parse((ROOT / "fuego" / "tests" / "Benchmark.rtgate" / "parser.py").read_text())
+    out: dict[str, Any] = {}
+
+    def value(node: ast.expr) -> Any:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return value(node.left) + value(node.right)
+        if isinstance(node, ast.Name) and node.id in out:
+            return out[node.id]
+        return ast.literal_eval(node)
+
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            try:
+                out[node.targets[0].id] = value(node.value)
+            except (ValueError, TypeError):
+                pass
+    return out
+
+
+def _gate_args(contract: dict[str, Any]) -> list[str]:
+    """One --gate per kind (and per choice of a one_of key), with values the contract says are in range."""
+    values = {
+        "limit": "100000",
+        "above": "100000",
+        "rate": "0.5",
+        "percentile": "50",
+        "max_count": "1000000",
+        "max_rate": "0.5",
+        "confidence": "0.9",
+    }
+    args = []
+    for k in contract["gate_kinds"]:
+        for choice in k["one_of"] or [None]:
+            keys = [*k["needs"], *([choice] if choice else [])]
+            name = k["name"] + (f"-{choice}" if choice else "")
+            args.append(",".join([f"name={name}", f"kind={k['name']}", *(f"{key}={values[key]}" for key in keys)]))
+    return args
+
+
+def test_real_gate_lines_read_alike_by_every_reader(sampler: str, contract: dict[str, Any]) -> None:
+    """The sampler's real RTGATE-GATE lines, not examples: the harness, Fuego's regex and the contract's
+    field list split them alike, and each line's unit is the one Python gives the same gate."""
+    line_spec = contract["gate_line"]
+    args = _gate_args(contract)
+    r = subprocess.run(
+        [sampler, "-q", "-l", "50", "-i", "500", *(f"--gate={a}" for a in args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith(line_spec["prefix"] + " ")]
+    assert len(lines) == len(args), r.stdout
+    fuego_line = re.compile(_fuego_parser_constants()["LINE"])
+    for arg, ln in zip(args, lines):
+        fields = parse_gate_line(ln)
+        assert fields is not None and list(fields) == line_spec["fields"], ln
+        m = fuego_line.match(ln)
+        assert m and list(m.groups()) == list(fields.values()), f"Fuego's parser splits {ln!r} otherwise"
+        assert fields["gate"] == arg.split(",")[0].removeprefix("name=")
+        assert fields["status"] in line_spec["statuses"], ln
+        for f in ("value", "limit", "bound"):
+            assert fields[f] == line_spec["no_value"] or float(fields[f]) >= 0, ln
+        assert int(fields["samples"]) > 0, ln
+        assert fields["units"] == figure_unit(parse_gate_arg(arg, [None])), f"{arg}: the sampler prints {ln!r}"
+    assert _split_as_rtgate_sh(lines) == [list(f.values()) for f in map(parse_gate_line, lines) if f]
+
+
+def _split_as_rtgate_sh(lines: list[str]) -> list[list[str]]:
+    """The lines split by lava-defs/rtgate.sh's own `read -r` variable list, in a real shell."""
+    script = (ROOT / "lava-defs" / "rtgate.sh").read_text()
+    m = re.search(r"while read -r (_tag [^;]+);", script)
+    assert m, "rtgate.sh no longer reads RTGATE-GATE lines with `while read -r _tag ...`"
+    names = m.group(1).split()
+    body = "printf '%s\\037' " + " ".join(f'"${n}"' for n in names[1:]) + "; echo"
+    r = subprocess.run(
+        ["sh", "-c", f"while read -r {' '.join(names)}; do {body}; done"],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return [row.split("\x1f")[:-1] for row in r.stdout.splitlines()]
+
+
+def test_readme_names_every_option(contract: dict[str, Any]) -> None:
+    readme = (ROOT / "README.rst").read_text()
+    missing = [
+        o["name"]
+        for o in contract["options"]
+        if f"--{o['name']}" not in readme and not (o["short"] and f"-{o['short']}/" in readme)
+    ]
+    assert missing == [], "README.rst never names these sampler options"

@@ -268,16 +268,16 @@ def test_a_load_carries_its_own_bound(tmp_path: Path) -> None:
     bound = load_bound(m, plan_here(m))
     assert 62 < bound <= 2 + 60 * 1.1 + 30
     for kind in ("cpu", "hackbench", "custom"):
-        m.loads[0].kind, m.loads[0].command = kind, ["sleep", "1000"]
-        argv = load_argv(m.loads[0], [1], str(tmp_path), bound)
+        m.load.kind, m.load.command = kind, ["sleep", "1000"]
+        argv = load_argv(m.load, [1], str(tmp_path), bound)
         assert argv[:4] == ["timeout", "-k", "5", f"{bound + 5}s"]
         if kind == "cpu":
             assert argv[argv.index("--timeout") + 1] == f"{bound}s"
     # and for real: a bounded load ends by itself
     from rtgate.measure.load import Load
 
-    m.loads[0].kind, m.loads[0].command, m.loads[0].warmup_seconds = "custom", ["sleep", "1000"], 0
-    load = Load(m.loads[0], [1], tmp_path / "log", bound_s=1)
+    m.load.kind, m.load.command, m.load.warmup_seconds = "custom", ["sleep", "1000"], 0
+    load = Load(m.load, [1], tmp_path / "log", bound_s=1)
     load.start()
     try:
         assert load.proc is not None
@@ -286,3 +286,72 @@ def test_a_load_carries_its_own_bound(tmp_path: Path) -> None:
         assert 1.0 <= time.monotonic() - t0 + 0.1
     finally:
         load.stop()
+
+
+def test_a_second_sigterm_while_the_report_is_written_waits_for_it(tmp_path: Path, tool: object) -> None:
+    """A CI runner sends SIGTERM, then again: the verdict's exit status (3, stopped early), never 143."""
+    tool("stress-ng", "stress-ng")  # type: ignore[operator]
+    run = Run(tmp_path, "{kind: cpu, cpus: others, warmup_seconds: 1, min_cpu_percent: 0}", 30)
+    try:
+        _reach(run, "measurement")
+        run.proc.send_signal(signal.SIGTERM)
+        for _ in range(20):  # again and again while it stops the sampler, judges and writes its reports
+            time.sleep(0.05)
+            if run.proc.poll() is not None:
+                break
+            run.proc.send_signal(signal.SIGTERM)
+        rc, out, err = run.finish()
+    finally:
+        run.kill()
+    assert rc == 3 and "Traceback" not in err, (rc, out, err)
+    assert run.verdicts()[0]["status"] == "INCONCLUSIVE" and (tmp_path / "j.xml").exists()
+
+
+def test_a_killed_sampler_is_named_as_killed(tmp_path: Path) -> None:
+    run = Run(tmp_path, "{kind: none}", 30)
+    try:
+        run.wait_for(has_sampler)
+        time.sleep(1.5)
+        sampler = next(p for p, c in run.children().items() if c == "rtgate-sampler")
+        os.kill(sampler, signal.SIGKILL)
+        rc, out, err = run.finish()
+    finally:
+        run.kill()
+    v = run.verdicts()[0]
+    assert rc == 1 and v["status"] == "ERROR", (rc, out, err)
+    assert "the sampler was killed by SIGKILL" in v["reason"], v["reason"]
+
+
+def test_load_folders_left_by_a_sigkill_are_reclaimed(tmp_path: Path) -> None:
+    from rtgate.measure.load import WORKDIR_PREFIX, reclaim_workdirs
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # its pid is free now (reuse within this test is the one case left alone, and harmless)
+    left = tmp_path / f"{WORKDIR_PREFIX}{dead.pid}-abc123"
+    (left / "project").mkdir(parents=True)
+    alive = tmp_path / f"{WORKDIR_PREFIX}{os.getpid()}-def456"
+    alive.mkdir()
+    other = tmp_path / "rtgate-load-notapid"
+    other.mkdir()
+    (tmp_path / f"{WORKDIR_PREFIX}{dead.pid}-link").symlink_to(alive)
+    assert reclaim_workdirs(str(tmp_path)) == [str(left)]
+    assert not left.exists() and alive.exists() and other.exists()
+
+
+def test_ctrl_c_while_rtgate_starts_is_one_line() -> None:
+    """A Ctrl-C once the console script has started (the commands not yet imported): no traceback."""
+    r = subprocess.run(
+        [sys.executable, "-c", "import os, signal, rtgate.console; os.kill(os.getpid(), signal.SIGINT)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (r.returncode, r.stderr) == (130, "rtgate: interrupted\n")
+    # and while main() imports the commands
+    code = (
+        "import sys\nfrom unittest import mock\nfrom rtgate import cli\n"
+        "with mock.patch.object(cli.importlib, 'import_module', side_effect=KeyboardInterrupt):\n"
+        "    sys.exit(cli.main(['check', 'x.yaml', 'r.json']))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr) == (130, "rtgate: interrupted\n")

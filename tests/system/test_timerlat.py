@@ -201,6 +201,9 @@ def test_results_of_the_other_backend_are_an_error(tmp_path: Path) -> None:
         ("    timerlat: {duration: 5s}\n", "timerlat: needs backend: timerlat"),
         ("    backend: timerlat\n    timerlat: {interval_us: 100}\n", "missing required key 'duration'"),
         ("    backend: timerlat\n    timerlat: {duration: 5s, priority: 0}\n", "from 1 to 99"),
+        # the kernel's timerlat tracer refuses a period under 100 us, rtla one over 1 s
+        ("    backend: timerlat\n    timerlat: {duration: 5s, interval_us: 99}\n", "from 100 to 1000000"),
+        ("    backend: timerlat\n    timerlat: {duration: 5s, interval_us: 1000001}\n", "from 100 to 1000000"),
         ("    backend: timerlat\n    timerlat: {duration: 5s, loops: 10}\n", "unknown key"),
     ],
 )

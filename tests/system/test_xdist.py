@@ -173,3 +173,45 @@ def test_two_rtgate_runs_wait_for_each_other(tmp_path: Path) -> None:
     (_a0, a1), (b0, _b1) = sorted(spans)
     assert a1 <= b0, spans
     assert any("waiting for the machine's measurement lock" in err for _, err in outs), outs
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs root for SCHED_FIFO")
+def test_default_distribution_measures_once_and_every_report_agrees(pytester: pytest.Pytester) -> None:
+    """-n 2 with pytest-xdist's default --dist load: the four gates of one measurement go to one
+    worker, which measures it once; pytest's JUnit, rtgate's JUnit, its JSON and the terminal show
+    that one run. The limits sit at the run's own maximum, so two runs would show different figures."""
+    body = ONE.format(name="one").replace("threads: [{name: all, count: 1}]", "threads: [{name: all, count: 2}]")
+    (pytester.path / "one.yaml").write_text(TWO.format(body=body))
+    r = pytester.runpytest_subprocess(
+        "one.yaml", "-n", "2", "-p", "xdist", "--junitxml=out.xml", "--rtgate-json", "v.json",
+        "--rtgate-junit", "rt.xml", "-W", "error", timeout=300,
+    )  # fmt: skip
+    r.assert_outcomes(passed=4)
+    results = [
+        p
+        for p in (pytester.path / "rtgate-results").glob("gw*/pair/*.json")
+        if not p.name.endswith(".environment.json")
+    ]
+    assert len(results) == 1, results  # one worker measured, once
+    doc = json.loads((pytester.path / "v.json").read_text())
+    from_json = {(v["gate"], v["thread"]): v["value_text"] for v in doc["verdicts"]}
+    assert len(from_json) == 4
+    figures = {}
+    suite = next(iter(JUnitXml.fromfile(str(pytester.path / "out.xml"))))
+    for p in suite.properties():
+        case, _, figure = p.name.rpartition("::")
+        if figure == "value":
+            figures[case.split("::", 2)[2]] = p.value
+    assert figures == {f"{g}[{t}]": v for (g, t), v in from_json.items()}
+    rt = {c.name for s in JUnitXml.fromfile(str(pytester.path / "rt.xml")) for c in s}
+    assert rt == {f"{g}[{t}]" for g, t in from_json}
+    out = r.stdout.str()
+    for (g, t), value in from_json.items():
+        assert f"one.yaml::one::{g}[{t}]  {value}" in out, out
+
+
+def test_dist_each_is_refused(pytester: pytest.Pytester) -> None:
+    (pytester.path / "one.yaml").write_text(TWO.format(body=ONE.format(name="one")))
+    r = pytester.runpytest_subprocess("one.yaml", "-n", "2", "-p", "xdist", "--dist", "each")
+    assert r.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--dist each would run every measurement once per worker" in r.stderr.str()

@@ -26,6 +26,7 @@ STAGES = [
     "pytest_plugin",
     "commands",
     "cli",
+    "console",
     "__main__",
 ]
 

@@ -199,3 +199,36 @@ def test_every_shipped_board_file_names_its_machine(path: Path) -> None:
 def test_the_default_platform_runs_anywhere() -> None:
     for m in load_thresholds(ROOT / "thresholds" / "default.yaml").measurements.values():
         assert not {"architecture", "compatible", "dmi_product", "cpu_count", "preempt_rt"} & set(m.require)
+
+
+def test_a_key_given_twice_is_refused_where_the_second_is(tmp_path: Path) -> None:
+    """With the last one winning, a second limit_us loosened a gate silently (issue 36 item 5)."""
+    expect(
+        tmp_path, GOOD.replace("limit_us: 80", "limit_us: 80\n        limit_us: 100000"), 10, "'limit_us' given twice"
+    )
+    flow = GOOD.replace("    gates:\n      - name: g\n        kind: max\n        limit_us: 80\n", "")
+    flow += "    gates: [{name: g, kind: max, limit_us: 5, limit_us: 100000}]\n"
+    expect(tmp_path, flow, 6, "'limit_us' given twice", "first on line 6")
+
+
+def test_a_repeated_top_level_block_is_refused(tmp_path: Path) -> None:
+    expect(tmp_path, GOOD + GOOD.split("\n", 1)[1], 10, "'measurements' given twice", "first on line 2")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        ("duration: 10s", "duration: ١٠s", 5),  # Arabic-Indic digits
+        ("limit_us: 80", "limit_us: ٨٠", 9),
+        ("kind: max", "kind: max\n        cpus: '٠-٣'", 9),
+    ],
+)
+def test_numbers_are_ascii_digits_only(tmp_path: Path, old: str, new: str, line: int) -> None:
+    expect(tmp_path, GOOD.replace(old, new), line)
+
+
+def test_a_long_list_is_refused_while_it_is_read(tmp_path: Path) -> None:
+    """1 MiB of list: refused at the 100,001st value, before the rest is composed (the count is the
+    loader's; time and memory are in benchmarks/bounded_inputs.py)."""
+    text = GOOD + "extra: [" + ",".join(["1"] * 500_000) + "]\n"
+    expect(tmp_path, text, 10, "more than 100000 values")

@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Fuego test Benchmark.rtgate: timer wake-up latency gates from an rtgate threshold file.
 # The host (Fuego's container, with rtgate installed from the wheel `rtgate fuego package`
-# writes) compiles the threshold file into the sampler's --gate arguments; the board needs only
-# a shell and the static sampler, built from the tarball beside this file.
+# writes) compiles the threshold file into the board's parameters: the sampler's arguments with
+# their gates, the load, the requirements. On the board, rtgate.sh (the same script LAVA runs)
+# checks the requirements, runs the load around the sampler and records the machine; the board
+# needs a POSIX shell, the static sampler (both from the tarball beside this file) and the
+# load's tool.
 # shellcheck shell=bash
 # shellcheck disable=SC2154,SC2034 # Fuego defines BOARD_TESTDIR, LOGDIR, CC, ... and reads tarball, NEED_ROOT
 
@@ -16,6 +19,16 @@ rtgate_check_word() {
 	esac
 }
 
+# The board parameters rtgate compiled travel single-quoted in that command string: no quote,
+# backslash, '$' or backquote can be in them ('*' and ';' are data inside single quotes).
+rtgate_check_param() {
+	case $2 in
+		*[!A-Za-z0-9_.+=,:/%*\;\ \(\)-]*) abort_job "rtgate parameter $1 has characters that cannot reach the board: '$2'" ;;
+	esac
+}
+
+RTGATE_PARAMS="RTGATE_ARGS RTGATE_MEASUREMENT RTGATE_LOAD RTGATE_REQUIRE RTGATE_MEASURED_CPUS PRIORITY INTERVAL THREADS AFFINITY HISTOGRAM"
+
 function test_pre_check {
 	assert_define BENCHMARK_RTGATE_THRESHOLDS
 	assert_define BENCHMARK_RTGATE_MEASUREMENT
@@ -26,13 +39,23 @@ function test_pre_check {
 	command -v rtgate >/dev/null || abort_job "rtgate is not installed on the host (pip install the wheel from rtgate fuego package)"
 	local duration=()
 	[ -n "${BENCHMARK_RTGATE_DURATION:-}" ] && duration=(--duration "$BENCHMARK_RTGATE_DURATION")
-	RTGATE_ARGS=$(rtgate fuego args "$BENCHMARK_RTGATE_THRESHOLDS" --measurement "$BENCHMARK_RTGATE_MEASUREMENT" \
-		"${duration[@]}") || abort_job "rtgate cannot compile $BENCHMARK_RTGATE_THRESHOLDS"
-	local word
-	for word in $RTGATE_ARGS; do
-		rtgate_check_word RTGATE_ARGS "$word"
-	done
-	export RTGATE_ARGS
+	local compiled line name value
+	compiled=$(rtgate fuego args "$BENCHMARK_RTGATE_THRESHOLDS" --measurement "$BENCHMARK_RTGATE_MEASUREMENT" \
+		--all "${duration[@]}") || abort_job "rtgate cannot compile $BENCHMARK_RTGATE_THRESHOLDS"
+	# NAME='value' lines: each known name is set from its line, as data (never evaluated).
+	RTGATE_BOARD_ENV=""
+	while IFS= read -r line; do
+		name=${line%%=*}
+		value=${line#*=\'}
+		value=${value%\'}
+		case " $RTGATE_PARAMS " in *" $name "*) ;; *) abort_job "rtgate fuego args printed an unknown parameter $name" ;; esac
+		rtgate_check_param "$name" "$value"
+		# shellcheck disable=SC2089,SC2090 # the quotes are for the board's shell, in report's command string
+		RTGATE_BOARD_ENV="$RTGATE_BOARD_ENV $name='$value'"
+	done <<<"$compiled"
+	[[ $RTGATE_BOARD_ENV == *" RTGATE_ARGS="* ]] || abort_job "rtgate fuego args printed no RTGATE_ARGS"
+	# shellcheck disable=SC2090
+	export RTGATE_BOARD_ENV
 }
 
 function test_build {
@@ -65,33 +88,41 @@ function test_build {
 }
 
 function test_deploy {
-	put build-fuego/sampler/rtgate-sampler "$BOARD_TESTDIR/fuego.$TESTDIR/"
+	put build-fuego/sampler/rtgate-sampler lava-defs/rtgate.sh "$BOARD_TESTDIR/fuego.$TESTDIR/"
 }
 
 function test_run {
 	local dir="$BOARD_TESTDIR/fuego.$TESTDIR"
-	# On the board: the sampler's output goes to rtgate.out and its pid to rtgate.pid, so that
-	# test_cleanup can stop it and fetch what it measured when Fuego stops the job; the log gets
-	# the T: and RTGATE-GATE lines at the end. Results and histograms stay in rtgate.json.
-	report "cd $dir && rm -f rtgate.out rtgate.json && { ./rtgate-sampler $RTGATE_ARGS -q --json=$dir/rtgate.json \
->rtgate.out 2>&1 & echo \$! >rtgate.pid; wait \$!; rc=\$?; rm -f rtgate.pid; cat rtgate.out; exit \$rc; }"
-	get "$dir/rtgate.json" "$LOGDIR/"
-	get "$dir/rtgate.out" "$LOGDIR/"
+	# On the board: rtgate.sh checks the requirements, runs the load around the sampler and writes
+	# rtgate.out (the sampler's stdout: the only source of verdicts), rtgate.json and
+	# rtgate.environment.json; its pid goes to rtgate.pid, so that test_cleanup can stop it (it
+	# then stops the sampler and the load, and reports what was measured).
+	report "cd $dir && rm -f rtgate.out rtgate.err rtgate.json rtgate.environment.json && \
+{ env $RTGATE_BOARD_ENV RTGATE_MEASUREMENT=rtgate SAMPLER=$dir/rtgate-sampler OUTPUT_DIR=$dir sh ./rtgate.sh & \
+echo \$! >rtgate.pid; wait \$!; rc=\$?; rm -f rtgate.pid; exit \$rc; }"
+	rtgate_fetch
+}
+
+# What the board wrote, for parser.py; a file the run did not write is simply absent.
+rtgate_fetch() {
+	local dir="$BOARD_TESTDIR/fuego.$TESTDIR" f
+	for f in rtgate.out rtgate.json rtgate.environment.json; do
+		cmd "test -f $dir/$f" && get "$dir/$f" "$LOGDIR/"
+	done
+	return 0
 }
 
 function test_processing {
 	return 0 # parser.py reads the gate lines and the fetched JSON
 }
 
-# Fuego calls this after the test, also when it stops the job (abort, timeout): stop the sampler
-# with SIGTERM so that it writes its results and verdicts, fetch them for parser.py, and only
-# then fall back to Fuego's kill_procs for anything still running.
+# Fuego calls this after the test, also when it stops the job (abort, timeout): stop rtgate.sh
+# with SIGTERM (it stops the sampler, which writes its results and verdicts, then the load),
+# fetch what they wrote for parser.py, and only then fall back to Fuego's kill_procs.
 function test_cleanup {
 	local dir="$BOARD_TESTDIR/fuego.$TESTDIR"
 	cmd "if [ -f $dir/rtgate.pid ]; then pid=\$(cat $dir/rtgate.pid); kill -TERM \$pid 2>/dev/null; \
 i=0; while kill -0 \$pid 2>/dev/null && [ \$i -lt 30 ]; do sleep 1; i=\$((i + 1)); done; rm -f $dir/rtgate.pid; fi" || true
 	kill_procs rtgate-sampler
-	cmd "test -f $dir/rtgate.out" && get "$dir/rtgate.out" "$LOGDIR/"
-	cmd "test -f $dir/rtgate.json" && get "$dir/rtgate.json" "$LOGDIR/"
-	return 0
+	rtgate_fetch
 }

@@ -8,9 +8,14 @@ gate's own verdict: 0 pass, 1 inconclusive, 2 fail, 3 error); test case "threads
 thread's <cpuN>_max and <cpuN>_p99_9 from the results JSON. Names are made Fuego-legal as
 `rtgate fuego criteria` makes them: every character outside [A-Za-z0-9_] becomes '_'.
 
-The gate lines come from the test log, or, when Fuego stopped the job before the log got them,
-from rtgate.out, which test_cleanup fetched from the board after stopping the sampler with
-SIGTERM (the sampler then reports what it measured, its verdicts INCONCLUSIVE: stopped early).
+The gate lines come only from rtgate.out, the sampler's stdout that test_run (or test_cleanup,
+after stopping the job: the sampler then reports what it measured, INCONCLUSIVE) fetched from the
+board: nothing else on the board's console can pass for a verdict.
+
+rtgate.environment.json is rtgate.sh's record of the board. When it says the measurement did not
+run as the threshold file asks (a requirement not met, a load that could not run or did not hold
+its level, a named parameter that contradicts the file), every gate's verdict is 3 (error): the
+gates reference.json declares for this test set, when nothing was measured.
 """
 
 import json
@@ -22,7 +27,15 @@ sys.path.insert(0, os.environ["FUEGO_CORE"] + "/scripts/parser")
 import common as plib
 
 VERDICT = {"PASS": 0, "INCONCLUSIVE": 1, "FAIL": 2, "ERROR": 3}
-LINE = r"^RTGATE-GATE (\S+) (\S+) (\S+) (\S+) (\S+) (\S+) (\S+) (\S+) (.*)$"
+# The sampler's gate line, in its expected form only: a number is a number, a status one of four.
+NUMBER = r"(-|[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
+LINE = (
+    r"^RTGATE-GATE ([A-Za-z0-9_.+-]+) ([A-Za-z0-9_.+-]+) (PASS|FAIL|INCONCLUSIVE|ERROR) "
+    + NUMBER
+    + r" (\S+) "
+    + NUMBER
+    + r" (\S+) ([A-Za-z%]+) (.*)$"
+)
 THREADS_CASE = "threads"
 
 
@@ -42,9 +55,6 @@ def p999(histogram, cycles, top):
 
 
 def gate_lines():
-    lines = plib.parse_log(LINE)
-    if lines:
-        return lines
     try:
         with open(os.path.join(os.environ["LOGDIR"], "rtgate.out")) as f:
             return re.findall(LINE, f.read(), re.MULTILINE)
@@ -52,7 +62,42 @@ def gate_lines():
         return []
 
 
+def board_problems():
+    """Why the board did not measure as asked (rtgate.sh's record), or []."""
+    try:
+        with open(os.path.join(os.environ["LOGDIR"], "rtgate.environment.json")) as f:
+            env = json.load(f)
+    except (IOError, OSError, ValueError):
+        return []
+    problems = [c.get("what", "") for c in env.get("preflight") or [] if isinstance(c, dict)]
+    load = env.get("load") or {}
+    if isinstance(load, dict) and load.get("problem"):
+        problems.append(load["problem"])
+    return [str(p) for p in problems if p]
+
+
+def declared_verdicts(test_set):
+    """Every <thread>_verdict measure reference.json declares for this test set, by test case."""
+    try:
+        with open(os.path.join(os.environ["TEST_HOME"], "reference.json")) as f:
+            sets = json.load(f)["test_sets"]
+    except (IOError, OSError, ValueError, KeyError):
+        return {}
+    out = {}
+    for s in sets:
+        if s.get("name") != test_set:
+            continue
+        for c in s.get("test_cases", []):
+            names = [m["name"] for m in c.get("measurements", []) if m.get("name", "").endswith("_verdict")]
+            if names:
+                out[c["name"]] = names
+    return out
+
+
 test_set = fuego_name(os.environ.get("BENCHMARK_RTGATE_MEASUREMENT", "latency"))
+problems = board_problems()
+if problems:
+    print("rtgate parser: every gate is an error: " + "; ".join(problems))
 measurements = {}
 origin = {}  # Fuego name -> rtgate name: two rtgate names must not meet in one Fuego name
 for gate, thread, status, value, _limit, bound, _samples, _units, _reason in gate_lines():
@@ -66,7 +111,14 @@ for gate, thread, status, value, _limit, bound, _samples, _units, _reason in gat
         measures.append({"name": t, "measure": float(value)})
     if bound != "-":
         measures.append({"name": t + "_bound", "measure": float(bound)})
-    measures.append({"name": t + "_verdict", "measure": VERDICT.get(status, 3)})
+    measures.append({"name": t + "_verdict", "measure": 3 if problems else VERDICT.get(status, 3)})
+
+if problems and not measurements:  # nothing measured: each declared gate an error
+    for case, names in declared_verdicts(test_set).items():
+        measurements[test_set + "." + case] = [{"name": n, "measure": 3} for n in names]
+    if not measurements:
+        print("rtgate parser: reference.json declares no gates for %s: run rtgate fuego criteria" % test_set)
+        sys.exit(1)
 
 if not measurements:
     print("rtgate parser: no RTGATE-GATE lines in the log or rtgate.out: the sampler did not run")

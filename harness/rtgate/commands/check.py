@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from rtgate.commands import add_command
-from rtgate.commands.common import add_report_options, report
+from rtgate.commands.common import add_report_options, check_report_outputs, report
 from rtgate.commands.results_args import add_accept_setup, map_results
 from rtgate.core.gates import Verdict
 from rtgate.core.setup import evaluate_measured, parse_accept
@@ -37,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def handle(args: argparse.Namespace) -> int:
+    check_report_outputs(args)  # before any result is read or verdict printed
     tf = load_thresholds(args.thresholds)
     accept = parse_accept(args.accept_setup)
     verdicts: list[Verdict] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from rtgate.core.gates import Verdict, exit_code
 from rtgate.core.model import RunResult
@@ -12,6 +13,8 @@ from rtgate.core.thresholds import ThresholdFile, parse_duration
 from rtgate.errors import RtgateError
 from rtgate.reports.described import describe_runs, environment_document, header_lines
 from rtgate.reports.text import summary_table
+
+EXIT_LOST = 2  # an output (report, history) was lost: the run is incomplete whatever its verdicts
 
 
 def add_report_options(p: argparse.ArgumentParser) -> None:
@@ -22,6 +25,15 @@ def add_report_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not fail on INCONCLUSIVE gates (too few samples, stopped early)",
     )
+
+
+def check_report_outputs(args: argparse.Namespace) -> None:
+    """--junit and --json must be writable before a verdict is printed: a FAIL is never hidden behind exit 2."""
+    from rtgate.safe_io import check_output_file
+
+    for output in (getattr(args, "junit", None), getattr(args, "json", None)):
+        if output:
+            check_output_file(output)
 
 
 def parse_seconds(text: str) -> int:
@@ -39,9 +51,11 @@ def report(
     extra: dict[str, object] | None = None,
     runs: list[tuple[str, RunResult]] | None = None,
     refused: dict[str, list[dict[str, str]]] | None = None,
+    lost: list[str] | None = None,
 ) -> int:
     """`runs`: the measurements' results, whose recorded conditions every report shows. `refused` (rtgate run):
-    the measurements it did not make, with their preflight warnings; this machine as it is now describes them."""
+    the measurements it did not make, with their preflight warnings; this machine as it is now describes them.
+    `lost`: outputs already lost (a history that could not be written), said with the reports that fail."""
     allow = bool(args.allow_inconclusive or tf.allow_inconclusive)
     system = None
     measured = {name for name, _ in runs or []}
@@ -50,24 +64,43 @@ def report(
         from rtgate.measure.environment import capture
 
         system = capture()
+    check_report_outputs(args)
     described = describe_runs(runs or [], unmeasured, system)
     summary = summary_table(tf.platform, verdicts, allow, header_lines(described))
     sys.stdout.write(summary)
+    lost = list(lost or [])
+    if args.junit:
+        from rtgate.reports.junit import build_junit, write_junit  # junitparser only when asked for
+
+        lost += _write_one(
+            args.junit,
+            lambda: write_junit(args.junit, build_junit(tf.platform, verdicts, summary, allow, durations, described)),
+        )
+    if args.json:
+        from rtgate.reports.verdicts_json import verdicts_document, write_json  # and safe_io's tempfile
+
+        doc = verdicts_document(tf.platform, tf.files, verdicts, allow, extra, environment_document(described))
+        lost += _write_one(args.json, lambda: write_json(args.json, doc))
+    return lost_code(exit_code(verdicts, allow), lost)
+
+
+def _write_one(path: str, write: Callable[[], None]) -> list[str]:
+    """Write one report; a failure (a full disk) is said and returned, and the other reports still written."""
     try:
-        if args.junit:
-            from rtgate.reports.junit import build_junit, write_junit  # junitparser only when asked for
-
-            write_junit(args.junit, build_junit(tf.platform, verdicts, summary, allow, durations, described))
-        if args.json:
-            from rtgate.reports.verdicts_json import verdicts_document, write_json  # and safe_io's tempfile
-
-            write_json(
-                args.json,
-                verdicts_document(tf.platform, tf.files, verdicts, allow, extra, environment_document(described)),
-            )
+        write()
+    except RtgateError as e:
+        return [str(e)]
     except OSError as e:
-        raise RtgateError(f"cannot write report: {e.strerror}", path=e.filename) from e
-    return exit_code(verdicts, allow)
+        return [str(RtgateError(f"cannot write report: {e.strerror}", path=e.filename or path))]
+    return []
+
+
+def lost_code(code: int, lost: list[str]) -> int:
+    """Each lost output said on stderr, and exit status 2 when one was lost: the summary above still
+    shows every verdict, but a CI job whose report or history is missing must not look complete."""
+    for what in lost:
+        print(f"rtgate: error: {' '.join(what.split())} (lost; the verdicts are above)", file=sys.stderr, flush=True)
+    return EXIT_LOST if lost else code
 
 
 def add_compiled_args_command(actions: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -76,17 +109,22 @@ def add_compiled_args_command(actions: argparse._SubParsersAction) -> None:  # t
     a.add_argument("thresholds", metavar="THRESHOLDS", help="a path, or the name of a shipped threshold file")
     a.add_argument("--measurement", metavar="NAME", help="default: the only measurement")
     a.add_argument("--duration", type=parse_seconds, metavar="TIME")
+    a.add_argument(
+        "--all",
+        action="store_true",
+        help="print every board parameter (load, requirements, named knobs) as NAME='value' lines",
+    )
     a.set_defaults(handler=handle_compiled_args)
 
 
 def handle_compiled_args(args: argparse.Namespace) -> int:
     """`rtgate lava args` and `rtgate fuego args`: a measurement's sampler arguments with its gates."""
     from rtgate.core.thresholds import find_thresholds, load_thresholds
-    from rtgate.lava.job import compiled_args
+    from rtgate.lava.board import args_text
 
     tf = load_thresholds(find_thresholds(args.thresholds))
     name = args.measurement or (next(iter(tf.measurements)) if len(tf.measurements) == 1 else None)
     if name is None or name not in tf.measurements:
         raise RtgateError(f"name a measurement with --measurement ({', '.join(tf.measurements)})")
-    print(compiled_args(tf.measurements[name], args.duration))
+    sys.stdout.write(args_text(tf.measurements[name], args.duration, args.all))
     return 0

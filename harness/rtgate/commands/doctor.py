@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """rtgate doctor [THRESHOLDS]: what on this system will distort a measurement, and how to fix it.
 
-The same checks run before every measurement of `rtgate run` and the pytest plugin (measure/preflight.py)."""
+The same checks run before every measurement of `rtgate run` and the pytest plugin (measure/preflight.py):
+what doctor prints as fail is what keeps run from measuring (its gates then ERROR), check for check."""
 
 from __future__ import annotations
 
@@ -10,32 +11,36 @@ from pathlib import Path
 from typing import Any
 
 from rtgate.commands import add_command
-from rtgate.core.thread_plan import ThreadPlan, plan_here
-from rtgate.core.thresholds import load_thresholds
+from rtgate.core.thread_plan import plan_here
+from rtgate.core.thresholds import Measurement, load_thresholds
+from rtgate.measure.conditions import Check
 from rtgate.measure.environment import capture
-from rtgate.measure.preflight import system_checks
+from rtgate.measure.preflight import Preflight, judged_checks, requirement_checks, system_checks
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = add_command(sub, "doctor")
     p.add_argument("thresholds", nargs="?", metavar="THRESHOLDS", help="also check its require: conditions")
     p.add_argument("--root", default="/", metavar="DIR", help="read /proc, /sys and /boot under DIR (a copy)")
+    p.add_argument("--strict", action="store_true", help="as rtgate run --strict: any warning fails")
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     env = capture(Path(args.root))
     live = args.root == "/"
-    targets: list[tuple[str, dict[str, Any], ThreadPlan | None]] = [("", {}, None)]  # name, require, plan
-    if args.thresholds:
-        tf = load_thresholds(args.thresholds)
-        targets = [(m.name, m.require, plan_here(m)) for m in tf.measurements.values()]
-    failed = False
     print(
         f"rtgate doctor: kernel {env.get('kernel_release')}, {env.get('preemption')}, "
         f"{env.get('cpu_count')} CPUs, {env.get('cpu_model')}"
     )
-    found = [(name, system_checks(env, require, plan, live=live)) for name, require, plan in targets]
+    found: list[tuple[str, list[Check]]] = []  # measurement name ("" without a file), its checks
+    if not args.thresholds:
+        found.append(("", system_checks(env, {}, None, live=live)))
+    else:
+        tf = load_thresholds(args.thresholds)
+        for m in tf.measurements.values():
+            found.append((m.name, measurement_checks(m, env, live, args.strict)))
+    failed = False
     # A measurement whose require: fails will not run here: its other findings are noise beside
     # those of the measurements that will (unless none will).
     blocked = [name for name, checks in found if any(c.status == "fail" for c in checks)]
@@ -54,3 +59,20 @@ def handle(args: argparse.Namespace) -> int:
     if blocked and runs:
         print(f"NOTE [{', '.join(blocked)}] will not run here (require: not met): its other findings are left out")
     return 1 if failed else 0
+
+
+def measurement_checks(m: Measurement, env: dict[str, Any], live: bool, strict: bool) -> list[Check]:
+    """doctor's checks of one measurement, then what `rtgate run` would refuse to measure under."""
+    plan = plan_here(m)
+    needs_rt = any(t.policy in ("fifo", "rr") for t in plan.threads)
+    checked = Preflight(
+        system=env,
+        rt_before=[],
+        checks=system_checks(env, m.require, plan, live=live),
+        unmet=[],
+        requirements=requirement_checks(m, env, plan, live=live),
+        needs_rt=needs_rt,
+    )
+    refused = checked.refusals(strict or m.strict)
+    shown = judged_checks(checked.checks, needs_rt)
+    return shown + [c for c in refused if c.check not in {s.check for s in shown}]

@@ -9,9 +9,9 @@ import sys
 from rtgate.commands import add_command
 from rtgate.commands.common import add_report_options, parse_seconds, report
 from rtgate.core.thresholds import ThresholdFile
-from rtgate.errors import RtgateError
 from rtgate.lava.client import LavaServer
-from rtgate.lava.lab import load_lab, record_history, run_lab
+from rtgate.lava.lab import board_runs, load_lab, record_history, run_lab
+from rtgate.safe_io import check_output_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -53,6 +53,7 @@ def handle_lab(args: argparse.Namespace) -> int:
                 f"measurements {', '.join(board.measurements)}: job renders"
             )
         return 0
+    check_outputs(args)
     server = LavaServer.from_identity(args.identity) if args.identity else LavaServer.from_environment()
 
     def progress(line: str) -> None:
@@ -61,13 +62,12 @@ def handle_lab(args: argparse.Namespace) -> int:
     progress(f"rtgate lab: {lab.name}: {len(lab.boards)} boards on {server.url}")
     runs = run_lab(lab, server, progress, poll_s=float(args.poll), timeout_s=args.timeout)
     verdicts = [v for r in runs for v in r.verdicts]
+    lost: list[str] = []
     if args.history:
         try:
             added = record_history(args.history, runs, lab, server, args.kernel_release)
-        except RtgateError:
-            raise
-        except Exception as e:  # the database is another module's: report, and still write the reports
-            progress(f"rtgate lab: cannot write history {args.history}: {e}")
+        except Exception as e:  # the database is another module's: say so, and still write the reports
+            lost.append(f"history {args.history}: the runs were not added: {e}")
         else:
             progress(f"rtgate lab: {added} history runs added to {args.history}")
     files = [lab.path, *dict.fromkeys(b.thresholds.path for b in lab.boards)]
@@ -79,4 +79,17 @@ def handle_lab(args: argparse.Namespace) -> int:
         files=files,
         allow_inconclusive=False,
     )
-    return report(shown, verdicts, args)
+    return report(shown, verdicts, args, runs=board_runs(runs), lost=lost)
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """The reports and the history are checked before any job is submitted: a wrong path fails now, not
+    after the boards have run."""
+    from rtgate.commands.run import check_history
+    from rtgate.history.backend import is_postgres_url
+
+    for output in (args.junit, args.json, args.history):
+        if output and not is_postgres_url(output):
+            check_output_file(output)
+    if args.history:
+        check_history(args.history)

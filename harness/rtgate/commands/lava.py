@@ -11,7 +11,7 @@ from rtgate.commands.common import add_compiled_args_command, add_report_options
 from rtgate.core.thresholds import load_thresholds
 from rtgate.errors import RtgateError
 from rtgate.lava.job import DEVICE_TYPES, JobOptions, render_job
-from rtgate.lava.results import lava_verdicts
+from rtgate.lava.results import board_runs, lava_verdicts, log_environments
 from rtgate.safe_io import write_text
 
 
@@ -30,6 +30,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     j.add_argument("--duration", type=parse_seconds, metavar="TIME", help="override every duration")
     for image in ("kernel", "ramdisk", "dtb", "rootfs"):
         j.add_argument(f"--{image}", metavar="URL", help=f"{image} image URL")
+    j.add_argument(
+        "--placeholder",
+        action="store_true",
+        help="images not given become example.invalid URLs (a template to edit); default: an error",
+    )
     j.add_argument("--kernel-args", default="console=ttyS0,115200", metavar="ARGS")
     j.add_argument("--prompt", default="/ # ", help="the board's shell prompt")
     j.add_argument("--testdef-repo", metavar="URL", help="git repository holding lava-defs/")
@@ -96,6 +101,7 @@ def handle_job(args: argparse.Namespace) -> int:
             cpus=args.cpus,
             tags=args.tag,
             job_name=args.job_name,
+            placeholder=args.placeholder,
         ),
     )
     if args.output:
@@ -115,5 +121,8 @@ def handle_results(args: argparse.Namespace) -> int:
     verdicts = lava_verdicts(args.results, tf, args.measurement, args.log)
     from rtgate.core.thresholds import ThresholdFile
 
+    environments = log_environments(args.results)
+    if args.log:
+        environments.update(log_environments(args.log))
     shown = tf or ThresholdFile(path=args.results, platform="lava", description="", measurements={}, files=[])
-    return report(shown, verdicts, args)
+    return report(shown, verdicts, args, runs=board_runs(environments, str(args.results)))

@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 
 from rtgate.commands import add_command
-from rtgate.commands.results_args import map_results
-from rtgate.core.setup import evaluate_measured
+from rtgate.commands.results_args import add_accept_setup, map_results
+from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.thresholds import load_thresholds
-from rtgate.safe_io import write_text
+from rtgate.safe_io import check_output_file, write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,15 +24,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--base", metavar="RELEASE", help="with --history and --new: add a comparison")
     p.add_argument("--new", metavar="RELEASE")
+    add_accept_setup(p)
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     from rtgate.reports.html import render_report
 
+    check_output_file(args.output)  # before reading and rendering: fail now, not after
     tf = load_thresholds(args.thresholds)
     mapped = map_results(tf, args.results)
-    verdicts = [v for name, run in mapped for v in evaluate_measured(tf.measurements[name], run)]
+    accept = parse_accept(args.accept_setup)
+    verdicts = [v for name, run in mapped for v in evaluate_measured(tf.measurements[name], run, accept)]
     section = None
     if args.history:
         from rtgate.history.compare import report_section

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from rtgate.core.model import RunResult
+from rtgate.core.recorded import refuse_own_files
 from rtgate.core.setup import ASPECTS
 from rtgate.core.thresholds import ThresholdFile
 from rtgate.errors import RtgateError
@@ -14,7 +15,7 @@ from rtgate.parsers import check_plausible_unit, load_results
 
 
 def add_accept_setup(p: argparse.ArgumentParser) -> None:
-    """--accept-setup, for every subcommand that judges existing results (check, export)."""
+    """--accept-setup, for every subcommand that judges existing results (check, report, export)."""
     p.add_argument(
         "--accept-setup",
         metavar="LIST",
@@ -49,6 +50,7 @@ def map_results(
             if len(tf.measurements) == 1:
                 name = next(iter(tf.measurements))
             else:
+                refuse_own_files(Path(path))
                 run = load_results(path, fmt, unit)
                 name = _recorded_measurement(tf, run) or ""
                 if not name:
@@ -58,7 +60,9 @@ def map_results(
                     )
         elif name not in tf.measurements:
             raise RtgateError(f"no measurement {name!r} in {tf.path} (measurements: {', '.join(tf.measurements)})")
-        run = run or load_results(path, fmt, unit)
+        if run is None:
+            refuse_own_files(Path(path))
+            run = load_results(path, fmt, unit)
         if not run.format.endswith("json") and run.format != "rtla-timerlat-hist":  # these state their unit
             # Histogram text does not say its interval: the one the thresholds ask is the yardstick.
             check_plausible_unit(run, tf.measurements[name].sampler.interval_us, explicit=unit is not None)

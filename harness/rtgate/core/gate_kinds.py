@@ -18,7 +18,7 @@ from rtgate.core.model import Histogram, RunResult, ThreadResult
 from rtgate.core.status import Status
 
 if TYPE_CHECKING:
-    from rtgate.core.thresholds import GateSpec
+    from rtgate.core.spec import GateSpec
 
 Judged = tuple[Status, str, dict[str, Any]]
 

@@ -202,7 +202,15 @@ HISTORY = table(
 
 TIMERLAT = table(
     Key("duration", "duration", "how long to measure", "s", 1, 315_360_000, required=True),
-    Key("interval_us", "int", "timer period", "us", 1, 1_000_000, default="1000"),
+    Key(
+        "interval_us",
+        "int",
+        "timer period (the tracer refuses under 100 us, rtla over 1 s)",
+        "us",
+        100,
+        1_000_000,
+        default="1000",
+    ),
     Key("priority", "int", "priority (fifo, rr: 1..99; other: nice -20..19)", "", 1, 99, default="rtla's (95)"),
     Key("policy", "choice", "policy of rtla's threads", choices=("fifo", "rr", "other"), default="fifo"),
     Key("cpus", "cpus", "measured CPUs", default="all"),

@@ -148,6 +148,29 @@ class ThreadResult:
 
 
 @dataclass
+class MeasuredSetup:
+    """What results say about how they were measured; None = the results do not say."""
+
+    source: str  # "rtgate JSON", "rt-tests command line", "T: lines", "-v headers"
+    tool: str | None = None
+    interval_us: int | None = None  # base interval (thread 0)
+    distance_us: int | None = None  # per-thread increment as run (cyclictest drops it with -h)
+    duration_s: float | None = None  # -D
+    loops: int | None = None  # -l
+    policy: str | None = None
+    priority: int | None = None  # of thread 0
+    priospread: bool = False
+    threads: int | None = None
+    nsecs: bool | None = None  # -N: values in ns
+    relative: bool = False  # -r
+    breaktrace: int | None = None  # -b, in the results' unit
+    elapsed_s: tuple[float, float] | None = None  # wall-clock bounds of the whole run
+    stopped_early: str | None = None  # why the results show the run ended before its -D/-l
+    verbose_intervals: bool = False  # interval_us of threads from cyclictest -v headers (see below)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
 class RunResult:
     source: str
     format: str
@@ -161,14 +184,19 @@ class RunResult:
     end_time: str | None = None
     elapsed_s: float | None = None
     environment: dict[str, Any] = field(default_factory=dict)
-    # How the results say they were measured (rtgate.core.setup.MeasuredSetup), None when they do not.
-    measured_setup: Any = None
+    # How the results say they were measured, None when they do not.
+    measured_setup: MeasuredSetup | None = None
 
     def thread(self, index: int) -> ThreadResult | None:
-        for t in self.threads:
-            if t.index == index:
-                return t
-        return None
+        # Indexed once per list of threads: a lookup per verdict was quadratic in the thread count.
+        cached = self.__dict__.get("_by_index")
+        if cached is None or cached[0] is not self.threads or cached[1] != len(self.threads):
+            by_index: dict[int, ThreadResult] = {}
+            for t in self.threads:
+                by_index.setdefault(t.index, t)
+            cached = (self.threads, len(self.threads), by_index)
+            self.__dict__["_by_index"] = cached
+        return cached[2].get(index)
 
     def units_per_us(self) -> int:
         return UNIT_SCALE[self.unit]

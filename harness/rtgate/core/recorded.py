@@ -14,6 +14,7 @@ from typing import Any
 
 from rtgate.core import validity
 from rtgate.core.model import RunResult
+from rtgate.errors import RtgateError
 
 RTLA_SUFFIX = ".rtla.txt"
 
@@ -39,3 +40,34 @@ def recorded_environment(run: RunResult) -> dict[str, Any]:
         env.setdefault("machine_load", record.get("machine_load"))
         env.setdefault("load", record.get("load"))
     return env
+
+
+def refuse_own_files(path: Path) -> None:
+    """rtgate's own verdicts JSON and environment files are not results: say which results they came from."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return  # load_results says why it cannot be read
+    if not head.lstrip().startswith(b"{") or (b'"rtgate_version"' not in head and b'"results"' not in head):
+        return
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(doc, dict):
+        return
+    if "rtgate_version" in doc and isinstance(doc.get("verdicts"), list):
+        where = doc.get("results_dir")
+        came = f" (its results are in {where}/<measurement>.json)" if where else ""
+        raise RtgateError(
+            f"this is rtgate's verdicts JSON (--json of run or check), not results: give the results it judged{came}",
+            path=str(path),
+        )
+    results = doc.get("results")
+    if isinstance(results, str) and "system" in doc and path.name.endswith(".environment.json"):
+        raise RtgateError(
+            f"this is rtgate run's environment file, not results: give the results it describes, "
+            f"{path.with_name(results)}",
+            path=str(path),
+        )

@@ -11,40 +11,20 @@ at both ends (PASS only when the upper end passes, FAIL only when the lower end 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from rtgate.core.gate_kinds import KINDS
 from rtgate.core.gates import Status, Verdict, evaluate
-from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.model import MeasuredSetup, RunResult, ThreadResult
+from rtgate.core.periods import SKIPS_SILENTLY, derive_missed
+from rtgate.core.recorded import recorded_environment
 from rtgate.core.status import SEVERITY
 from rtgate.core.thread_plan import plan_for_results
 from rtgate.core.thresholds import Measurement
+from rtgate.core.validity import recorded_request
 
 ASPECTS = ("interval", "priority", "policy", "cpus", "duration")
-
-
-@dataclass
-class MeasuredSetup:
-    """What results say about how they were measured; None = the results do not say."""
-
-    source: str  # "rtgate JSON", "rt-tests command line", "T: lines", "-v headers"
-    tool: str | None = None
-    interval_us: int | None = None  # base interval (thread 0)
-    distance_us: int | None = None  # per-thread increment as run (cyclictest drops it with -h)
-    duration_s: float | None = None  # -D
-    loops: int | None = None  # -l
-    policy: str | None = None
-    priority: int | None = None  # of thread 0
-    priospread: bool = False
-    threads: int | None = None
-    nsecs: bool | None = None  # -N: values in ns
-    relative: bool = False  # -r
-    breaktrace: int | None = None  # -b, in the results' unit
-    elapsed_s: tuple[float, float] | None = None  # wall-clock bounds of the whole run
-    stopped_early: str | None = None  # why the results show the run ended before its -D/-l
-    verbose_intervals: bool = False  # interval_us of threads from cyclictest -v headers (see below)
-    notes: list[str] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- asked vs measured
@@ -64,9 +44,15 @@ def _asked_threads(m: Measurement, nthreads: int) -> list[dict[str, Any]]:
     ]
 
 
+JOIN_SHOWN = 16  # values of a per-thread list said in a reason: every verdict of every thread carries it
+
+
 def _join(values: list[Any]) -> str:
     shown = [("-" if v is None else str(v)) for v in values]
-    return shown[0] if len(set(shown)) == 1 else ",".join(shown)
+    if len(set(shown)) == 1:
+        return shown[0]
+    more = f",... ({len(shown)} threads)" if len(shown) > JOIN_SHOWN else ""
+    return ",".join(shown[:JOIN_SHOWN]) + more
 
 
 def _seconds(s: float) -> str:
@@ -176,6 +162,61 @@ def reconcile(m: Measurement, run: RunResult, duration_s: int | None = None) -> 
     return check
 
 
+# ---------------------------------------------------------------- results that do not say how they ran
+
+_TEXT_NAMES = {
+    "histogram-text": "histogram text",
+    "summary-text": "T: lines",
+    "verbose-text": "-v samples",
+    "rt-tests-json": "rt-tests JSON",
+}
+
+
+def as_asked(m: Measurement, run: RunResult, duration_s: int | None = None) -> RunResult:
+    """A copy of results from a tool that skips periods silently, read at the interval and length the
+    thresholds ask where the results do not say them (histogram text says neither; T: lines and -v
+    samples say no length). Their latencies then bound the periods skipped (a wake-up L late at an
+    interval I skipped at least ceil(L/I) - 1), and fewer periods than asked is a run that stopped
+    early: a miss or a short run is never judged as "0 missed"."""
+    setup: MeasuredSetup | None = run.measured_setup
+    if run.format not in SKIPS_SILENTLY or not run.threads:
+        return run
+    if setup is not None and (setup.relative or setup.duration_s is not None or setup.loops is not None):
+        return run  # the results say how long they ran: already derived from that
+    s = m.sampler
+    plan = plan_for_results(m, len(run.threads)).threads
+    threads = [
+        dataclasses.replace(
+            t, interval_us=t.interval_us or (plan[i].interval_us if i < len(plan) else None), missed_upper=None
+        )
+        for i, t in enumerate(run.threads)
+    ]
+    assumed = [f"-i {t.interval_us}" for t, old in zip(threads, run.threads) if old.interval_us is None][:1]
+    length_s = float(duration_s) if duration_s is not None else s.duration_s
+    loops = None if duration_s is not None else s.loops
+    if length_s is not None:
+        assumed.append(f"-D {length_s:g}")
+    elif loops is not None:
+        assumed.append(f"-l {loops}")
+    if not assumed:
+        return run
+    base = setup or MeasuredSetup(source=_TEXT_NAMES[run.format], threads=len(threads))
+    derived = dataclasses.replace(
+        base,
+        source=f"{base.source}, read at the thresholds' {' '.join(assumed)}",
+        duration_s=length_s,
+        loops=loops,
+        stopped_early=None,
+        notes=list(base.notes),
+    )
+    copy = dataclasses.replace(run, threads=threads, measured_setup=derived)
+    derive_missed(copy, derived, _TEXT_NAMES[run.format])
+    note = f" (not in the {_TEXT_NAMES[run.format]}: read at the thresholds' {' '.join(assumed)})"
+    for t in threads:
+        t.missed_derivation = (t.missed_derivation or "") + note
+    return copy
+
+
 # ---------------------------------------------------------------- evaluation
 
 
@@ -214,7 +255,18 @@ def _thread_of(run: RunResult, v: Verdict) -> ThreadResult | None:
 def evaluate_measured(
     m: Measurement, run: RunResult, accept: set[str] | frozenset[str] = frozenset(), duration_s: int | None = None
 ) -> list[Verdict]:
-    """Every gate of a measurement against one run, judged as it was measured (see the module doc)."""
+    """Every gate of a measurement against one run, judged as it was measured (see the module doc).
+
+    What the run was told on purpose and recorded with its results (`rtgate run --duration`, the
+    plugin's --rtgate-accept-setup) counts as if given here: every reader then gives run's verdict."""
+    request = recorded_request(recorded_environment(run))
+    if duration_s is None and isinstance(request.get("duration_s"), (int, float)) and request["duration_s"] > 0:
+        duration_s = int(request["duration_s"])
+    recorded_accept = request.get("accept_setup")
+    if isinstance(recorded_accept, list):
+        accept = set(accept) | {a for a in recorded_accept if a in ASPECTS}
+    shortened = _shortened(m, duration_s)
+    run = as_asked(m, run, duration_s)
     verdicts = evaluate(m, run)
     if any(t.missed_upper is not None and t.missed is not None and t.missed_upper > t.missed for t in run.threads):
         upper = evaluate(m, _with_missed_upper(run))
@@ -242,6 +294,9 @@ def evaluate_measured(
             props["setup_source"] = setup.source
         if accepted:
             props["setup_accepted"] = check.text(accepted)
+        if shortened:
+            props["duration_requested"] = shortened
+            reason += f"; {shortened}"
         if [a for a in bad if a != "duration"] and SEVERITY[status] < SEVERITY[Status.ERROR]:
             status = Status.ERROR
             reason = (
@@ -249,7 +304,16 @@ def evaluate_measured(
                 f"(--accept-setup {','.join(bad)} to accept); the gate alone said: {reason}"
             )
         elif status == Status.PASS:
-            if setup is not None and setup.stopped_early:
+            if (
+                t is not None
+                and t.missed is None
+                and run.format in SKIPS_SILENTLY
+                and v.kind in KINDS
+                and KINDS[v.kind].counts_missed
+            ):
+                status = Status.INCONCLUSIVE
+                reason += f"; but the periods it missed are unknown ({t.missed_derivation or 'not counted'})"
+            elif setup is not None and setup.stopped_early:
                 status = Status.INCONCLUSIVE
                 reason += f"; but the run stopped early: {setup.stopped_early}"
             elif "duration" in bad:
@@ -262,14 +326,29 @@ def evaluate_measured(
     return out
 
 
+def _shortened(m: Measurement, duration_s: int | None) -> str | None:
+    """The run was asked on purpose (--duration) to be shorter than the threshold file asks: said in every report."""
+    s = m.sampler
+    asked = [float(s.duration_s)] if s.duration_s is not None else []
+    if s.loops is not None:
+        asked.append(s.loops * s.interval_us / 1e6)
+    if duration_s is None or not asked or duration_s >= min(asked) * (1 - 1e-9):
+        return None
+    return (
+        f"duration shortened on purpose: --duration {_seconds(duration_s)} was asked; "
+        f"the thresholds ask for {_seconds(min(asked))}"
+    )
+
+
 def accepted_lines(verdicts: list[Verdict]) -> list[str]:
     """One line per measurement whose set-up differences were accepted, for the text report."""
-    seen: dict[str, str] = {}
+    seen: dict[tuple[str, str], str] = {}
     for v in verdicts:
-        text = v.properties.get("setup_accepted")
-        if text and v.measurement not in seen:
-            seen[v.measurement] = text
-    return [f"accepted set-up differences: {name}: {text}" for name, text in seen.items()]
+        for key, lead in (("setup_accepted", "accepted set-up differences"), ("duration_requested", "note")):
+            text = v.properties.get(key)
+            if text and (key, v.measurement) not in seen:
+                seen[(key, v.measurement)] = f"{lead}: {v.measurement}: {text}"
+    return list(seen.values())
 
 
 def parse_accept(text: str | None) -> set[str]:

@@ -136,6 +136,30 @@ def _cdf_root(k: int, n: int, level: float, rel_tol: float) -> tuple[float, floa
     return lo, hi
 
 
+# Outward margin on every bound, relative: the double-precision incomplete beta behind the bracket can
+# sit a few 1e-9 on the wrong side of the exact root (measured against 60-digit sums, tests/test_stats.py).
+# sampler/gate.c applies the same margin, so both sides give the same verdicts on the shared vectors.
+CP_MARGIN = 1e-8
+
+
+# Beyond this many trials the incomplete beta in doubles loses every digit (lgamma of 1e25 carries an
+# absolute error above 1e9): bounds of larger counts come from the counts scaled down to it, outward
+# (fewer trials at the same share give a wider interval). No run has this many periods (9 years at 1 us);
+# only an edited file does.
+MAX_EXACT_TRIALS = 2**48
+
+
+def _scaled(k: int, n: int, up: bool) -> tuple[int, int]:
+    """(k, n) scaled into MAX_EXACT_TRIALS, rounded so that the bound can only widen."""
+    if n <= MAX_EXACT_TRIALS:
+        return k, n
+    if up:  # more events in fewer trials: a higher upper bound
+        n2 = MAX_EXACT_TRIALS
+        return min(n2, -(-k * n2 // n)), n2
+    n2 = MAX_EXACT_TRIALS
+    return k * n2 // n, n2  # fewer events: a lower lower bound
+
+
 def _check(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
         raise ValueError("confidence must be between 0 and 1")
@@ -146,31 +170,38 @@ def clopper_pearson_upper(k: int, n: int, confidence: float = 0.95, rel_tol: flo
 
     The true rate is below the bound with the given confidence. With k = 0 this is
     1 - (1 - confidence) ** (1 / n): a 0.1 % limit at 95 % needs about 3000 clean samples.
-    The result is rounded up (by at most rel_tol), never down: a gate never passes on rounding.
+    The result is rounded up (by at most rel_tol + CP_MARGIN), never down: a gate never passes on rounding.
     """
     if n <= 0:
         return 1.0
     _check(confidence)
+    k, n = _scaled(k, n, up=True)
     if k >= n:
         return 1.0
-    if k == 0:
-        return 1.0 - float((1.0 - confidence) ** (1.0 / n))
-    return _cdf_root(k, n, 1.0 - confidence, rel_tol)[1]
+    if k == 0:  # 1 - (1 - c)^(1/n) without the cancellation of 1 - pow(...) at large n
+        exact = -math.expm1(math.log1p(-confidence) / n)
+    else:
+        exact = _cdf_root(k, n, 1.0 - confidence, rel_tol)[1]
+    return min(1.0, exact * (1.0 + CP_MARGIN))
 
 
 def clopper_pearson_lower(k: int, n: int, confidence: float = 0.95, rel_tol: float = 1e-7) -> float:
     """One-sided lower bound: the true rate is above it with the given confidence.
 
     It solves P(X >= k | p) = 1 - confidence, that is P(X <= k - 1 | p) = confidence. Rounded
-    down (by at most rel_tol), never up: a gate never fails on rounding.
+    down (by at most rel_tol + CP_MARGIN), never up: a gate never fails on rounding.
     """
     if n <= 0 or k <= 0:
         return 0.0
     _check(confidence)
-    k = min(k, n)
+    k, n = _scaled(min(k, n), n, up=False)
+    if k <= 0:
+        return 0.0
     if k == n:
-        return float((1.0 - confidence) ** (1.0 / n))
-    return _cdf_root(k - 1, n, confidence, rel_tol)[0]
+        exact = math.exp(math.log1p(-confidence) / n)
+    else:
+        exact = _cdf_root(k - 1, n, confidence, rel_tol)[0]
+    return exact * (1.0 - CP_MARGIN)
 
 
 @dataclass(frozen=True)
@@ -200,7 +231,7 @@ def decide_rate(k_min: int, k_max: int, n: int, allowed: float, confidence: floa
 
 def clean_samples_to_pass(k: int, n: int, allowed: float, confidence: float = 0.95) -> int | None:
     """How many more samples, none of them above the limit, would make the upper bound pass."""
-    if allowed <= 0.0 or allowed >= 1.0:
+    if allowed <= 0.0 or allowed >= 1.0 or n > MAX_EXACT_TRIALS:
         return None
     alpha = 1.0 - confidence
 

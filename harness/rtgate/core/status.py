@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The verdict statuses, worst last."""
+"""The verdict statuses, in rank order, worst last (as the sampler's gate.h and --dump-contract)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from enum import Enum
 
 class Status(str, Enum):
     PASS = "PASS"
-    FAIL = "FAIL"
     INCONCLUSIVE = "INCONCLUSIVE"
+    FAIL = "FAIL"
     ERROR = "ERROR"
 
 
-SEVERITY = {Status.PASS: 0, Status.INCONCLUSIVE: 1, Status.FAIL: 2, Status.ERROR: 3}
+SEVERITY = {s: rank for rank, s in enumerate(Status)}

@@ -4,135 +4,35 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rtgate.core import keys
+from rtgate.core.checker import MAX_CPUS as MAX_CPUS  # re-exported: the loader's CPU limit
+from rtgate.core.checker import Checker, Key, Where, load_yaml_lines, parse_duration, parse_rate
 from rtgate.core.gate_kinds import KINDS
 from rtgate.core.load_spec import KINDS as LOAD_KINDS
 from rtgate.core.load_spec import LoadSpec
-from rtgate.core.yamlload import THRESHOLDS as THRESHOLDS_LIMITS
-from rtgate.core.yamlload import load_yaml
+from rtgate.core.spec import GateSpec, Measurement, SamplerSettings, ThreadGroup, ThresholdFile, TimerlatSettings
+from rtgate.core.timerlat_spec import as_sampler, parse_settings
 from rtgate.errors import ThresholdsError
 
-Key = tuple[Any, ...]
-Where = tuple[str, int]  # file, line
+# What the loader makes, for the modules that read a threshold file through it.
+__all__ = [
+    "GateSpec",
+    "Measurement",
+    "SamplerSettings",
+    "ThreadGroup",
+    "ThresholdFile",
+    "find_thresholds",
+    "load_thresholds",
+    "parse_duration",
+    "parse_rate",
+]
 
 GATE_KINDS = tuple(KINDS)
 BACKENDS = keys.MEASUREMENT["backend"].choices
 POLICIES = keys.POLICIES
-
-
-@dataclass
-class ThreadGroup:
-    name: str
-    count: int | None  # None: one per CPU of `cpus`
-    cpus: list[int] | str | None  # list, "all" (every CPU of the board), or None (not pinned)
-    priority: int
-    policy: str
-
-
-@dataclass
-class SamplerSettings:
-    interval_us: int = 1000
-    distance_us: int = 0
-    duration_s: int | None = None
-    loops: int | None = None
-    mlockall: bool = True
-    latency_us: int | None = 0  # /dev/cpu_dma_latency; None leaves it alone
-    histogram_us: int | None = None  # also write the rt-tests -h view
-    clock: str = "monotonic"
-    posix_timers: bool = False
-    relative: bool = False
-    nsecs: bool = False
-    breaktrace_us: int | None = None
-    block_seconds: float = 1.0
-    checkpoint_seconds: int = 60
-    threads: list[ThreadGroup] = field(default_factory=list)
-
-
-@dataclass
-class GateSpec:
-    name: str
-    kind: str
-    where: Where
-    limit_us: float | None = None
-    above_us: float | None = None
-    rate: float | None = None
-    percentile: float | None = None
-    max_count: int | None = None
-    max_rate: float | None = None
-    confidence: float = 0.95
-    threads: list[str] | None = None
-    cpus: list[int] | None = None
-    scope: str = "per_thread"
-    min_samples: int | None = None
-    critical: bool = False
-    description: str = ""
-
-
-@dataclass
-class Measurement:
-    name: str
-    description: str
-    sampler: SamplerSettings
-    gates: list[GateSpec]
-    where: Where
-    loads: list[LoadSpec] = field(default_factory=list)  # run together; none: []
-    require: dict[str, Any] = field(default_factory=dict)
-    backend: str = "sampler"  # or "timerlat" (rtla; settings in `timerlat`)
-    timerlat: Any = None  # timerlat.TimerlatSettings
-    strict: bool = False  # a preflight warning makes every gate ERROR, unmeasured
-
-
-@dataclass
-class ThresholdFile:
-    path: str
-    platform: str
-    description: str
-    measurements: dict[str, Measurement]
-    files: list[str]
-    allow_inconclusive: bool = False
-    history: dict[str, Any] = field(default_factory=dict)
-
-
-# ---------------------------------------------------------------- YAML with line numbers
-
-
-def _load_yaml(path: Path) -> tuple[Any, dict[Key, Where]]:
-    try:
-        with path.open("rb") as f:
-            raw = f.read(THRESHOLDS_LIMITS.max_bytes + 1)  # never read more than the cap
-        if len(raw) > THRESHOLDS_LIMITS.max_bytes:
-            raise ThresholdsError(
-                f"larger than {THRESHOLDS_LIMITS.max_bytes} bytes: not a threshold file", path=str(path)
-            )
-        text = raw.decode("utf-8")
-    except OSError as e:
-        raise ThresholdsError(f"cannot read: {e.strerror}", path=str(path)) from e
-    except UnicodeDecodeError as e:
-        raise ThresholdsError(f"not UTF-8 text: {e}", path=str(path)) from e
-    data, node = load_yaml(text, str(path), ThresholdsError, THRESHOLDS_LIMITS, "threshold")
-    lines: dict[Key, Where] = {}
-
-    def walk(n: yaml.Node, key: Key) -> None:
-        lines[key] = (str(path), n.start_mark.line + 1)
-        if isinstance(n, yaml.MappingNode):
-            for k, v in n.value:
-                child = key + (k.value,)
-                walk(v, child)
-                lines[child] = (str(path), k.start_mark.line + 1)
-        elif isinstance(n, yaml.SequenceNode):
-            for i, v in enumerate(n.value):
-                walk(v, key + (i,))
-
-    if node is not None:
-        walk(node, ())
-    return data, lines
 
 
 def _copy_lines(src: dict[Key, Where], src_key: Key, dst: dict[Key, Where], dst_key: Key) -> None:
@@ -197,7 +97,7 @@ def _load_chain(path: Path, seen: list[str]) -> tuple[dict[str, Any], dict[Key, 
     resolved = str(path.resolve())
     if resolved in seen:
         raise ThresholdsError("extends itself (cycle: " + " -> ".join(seen + [resolved]) + ")", path=str(path))
-    data, lines = _load_yaml(path)
+    data, lines = load_yaml_lines(path)
     if data is None:
         raise ThresholdsError("file is empty", path=str(path))
     if not isinstance(data, dict):
@@ -232,161 +132,10 @@ def _load_chain(path: Path, seen: list[str]) -> tuple[dict[str, Any], dict[Key, 
 # ---------------------------------------------------------------- validation
 
 
-def parse_rate(value: Any) -> float:
-    """'0.1%' or a fraction such as 0.001, below 1."""
-    if isinstance(value, str):
-        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*%\s*", value)
-        if not m:
-            raise ValueError(f"must be a percentage such as '0.1%' or a fraction, not {value!r}")
-        r = float(m.group(1)) / 100.0
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        r = float(value)
-    else:
-        raise ValueError(f"must be a percentage such as '0.1%' or a fraction, not {value!r}")
-    if not 0.0 <= r < 1.0:
-        raise ValueError(f"must be a fraction from 0 to below 1 or a percentage below 100 %, not {value!r}")
-    return r
-
-
-def parse_duration(value: Any) -> int:
-    """Whole seconds from 30, '30s', '10m', '2h' or '1d'."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 315_360_000:  # the sampler's -D max
-        return value
-    if isinstance(value, str):
-        m = re.fullmatch(r"\s*(\d+)\s*([smhd]?)\s*", value)
-        if m and 0 < int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)] <= 315_360_000:
-            return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]  # <= 3650 d
-    raise ValueError(f"must be a whole duration such as 30s, 10m, 2h or 1d, not {value!r}")
-
-
-class _Checker:
-    def __init__(self, path: Path, lines: dict[Key, Where]) -> None:
-        self.path = path
-        self.lines = lines
-
-    def fail(self, key: Key, message: str) -> ThresholdsError:
-        where = None
-        k = key
-        while where is None:
-            where = self.lines.get(k)
-            if not k:
-                break
-            k = k[:-1]
-        file, line = where if where else (str(self.path), None)
-        dotted = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(key))
-        return ThresholdsError(message, path=file, line=line, key=dotted or None)
-
-    def where(self, key: Key) -> Where:
-        return self.lines.get(key, (str(self.path), 0))
-
-    def mapping(self, value: Any, key: Key, allowed: set[str], required: Collection[str] = ()) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise self.fail(key, "must be a mapping")
-        for k in value:
-            if k not in allowed:
-                near = keys.did_you_mean(k, allowed)
-                raise self.fail(key + (k,), f"unknown key{near} (expected one of: {', '.join(sorted(allowed))})")
-        for k in sorted(required):
-            if k not in value:
-                raise self.fail(key, f"missing required key {k!r}")
-        return value
-
-    def string(self, value: Any, key: Key) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(key, f"must be a non-empty string, not {value!r}")
-        return value
-
-    def name(self, value: Any, key: Key) -> str:
-        s = self.string(value, key)
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", s):
-            raise self.fail(key, f"{s!r}: use letters, digits, '-', '_' and '.' only")
-        return s
-
-    def integer(self, value: Any, key: Key, lo: int, hi: int) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            raise self.fail(key, f"must be a whole number from {lo} to {hi}, not {value!r}")
-        return value
-
-    def number(self, value: Any, key: Key, lo: float, hi: float, lo_open: bool = False) -> float:
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not ((lo < value if lo_open else lo <= value) and value <= hi)
-        ):
-            bound = f"above {lo:g}" if lo_open else f"from {lo:g}"
-            raise self.fail(key, f"must be a number {bound} to {hi:g}, not {value!r}")
-        return float(value)
-
-    def field(self, table: dict[str, keys.Key], m: dict[str, Any], key: Key, name: str) -> Any:
-        """m[name] checked against table[name]."""
-        return self.checked(table[name], m[name], key + (name,))
-
-    def checked(self, spec: keys.Key, value: Any, key: Key) -> Any:
-        """A value checked against its declaration: type and range from core/keys.py."""
-        if spec.type == "int":
-            assert spec.lo is not None and spec.hi is not None
-            return self.integer(value, key, int(spec.lo), int(spec.hi))
-        if spec.type == "float":
-            assert spec.lo is not None and spec.hi is not None
-            return self.number(value, key, spec.lo, spec.hi, lo_open=spec.lo_open)
-        if spec.type == "bool":
-            return self.boolean(value, key)
-        if spec.type == "duration":
-            return self.duration(value, key)
-        if spec.type == "rate":
-            return self.rate(value, key)
-        if spec.type == "str":
-            return self.string(value, key)
-        if spec.type == "name":
-            return self.name(value, key)
-        raise AssertionError(f"{spec.name}: a {spec.type} is checked by its section")
-
-    def boolean(self, value: Any, key: Key) -> bool:
-        if not isinstance(value, bool):
-            raise self.fail(key, f"must be true or false, not {value!r}")
-        return value
-
-    def rate(self, value: Any, key: Key) -> float:
-        try:
-            return parse_rate(value)
-        except ValueError as e:
-            raise self.fail(key, str(e)) from None
-
-    def duration(self, value: Any, key: Key) -> int:
-        try:
-            return parse_duration(value)
-        except ValueError as e:
-            raise self.fail(key, str(e)) from None
-
-    def cpus(self, value: Any, key: Key) -> list[int] | str:
-        if value == "all":
-            return "all"
-        if isinstance(value, int) and not isinstance(value, bool):
-            value = [value]
-        if isinstance(value, str):
-            out: list[int] = []
-            for part in value.split(","):
-                m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
-                if not m:
-                    raise self.fail(key, f"bad CPU list {value!r} (use 'all', 3, [0, 2] or '0-3')")
-                lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
-                if hi < lo:
-                    raise self.fail(key, f"bad CPU range {part.strip()!r}")
-                out.extend(range(lo, hi + 1))
-            return out
-        if (
-            isinstance(value, list)
-            and value
-            and all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < 4096 for c in value)
-        ):
-            return list(value)
-        raise self.fail(key, f"bad CPU list {value!r} (use 'all', 3, [0, 2] or '0-3')")
-
-
 _KIND_KEYS = sorted(set().union(*(k.takes for k in KINDS.values())))  # keys that only some kinds take
 
 
-def _sampler(c: _Checker, raw: Any, key: Key) -> SamplerSettings:
+def _sampler(c: Checker, raw: Any, key: Key) -> SamplerSettings:
     m = c.mapping(raw if raw is not None else {}, key, set(keys.SAMPLER))
     s = SamplerSettings()
     if "interval_us" in m:
@@ -462,7 +211,7 @@ def _sampler(c: _Checker, raw: Any, key: Key) -> SamplerSettings:
 REQUIREMENTS = {k.name: {"bool": bool, "str": str, "int": int}[k.type] for k in keys.REQUIRE.values()}
 
 
-def _loads(c: _Checker, raw: Any, key: Key) -> list[LoadSpec]:
+def _loads(c: Checker, raw: Any, key: Key) -> list[LoadSpec]:
     """`load:` is one load (a kind's name or a mapping) or a list of them, run together."""
     if not isinstance(raw, list):
         spec = _load(c, raw, key)
@@ -476,7 +225,7 @@ def _loads(c: _Checker, raw: Any, key: Key) -> list[LoadSpec]:
     return [s for s in specs if s.kind != "none"]
 
 
-def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
+def _load(c: Checker, raw: Any, key: Key) -> LoadSpec:
     if isinstance(raw, str):
         raw = {"kind": raw}
     m = c.mapping(raw, key, set(keys.LOAD), {"kind"})
@@ -520,7 +269,7 @@ def _load(c: _Checker, raw: Any, key: Key) -> LoadSpec:
     return spec
 
 
-def _require(c: _Checker, raw: Any, key: Key) -> dict[str, Any]:
+def _require(c: Checker, raw: Any, key: Key) -> dict[str, Any]:
     m = c.mapping(raw, key, set(REQUIREMENTS))
     words = {bool: "true or false", str: "a string", int: "a whole number"}
     for k, kind in REQUIREMENTS.items():
@@ -533,7 +282,7 @@ def _require(c: _Checker, raw: Any, key: Key) -> dict[str, Any]:
     return dict(m)
 
 
-def _history(c: _Checker, raw: Any, key: Key) -> dict[str, Any]:
+def _history(c: Checker, raw: Any, key: Key) -> dict[str, Any]:
     """Regression-detection settings for `rtgate history compare`."""
     m = c.mapping(raw, key, set(keys.HISTORY))
     out: dict[str, Any] = {}
@@ -553,7 +302,7 @@ def _history(c: _Checker, raw: Any, key: Key) -> dict[str, Any]:
     return out
 
 
-def _gate(c: _Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
+def _gate(c: Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
     m = c.mapping(raw, key, set(keys.GATE), {"name", "kind"})
     kind = m["kind"]
     if kind not in GATE_KINDS:
@@ -629,7 +378,7 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
         shipped = ", ".join(shipped_names()[:6])
         raise ThresholdsError(f"no such threshold file (nor a shipped one such as {shipped})", path=str(p))
     data, lines, files = _load_chain(p, [])
-    c = _Checker(p, lines)
+    c = Checker(p, lines)
     top = c.mapping(
         data,
         (),
@@ -665,10 +414,8 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
             raise c.fail(key + ("sampler",), f"a {backend} measurement takes {backend}:, not sampler:")
         if backend != "timerlat" and "timerlat" in m:
             raise c.fail(key + ("timerlat",), "timerlat: needs backend: timerlat")
-        timerlat = None
+        timerlat = TimerlatSettings()
         if backend == "timerlat":
-            from rtgate.core.timerlat_spec import as_sampler, parse_settings
-
             timerlat = parse_settings(c, m.get("timerlat"), key + ("timerlat",))
             sampler = as_sampler(timerlat)
         else:

@@ -5,39 +5,23 @@ rtgate.measure.timerlat; reading its output, rtgate.parsers.rtla."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 from rtgate.core import keys
+from rtgate.core.checker import Checker
 from rtgate.core.model import Histogram, RunResult, ThreadResult
-
-if TYPE_CHECKING:
-    from rtgate.core.thresholds import Measurement, SamplerSettings, _Checker
+from rtgate.core.spec import Measurement, SamplerSettings, ThreadGroup, TimerlatSettings
 
 CONTEXTS = ("irq", "thread", "user")  # rtla's IRQ-, Thr- and Usr- columns; results list them in this order
 POLICIES = {"fifo": "f", "rr": "r", "other": "o"}
 KEYS = set(keys.TIMERLAT)
 MAX_ENTRIES = 100_000  # rtla allows more; this keeps its memory modest (4 B per bucket, CPU and context)
+# timerlat -p: the kernel's timerlat tracer refuses a period under 100 us (trace_osnoise.c: timerlat_min_period),
+# rtla one over 1 s ("Period longer than 1 s"): keys.TIMERLAT["interval_us"] declares that range
 
 
-@dataclass
-class TimerlatSettings:
-    interval_us: int = 1000
-    duration_s: int = 60
-    priority: int | None = None  # None: rtla's default (SCHED_FIFO 95 for its kernel threads)
-    policy: str = "fifo"
-    cpus: list[int] | str = "all"
-    latency_us: int | None = 0  # --dma-latency; None leaves /dev/cpu_dma_latency alone
-    user_threads: bool = False  # -u: rtla's user-space threads (rtla from Linux 6.6)
-    bucket_us: int = 1
-    histogram_us: int | None = None  # range of the histogram; default from the gates
-    analysis: bool = True
-
-    def contexts(self) -> list[str]:
-        return ["irq", "thread"] + (["user"] if self.user_threads else [])
-
-
-def parse_settings(c: _Checker, raw: Any, key: tuple[Any, ...]) -> TimerlatSettings:
+def parse_settings(c: Checker, raw: Any, key: tuple[Any, ...]) -> TimerlatSettings:
     """The `timerlat:` section of a measurement, validated with file and line."""
     m = c.mapping(raw if raw is not None else {}, key, KEYS, {"duration"})
     s = TimerlatSettings(duration_s=c.field(keys.TIMERLAT, m, key, "duration"))
@@ -79,8 +63,6 @@ def parse_settings(c: _Checker, raw: Any, key: tuple[Any, ...]) -> TimerlatSetti
 def as_sampler(s: TimerlatSettings) -> SamplerSettings:
     """The thread groups rtla's columns form (one per context, each on the measured CPUs): what
     the rest of rtgate (CPU placement of loads, require:, predicted test ids) reads."""
-    from rtgate.core.thresholds import SamplerSettings, ThreadGroup
-
     prio = s.priority if s.priority is not None else 95
     return SamplerSettings(
         interval_us=s.interval_us,

@@ -28,6 +28,7 @@ AVG_SLACK: dict[str, tuple[float, float]] = {
     "histogram-text": (0.0, 1.0),  # (long)(avg / cycles)
     "summary-text": (0.0, 1.0),
     "verbose-text": (1e-9, 1e-9),  # computed here from every sample
+    "rtla-timerlat-hist": (0.0, 1.0),  # sum / count in integers
 }
 
 Locate = Callable[[int, str], "tuple[int | None, str | None]"]  # (position, field) -> line, key

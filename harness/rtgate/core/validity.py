@@ -111,6 +111,14 @@ def problems(run: RunResult) -> list[str]:
     return list(dict.fromkeys(reasons))
 
 
+def recorded_request(env: dict[str, Any]) -> dict[str, Any]:
+    """What `rtgate run` or the plugin was told on purpose for this run (--duration, --accept-setup,
+    --strict), as recorded with its results: every later reader judges the run as it was asked."""
+    rec = env.get(RECORD)
+    req = rec.get("request") if isinstance(rec, dict) else env.get("request")
+    return req if isinstance(req, dict) else {}
+
+
 def describe_task(t: dict[str, Any]) -> str:
     prio = "" if t.get("priority") is None else f" {t['priority']}"
     tid = "" if t.get("tid") == t.get("pid") else f", tid {t.get('tid')}"
@@ -120,23 +128,24 @@ def describe_task(t: dict[str, Any]) -> str:
     )
 
 
-def competing_tasks(run: RunResult) -> list[dict[str, Any]]:
-    """Unexpected real-time tasks the record saw on the measured CPUs, before, while or after measuring."""
+def competing_tasks(run: RunResult, when: tuple[str, ...] = ("before", "during", "after")) -> list[dict[str, Any]]:
+    """Unexpected real-time tasks the record saw on the measured CPUs at the times in `when`."""
     rec = run.environment.get(RECORD)
     seen = rec.get("rt_tasks") if isinstance(rec, dict) else None
     if not isinstance(seen, dict):
         return []
     out: dict[tuple[Any, Any], dict[str, Any]] = {}
-    for when in ("before", "during", "after"):
-        for t in seen.get(when) or []:
+    for phase in when:
+        for t in seen.get(phase) or []:
             if isinstance(t, dict) and not t.get("expected"):
                 out.setdefault((t.get("pid"), t.get("tid")), t)
     return list(out.values())
 
 
 def likely_cause(run: RunResult, cpu: int | None) -> str | None:
-    """For a failing verdict on `cpu`: the competing real-time tasks that could preempt the sampler there."""
-    tasks = [t for t in competing_tasks(run) if cpu is None or cpu in (t.get("on_cpus") or [])]
+    """For a failing verdict on `cpu`: the competing real-time tasks seen while the sampler measured
+    there. One seen only before or after did not overlap the measurement: it cannot be the cause."""
+    tasks = [t for t in competing_tasks(run, ("during",)) if cpu is None or cpu in (t.get("on_cpus") or [])]
     if not tasks:
         return None
     return "likely cause: real-time task(s) that can preempt the sampler: " + ", ".join(map(describe_task, tasks))

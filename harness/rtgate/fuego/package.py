@@ -21,7 +21,9 @@ from rtgate import __version__
 from rtgate.errors import RtgateError
 
 TARBALL = "rtgate-sampler.tar.gz"  # the name fuego_test.sh's `tarball=` gives
-SAMPLER_FILES = ("meson.build", "meson_options.txt", "sampler", "doc/rtgate-sampler.8")
+# The board side: the sampler, and rtgate.sh (requirements, load, environment), which Benchmark.rtgate
+# runs on the board as LAVA does.
+SAMPLER_FILES = ("meson.build", "meson_options.txt", "sampler", "doc/rtgate-sampler.8", "lava-defs/rtgate.sh")
 
 
 def find_source(start: Path) -> Path:

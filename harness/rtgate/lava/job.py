@@ -13,7 +13,9 @@ import yaml
 
 from rtgate.core.thresholds import Measurement, ThresholdFile
 from rtgate.errors import RtgateError
-from rtgate.measure.sampler_args import expected_seconds, sampler_args
+from rtgate.lava.board import board_params
+from rtgate.lava.board import compiled_args as compiled_args  # `rtgate lava args` reads it here
+from rtgate.measure.sampler_args import expected_seconds
 
 DEVICE_TYPES = ("qemu", "bcm2711-rpi-4-b", "imx8mp-evk")
 BOOT_AND_DEPLOY_MINUTES = 15
@@ -40,15 +42,6 @@ def testdef_path() -> Path:
     raise RtgateError("the LAVA test definition is missing from this installation")
 
 
-def compiled_args(m: Measurement, duration_s: int | None) -> str:
-    """RTGATE_ARGS: the sampler options and gates of a measurement, one word each."""
-    args = sampler_args(m, None, duration_s=duration_s, native_gates=True)
-    for a in args:
-        if any(c.isspace() or c in "'\"\\" for c in a):
-            raise RtgateError(f"measurement {m.name}: sampler argument {a!r} cannot travel in a LAVA parameter")
-    return " ".join(args)
-
-
 @dataclass
 class JobOptions:
     device_type: str = "qemu"
@@ -69,6 +62,30 @@ class JobOptions:
     cpus: int | None = None  # qemu: vCPUs (default: what the measurements pin or count)
     tags: list[str] = field(default_factory=list)
     job_name: str | None = None
+    placeholder: bool = False  # images not given become example.invalid URLs, for a template to edit
+
+
+IMAGE_OPTIONS = ("kernel", "ramdisk", "dtb", "rootfs")
+PLACEHOLDER = "https://example.invalid/replace-with-your-{}"
+
+
+class _Images(dict):  # type: ignore[type-arg]
+    """The image URLs as a template sees them, noting which it reads: an image the template asks for
+    and nobody gave is an error (or a placeholder), and one given that it never reads is refused."""
+
+    def __init__(self, given: dict[str, str], placeholder: bool) -> None:
+        super().__init__(given)
+        self.placeholder = placeholder
+        self.read: set[str] = set()
+        self.missing: set[str] = set()
+
+    def __getitem__(self, key: str) -> str:
+        self.read.add(key)
+        if key in IMAGE_OPTIONS and not dict.__contains__(self, key):
+            if not self.placeholder:
+                self.missing.add(key)
+            return PLACEHOLDER.format(key)
+        return str(dict.__getitem__(self, key))
 
 
 def _check_param(name: str, value: str) -> str:
@@ -95,14 +112,11 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
     for n in names:
         m = tf.measurements[n]
         params = {
-            "RTGATE_ARGS": compiled_args(m, opts.duration_s),
-            "RTGATE_MEASUREMENT": m.name,
+            **board_params(m, opts.duration_s, opts.rt_priority),
             "SAMPLER": opts.sampler,
             "SAMPLER_URL": opts.sampler_url,
             "ALLOW_INCONCLUSIVE": "true" if opts.allow_inconclusive or tf.allow_inconclusive else "false",
         }
-        if opts.rt_priority is not None:
-            params["RT_PRIORITY"] = str(opts.rt_priority)
         checked = {k: _check_param(k, v) for k, v in params.items()}
         tests.append(
             {
@@ -123,8 +137,7 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
         "path": "lava-defs/rtgate.yaml",
         "revision": opts.testdef_revision,
     }
-    for key in ("kernel", "ramdisk", "dtb", "rootfs"):
-        opts.images.setdefault(key, f"https://example.invalid/replace-with-your-{key}")
+    images = _Images(opts.images, opts.placeholder)
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(
             [str(templates_dir())] + ([str(Path(opts.template).parent)] if opts.template else [])
@@ -147,13 +160,28 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
         deploy_minutes=TCG_DEPLOY_MINUTES if tcg else 5,
         boot_minutes=TCG_BOOT_MINUTES if tcg else 5,
         testdef=testdef,
-        images=opts.images,
+        images=images,
         kernel_args=_check_param("kernel args", opts.kernel_args),
         prompt=opts.prompt,
         no_kvm=opts.no_kvm,
         tags=opts.tags,
         cpus=opts.cpus or max(cpus_needed(tf.measurements[n]) for n in names),
     )
+    if images.missing:
+        needed = ", ".join(f"--{k}" for k in IMAGE_OPTIONS if k in images.missing)
+        raise RtgateError(
+            f"the {opts.device_type if not opts.template else opts.template} job needs {needed} "
+            "(or --placeholder for a template to edit)"
+        )
+    unused = [k for k in IMAGE_OPTIONS if k in opts.images and k not in images.read]
+    if unused:
+        raise RtgateError(
+            f"the {opts.device_type if not opts.template else opts.template} job does not use "
+            + ", ".join(f"--{k}" for k in unused)
+            + " (its images: "
+            + (", ".join(f"--{k}" for k in IMAGE_OPTIONS if k in images.read) or "none")
+            + ")"
+        )
     yaml.safe_load(text)  # a template bug shows here, not in the lab
     return text
 

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rtgate.core.checker import Checker, load_yaml_lines
 from rtgate.core.gates import Status, Verdict
-from rtgate.core.thresholds import ThresholdFile, _load_yaml, find_thresholds, load_thresholds, parse_duration
+from rtgate.core.thresholds import ThresholdFile, find_thresholds, load_thresholds, parse_duration
 from rtgate.core.yamlload import LAVA_RESULTS, load_yaml
 from rtgate.errors import ResultsError, RtgateError
 from rtgate.lava.client import LavaApiError, LavaServer
 from rtgate.lava.job import JobOptions, render_job
-from rtgate.lava.results import console_statuses, read_log_items, verdicts_from_rows
+from rtgate.lava.results import console_environments, console_statuses, read_log_items, verdicts_from_rows
 
 MAX_LAB_BYTES = 1 << 20
 IMAGE_KEYS = ("kernel", "ramdisk", "dtb", "rootfs")
@@ -77,42 +78,32 @@ def load_lab(path: str | Path) -> Lab:
             raise RtgateError("larger than 1 MiB: not a lab file", path=str(p))
     except OSError as e:
         raise RtgateError(f"cannot read: {e.strerror}", path=str(p)) from e
-    doc, lines = _load_yaml(p)
-
-    def fail(key: tuple[Any, ...], message: str) -> RtgateError:
-        where = lines.get(key) or lines.get(key[:-1]) or (str(p), None)
-        return RtgateError(message, path=str(p), line=where[1], key=".".join(str(k) for k in key) or None)
-
+    doc, lines = load_yaml_lines(p, error=RtgateError, what="lab")
+    c = Checker(p, lines, RtgateError)  # the threshold files' checker: file, line and key alike
     if not isinstance(doc, dict):
-        raise fail((), "a lab file is a mapping with 'boards'")
-    for k in doc:
-        if k not in LAB_KEYS:
-            raise fail((k,), f"unknown key (keys: {', '.join(sorted(LAB_KEYS))})")
+        raise c.fail((), "a lab file is a mapping with 'boards'")
+    c.mapping(doc, (), LAB_KEYS)
     defaults = doc.get("defaults") or {}
     if not isinstance(defaults, dict):
-        raise fail(("defaults",), "defaults is a mapping of board keys")
-    for k in defaults:
-        if k not in BOARD_KEYS - {"name"}:
-            raise fail(("defaults", k), f"unknown board key (keys: {', '.join(sorted(BOARD_KEYS))})")
+        raise c.fail(("defaults",), "defaults is a mapping of board keys")
+    c.mapping(defaults, ("defaults",), BOARD_KEYS - {"name"})
     boards_doc = doc.get("boards")
     if not isinstance(boards_doc, list) or not boards_doc:
-        raise fail(("boards",), "boards is a non-empty list")
+        raise c.fail(("boards",), "boards is a non-empty list")
     boards: list[Board] = []
     seen: set[str] = set()
     for i, b in enumerate(boards_doc):
         if not isinstance(b, dict):
-            raise fail(("boards", i), "a board is a mapping")
-        for k in b:
-            if k not in BOARD_KEYS:
-                raise fail(("boards", i, k), f"unknown board key (keys: {', '.join(sorted(BOARD_KEYS))})")
+            raise c.fail(("boards", i), "a board is a mapping")
+        c.mapping(b, ("boards", i), BOARD_KEYS)
         merged = {**defaults, **b}
         name = merged.get("name")
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-            raise fail(("boards", i, "name"), "every board needs a name: letters, digits, '-', '_', '.'")
+            raise c.fail(("boards", i, "name"), "every board needs a name: letters, digits, '-', '_', '.'")
         if name in seen:
-            raise fail(("boards", i, "name"), f"two boards named {name!r}")
+            raise c.fail(("boards", i, "name"), f"two boards named {name!r}")
         seen.add(name)
-        boards.append(_board(merged, p, lambda k, i=i: fail(("boards", i, k), "")))  # type: ignore[misc]
+        boards.append(_board(merged, p, lambda k, i=i: c.fail(("boards", i, k), "")))  # type: ignore[misc]
     return Lab(
         path=str(p),
         name=str(doc.get("name") or p.stem),
@@ -218,6 +209,7 @@ class BoardRun:
     verdicts: list[Verdict] = field(default_factory=list)
     kernel_release: str | None = None
     log_text: str = ""
+    environments: dict[str, dict[str, Any]] = field(default_factory=dict)  # measurement -> the board's record
 
 
 def _say(progress: Callable[[str], None], board: Board, text: str) -> None:
@@ -247,6 +239,7 @@ def collect(server: LavaServer, run: BoardRun, stopped_by: str | None = None, by
             run.log_text = server.log_yaml(job_id)
             items = read_log_items(run.log_text)
             console = console_statuses(items)
+            run.environments = console_environments(items)
             for item in items:
                 if isinstance(item, dict) and item.get("lvl") == "target" and isinstance(item.get("msg"), str):
                     m = _LINUX_VERSION.search(item["msg"])  # the board's console, not LAVA's own lines
@@ -366,9 +359,19 @@ def run_lab(
     return runs
 
 
+def board_runs(runs: list[BoardRun]) -> list[tuple[str, Any]]:
+    """(board/measurement, RunResult) with what each board recorded, for the reports."""
+    from rtgate.lava.results import board_runs as as_runs
+
+    out = []
+    for run in runs:
+        source = str(run.job_id) if run.job_id is not None else run.board.name
+        out += [(f"{run.board.name}/{m}", r) for m, r in as_runs(run.environments, source)]
+    return out
+
+
 def _counts(verdicts: list[Verdict]) -> str:
-    order = (Status.PASS, Status.FAIL, Status.INCONCLUSIVE, Status.ERROR)
-    return ", ".join(f"{sum(v.status is s for v in verdicts)} {s.value.lower()}" for s in order)
+    return ", ".join(f"{sum(v.status is s for v in verdicts)} {s.value.lower()}" for s in Status)
 
 
 def record_history(
@@ -393,6 +396,7 @@ def record_history(
                     unit="us",
                     threads=[],
                     complete=run.health == "Complete",
+                    environment=run.environments.get(m, {}),
                 )
                 db.add_run(
                     result,

@@ -19,7 +19,12 @@ _STATUS = {"pass": Status.PASS, "fail": Status.FAIL, "skip": Status.INCONCLUSIVE
 
 # rtgate.sh's console line per gate: "rtgate: STATUS measurement/gate[thread]: reason". LAVA keeps
 # only pass/fail/skip; this line tells a FAIL from an INCONCLUSIVE or ERROR that LAVA shows as fail.
+# Anchored: rtgate.sh echoes sampler stderr prefixed and input with control characters replaced, so
+# only its own lines start with "rtgate: ".
 _CONSOLE = re.compile(r"rtgate: (PASS|FAIL|INCONCLUSIVE|ERROR) ([A-Za-z0-9_.-]+)/(\S+)\[(\S+)\]: (.*)")
+# rtgate.sh's record of the board (the environment `rtgate run` records): one JSON line per measurement.
+_ENVIRONMENT = re.compile(r"rtgate: ENVIRONMENT ([A-Za-z0-9_.-]+) (\{.*\})\s*")
+MAX_ENVIRONMENT_CHARS = 1 << 16
 # Cases rtgate.sh records when the measurement did not run: every gate of it is an ERROR.
 _RUN_FAILED = ("sampler", "setup")
 
@@ -44,10 +49,52 @@ def console_statuses(items: Iterable[Any]) -> dict[tuple[str, str], tuple[Status
     for item in items:
         if not isinstance(item, dict) or item.get("lvl") != "target" or not isinstance(item.get("msg"), str):
             continue
-        m = _CONSOLE.search(item["msg"])
+        m = _CONSOLE.fullmatch(item["msg"].strip())
         if m:
             found[(m.group(2), f"{m.group(3)}-{m.group(4)}")] = (Status(m.group(1)), m.group(5).strip())
     return found
+
+
+def console_environments(items: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """measurement -> the environment rtgate.sh recorded on the board (as `rtgate run` records it)."""
+    import json
+
+    found: dict[str, dict[str, Any]] = {}
+    for item in items:
+        if not isinstance(item, dict) or item.get("lvl") != "target" or not isinstance(item.get("msg"), str):
+            continue
+        msg = item["msg"].strip()
+        if len(msg) > MAX_ENVIRONMENT_CHARS:
+            continue
+        m = _ENVIRONMENT.fullmatch(msg)
+        if not m:
+            continue
+        try:
+            doc = json.loads(m.group(2))
+        except ValueError:
+            try:  # lava-server's log escapes each '"' of a console line; rtgate.sh writes none inside strings
+                doc = json.loads(m.group(2).replace('\\"', '"'))
+            except ValueError:
+                continue
+        if isinstance(doc, dict) and isinstance(doc.get("system"), dict):
+            found[m.group(1)] = doc
+    return found
+
+
+def log_environments(path: str | Path) -> dict[str, dict[str, Any]]:
+    """The board's environments from a job log (lava-run's or the server's YAML); {} for a results export."""
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    return console_environments(read_log_items(text))
+
+
+def board_runs(environments: dict[str, dict[str, Any]], source: str) -> list[tuple[str, Any]]:
+    """(measurement, RunResult) pairs carrying what the board recorded, for the reports and the history."""
+    from rtgate.core.model import RunResult
+
+    return [
+        (name, RunResult(source=source, format="lava", unit="us", threads=[], environment=env))
+        for name, env in environments.items()
+    ]
 
 
 def read_log_items(text: str) -> list[Any]:

@@ -48,28 +48,42 @@ RT_RUNTIME = "/proc/sys/kernel/sched_rt_runtime_us"
 
 def unmet(require: dict[str, Any], env: dict[str, Any], measured: list[int] | None) -> list[str]:
     """Each requirement of the threshold file that this system does not meet, as a reason."""
-    problems = []
+    return [reason for _, reason in unmet_by_key(require, env, measured)]
+
+
+def unmet_by_key(require: dict[str, Any], env: dict[str, Any], measured: list[int] | None) -> list[tuple[str, str]]:
+    """Each requirement not met, as (the require: key, the reason); "board" for the machine's identity."""
+    problems: list[tuple[str, str]] = []
     if require.get("preempt_rt") and env.get("preemption") in (None, "unknown"):
         problems.append(
-            f"requires a PREEMPT_RT kernel; {JUDGE} the preemption model of {env.get('kernel_release')} is unknown"
+            (
+                "preempt_rt",
+                f"requires a PREEMPT_RT kernel; {JUDGE} the preemption model of {env.get('kernel_release')} is unknown",
+            )
         )
     elif require.get("preempt_rt") and env.get("preemption") != "PREEMPT_RT":
         problems.append(
-            f"requires a PREEMPT_RT kernel; {env.get('kernel_release')} is "
-            f"{env.get('preemption')} ({env.get('preemption_source')})"
+            (
+                "preempt_rt",
+                f"requires a PREEMPT_RT kernel; {env.get('kernel_release')} is "
+                f"{env.get('preemption')} ({env.get('preemption_source')})",
+            )
         )
     if require.get("isolated_cpus"):
         isolated = set(env.get("isolation", {}).get("isolcpus", {}).get("cpus", []))
         if measured is None:
-            problems.append("requires isolated CPUs, but the measurement's threads are not pinned")
+            problems.append(("isolated_cpus", "requires isolated CPUs, but the measurement's threads are not pinned"))
         elif not set(measured) <= isolated:
             problems.append(
-                f"requires isolated CPUs; cpu {','.join(str(c) for c in measured if c not in isolated)} "
-                f"not in isolcpus ({sorted(isolated) or 'none'})"
+                (
+                    "isolated_cpus",
+                    f"requires isolated CPUs; cpu {','.join(str(c) for c in measured if c not in isolated)} "
+                    f"not in isolcpus ({sorted(isolated) or 'none'})",
+                )
             )
     wanted = require.get("governor")
     if wanted and not env.get("governors"):
-        problems.append(f"requires governor {wanted}; {JUDGE} no cpufreq governor on this machine")
+        problems.append(("governor", f"requires governor {wanted}; {JUDGE} no cpufreq governor on this machine"))
     elif wanted:
         wrong = {
             cpu: g
@@ -78,17 +92,22 @@ def unmet(require: dict[str, Any], env: dict[str, Any], measured: list[int] | No
         }
         if wrong:
             problems.append(
-                f"requires governor {wanted}; " + ", ".join(f"cpu{c} is {g}" for c, g in sorted(wrong.items()))
+                (
+                    "governor",
+                    f"requires governor {wanted}; " + ", ".join(f"cpu{c} is {g}" for c, g in sorted(wrong.items())),
+                )
             )
     if require.get("bare_metal") and env.get("virtualisation"):
-        problems.append(f"requires bare metal; running under {env['virtualisation']}")
+        problems.append(("bare_metal", f"requires bare metal; running under {env['virtualisation']}"))
     if require.get("rt_throttling_off") and env.get("sched_rt_runtime_us") is None:
-        problems.append(f"requires RT throttling off; {JUDGE} {RT_RUNTIME} is unreadable")
+        problems.append(("rt_throttling_off", f"requires RT throttling off; {JUDGE} {RT_RUNTIME} is unreadable"))
     elif require.get("rt_throttling_off") and env.get("sched_rt_runtime_us") != -1:
-        problems.append(f"requires RT throttling off; sched_rt_runtime_us is {env['sched_rt_runtime_us']}")
+        problems.append(
+            ("rt_throttling_off", f"requires RT throttling off; sched_rt_runtime_us is {env['sched_rt_runtime_us']}")
+        )
     wrong_machine = machine_mismatch(require, env)
     if wrong_machine:
-        problems.append(wrong_machine)
+        problems.append(("board", wrong_machine))
     return problems
 
 

@@ -10,6 +10,7 @@ neither a lost stop nor a killed rtgate leaves it hogging a CPU."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -22,6 +23,7 @@ from rtgate.core.load_spec import KINDS as KINDS  # re-exported: the kinds a loa
 from rtgate.core.load_spec import LoadSpec as LoadSpec
 from rtgate.errors import RtgateError
 from rtgate.measure.stop import STOP, die_with_parent
+from rtgate.safe_io import Folder
 
 STRESS_NG_KINDS = ("cpu", "memory", "io", "network", "timer")
 # The level each kind must hold during the measurement, in its own unit. CPU-bound loads are held to
@@ -34,6 +36,7 @@ DEFAULT_CPU_PERCENT_PER_WORKER = 25.0
 DEFAULT_CUSTOM_CPU_PERCENT = 1.0
 DEFAULT_OPS_PER_SECOND = 1.0
 YAML_MAX_BYTES = 1 << 20
+LOG_READ_MAX = 64 << 20  # of load.log, what the runs are counted in
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -124,15 +127,14 @@ def _load_command(spec: LoadSpec, cpus: list[int], workdir: str, bound_s: int, l
     raise RtgateError(f"unknown load kind {spec.kind!r}")
 
 
-def read_stress_ng_yaml(path: Path) -> list[dict[str, Any]] | None:
+def read_stress_ng_yaml(folder: Folder, name: str = YAML_NAME) -> list[dict[str, Any]] | None:
     """The `metrics:` list of stress-ng's --yaml output: one mapping per stressor, as stress-ng wrote
     it (bogo-ops, bogo-ops-per-second-real-time, wall-clock-time, cpu-usage-per-instance, ...)."""
     import yaml
 
     try:
-        with path.open("rb") as f:
-            raw = f.read(YAML_MAX_BYTES + 1)
-    except OSError:
+        raw = folder.read_bytes(name, YAML_MAX_BYTES + 1)
+    except (OSError, RtgateError):
         return None
     if len(raw) > YAML_MAX_BYTES:
         return None
@@ -179,10 +181,41 @@ def write_bundled_project(folder: Path) -> None:
     )
 
 
+WORKDIR_PREFIX = "rtgate-load-"  # then the owner's pid: $TMPDIR/rtgate-load-<pid>-<random>
+
+
+def reclaim_workdirs(tmp: str | None = None) -> list[str]:
+    """Remove the load folders a SIGKILLed rtgate left in $TMPDIR: only ours (same user, a real
+    folder, not a link) whose owner process is gone. Returns what was removed."""
+    tmp = tmp or tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(tmp))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = re.fullmatch(re.escape(WORKDIR_PREFIX) + r"([0-9]{1,10})-[A-Za-z0-9_]+", entry.name)
+        if not m or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_uid != os.geteuid():
+                continue
+            os.kill(int(m.group(1)), 0)
+            continue  # its owner lives (or the pid is in use again): left alone
+        except ProcessLookupError:
+            pass
+        except (OSError, OverflowError):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(entry.path)
+    return removed
+
+
 class Load:
     """`with Load(spec, cpus):` runs the load around a measurement."""
 
     def __init__(self, spec: LoadSpec, cpus: list[int], logdir: Path, bound_s: int = 86400) -> None:
+        """`logdir`: the load's own folder (made in its parent, never through a link there)."""
         self.spec, self.cpus, self.logdir = spec, cpus, logdir
         self.bound_s = bound_s  # the load ends by itself after this long, whatever happens here
         self.proc: subprocess.Popen[bytes] | None = None  # the process group's leader
@@ -228,14 +261,17 @@ class Load:
                 raise RtgateError(f"load {self.spec.kind}: {tool} not found (apt-get install {package})")
         if self.spec.kind == "kcompile" and self.spec.tree and not (Path(self.spec.tree) / "Makefile").is_file():
             raise RtgateError(f"load kcompile: {self.spec.tree} is not a kernel source tree (no Makefile)")
-        self._workdir = tempfile.mkdtemp(prefix="rtgate-load-")
+        reclaim_workdirs()
+        self._workdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
         if self.spec.kind == "kcompile" and not self.spec.tree:
             write_bundled_project(Path(self._workdir) / "project")
-        self.logdir.mkdir(parents=True, exist_ok=True)
-        self.argv = load_argv(self.spec, self.cpus, self._workdir, self.bound_s, str(self.logdir.resolve()))
-        # Each run its own log and figures: a repeated run into the same folder starts afresh.
-        (self.logdir / YAML_NAME).unlink(missing_ok=True)
-        self._log = (self.logdir / "load.log").open("wb")
+        # stress-ng writes its figures in the private temporary folder (it would follow a link planted
+        # in the output folder); they are copied beside load.log when the load stops.
+        self.argv = load_argv(self.spec, self.cpus, self._workdir, self.bound_s, self._workdir)
+        with self._folder() as folder:
+            # Each run its own log and figures: a repeated run into the same folder starts afresh.
+            folder.unlink(YAML_NAME)
+            self._log = folder.create("load.log")
         self._spawn()
 
     def settle(self) -> None:
@@ -244,6 +280,10 @@ class Load:
             self.problem = f"the {self.spec.kind} load died during its warm-up (see {self.logdir / 'load.log'})"
         self._start_cpu = _pgid_cpu_seconds(self.pgid or 0)
         self._start_time = time.monotonic()
+
+    def _folder(self, create: bool = True) -> Folder:
+        with Folder(self.logdir.parent, create=create) as parent:
+            return parent.sub(self.logdir.name, create=create)
 
     def __exit__(self, *exc: object) -> None:
         if self.spec.kind != "none":
@@ -315,14 +355,26 @@ class Load:
                 pass
         if self._log:
             self._log.close()
+        if self.spec.kind in STRESS_NG_KINDS:
+            self._keep_yaml()
         shutil.rmtree(self._workdir, ignore_errors=True)
         left = pgid_processes(self.pgid)
         self.stopped = True
         if self.spec.kind in STRESS_NG_KINDS:
-            self.metrics = read_stress_ng_yaml(self.logdir / YAML_NAME)
             self._check_ops_level()
         if left:
             raise RtgateError(f"load processes {left} survived SIGKILL")
+
+    def _keep_yaml(self) -> None:
+        """stress-ng's figures, read from the private folder and kept beside load.log."""
+        try:
+            with Folder(self._workdir) as work:
+                self.metrics = read_stress_ng_yaml(work)
+                data = work.read_bytes(YAML_NAME, YAML_MAX_BYTES + 1)
+            with self._folder() as folder:
+                folder.replace(YAML_NAME, data)
+        except (OSError, RtgateError):
+            return  # no figures: the level is then not judged as reached
 
     # -- what was achieved
     def min_cpu_percent(self) -> float | None:
@@ -382,8 +434,11 @@ class Load:
             "seconds": round(self.elapsed, 3),
             "problem": self.problem,
         }
-        log = self.logdir / "load.log"
-        text = log.read_text(errors="replace") if log.exists() else ""
+        try:
+            with self._folder(create=False) as folder:
+                text = folder.read_text("load.log", LOG_READ_MAX)
+        except (OSError, RtgateError):
+            text = ""
         if self.spec.kind == "hackbench":
             out["hackbench_loops"] = 500 * text.count("rtgate-hackbench-run")
         if self.spec.kind == "kcompile":

@@ -21,6 +21,7 @@ from rtgate.core.model import RunResult
 from rtgate.core.setup import evaluate_measured
 from rtgate.core.thread_plan import ThreadPlan, plan_here
 from rtgate.core.thresholds import Measurement
+from rtgate.errors import RtgateError, SamplerError
 from rtgate.measure import busy
 from rtgate.measure.conditions import Check
 from rtgate.measure.preflight import preflight
@@ -42,6 +43,7 @@ class Outcome:
     warnings: list[Check] = field(default_factory=list)  # preflight warnings, also in run.environment
     notes: list[str] = field(default_factory=list)  # the machine's load around the run, for after the report
     reason: str = ""  # why it was not measured ("not measured: ..."); empty when it was
+    refused: list[Check] = field(default_factory=list)  # the checks that kept it from being measured (doctor's fails)
 
 
 def not_measured(m: Measurement, reason: str) -> list[Verdict]:
@@ -85,22 +87,34 @@ def _measure_and_judge(
     if STOP.requested:
         reason = f"not measured: rtgate was stopped by {STOP.signal}"
         return Outcome(m, not_measured(m, reason), stopped_by=STOP.signal, reason=reason)
-    plan = plan_here(m, duration_s)
-    checked = preflight(m, plan)
+    try:
+        plan = plan_here(m, duration_s)
+        checked = preflight(m, plan)
+    except StoppedBeforeMeasuring:
+        raise
+    except RtgateError as e:  # e.g. a pinned CPU this machine does not have: the gates say so, ERROR
+        reason = f"not measured: {e}"
+        return Outcome(m, error_verdicts(m, reason), reason=reason)
     warnings = checked.warnings
     for c in warnings:
         print(warning_line(m.name, c), file=sys.stderr, flush=True)
-    if checked.unmet:
-        reason = f"not measured: {'; '.join(checked.unmet)}"
-        return Outcome(m, error_verdicts(m, reason), plan, warnings=warnings, reason=reason)
-    if (strict or m.strict) and warnings:
-        reason = "not measured: strict: " + "; ".join(c.what for c in warnings)
-        return Outcome(m, error_verdicts(m, reason), plan, warnings=warnings, reason=reason)
+    refused = checked.refusals(strict or m.strict)  # what `rtgate doctor` prints as fail
+    if refused:
+        reason = "not measured: " + "; ".join(c.what for c in refused)
+        return Outcome(m, error_verdicts(m, reason), plan, warnings=warnings, reason=reason, refused=refused)
     try:
-        run, stopped_by = run_measurement(sampler, m, outdir, duration_s, progress, plan=plan, checked=checked)
+        request = {"duration_s": duration_s, "strict": bool(strict or m.strict)}
+        run, stopped_by = run_measurement(
+            sampler, m, outdir, duration_s, progress, plan=plan, checked=checked, request=request
+        )
     except StoppedBeforeMeasuring as e:
         reason = f"not measured: {e}"
         return Outcome(m, not_measured(m, reason), plan, stopped_by=e.signal, warnings=warnings, reason=reason)
+    except SamplerError as e:
+        # The sampler could not start or measured nothing (no privilege, a CPU it cannot use): every
+        # requested report still gets the measurement's gates, ERROR with the reason.
+        reason = f"not measured: {e}"
+        return Outcome(m, error_verdicts(m, reason), plan, warnings=warnings, reason=reason)
     verdicts = evaluate_measured(m, run, duration_s=duration_s)
     if history is not None:
         history(run, verdicts)

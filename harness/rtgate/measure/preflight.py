@@ -6,13 +6,13 @@ same ones first, prints its warnings and keeps them with the results, so the two
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rtgate.core import validity
 from rtgate.core.thread_plan import ThreadPlan, local_cpus
 from rtgate.core.thresholds import Measurement
-from rtgate.measure.conditions import Check, doctor, rt_task_checks, unmet
+from rtgate.measure.conditions import Check, doctor, rt_task_checks, unmet_by_key
 from rtgate.measure.environment import capture
 from rtgate.measure.rt_tasks import RtTask, competitors, scan
 
@@ -25,6 +25,19 @@ class Preflight:
     rt_before: list[RtTask]  # real-time tasks that can preempt the sampler, before it starts
     checks: list[Check]  # every doctor check: ok, warn and fail
     unmet: list[str]  # requirements of the threshold file this machine does not meet: not measured
+    requirements: list[Check] = field(default_factory=list)  # the same, as checks with their ids
+    needs_rt: bool = True  # the plan has a SCHED_FIFO/RR thread: without the privilege nothing is measured
+
+    def refusals(self, strict: bool) -> list[Check]:
+        """Why the measurement is not made: unmet requirements, no privilege for its real-time threads, or
+        with strict any warning. `rtgate doctor` prints exactly these as fail (judged_checks), `rtgate run`
+        and the plugin make every gate ERROR with them."""
+        fails = [c for c in judged_checks(self.checks, self.needs_rt) if c.status == "fail"]
+        if fails or self.requirements:
+            return self.requirements + fails
+        if strict and self.warnings:
+            return [Check("fail", "strict: " + "; ".join(c.what for c in self.warnings), check="strict")]
+        return []
 
     @property
     def warnings(self) -> list[Check]:
@@ -33,6 +46,28 @@ class Preflight:
     def record(self) -> list[dict[str, str]]:
         """The warnings as the results keep them (validity record and run.environment["preflight"])."""
         return [c.as_dict() for c in self.warnings]
+
+
+# A doctor check that fails because of a requirement: the requirement's own check is the one that fails
+# (and keeps run from measuring); the doctor check stays the warning it is without the requirement.
+REQUIREMENT_OF = {
+    "preempt_rt": "require.preempt_rt",
+    "rt_throttling": "require.rt_throttling_off",
+    "isolcpus": "require.isolated_cpus",
+    "governor": "require.governor",
+    "hypervisor": "require.bare_metal",
+    "competing_rt": "require.no_competing_rt",
+}
+
+
+def judged_checks(checks: list[Check], needs_rt: bool) -> list[Check]:
+    """doctor's checks as run judges them: only what keeps run from measuring stays fail."""
+    out = []
+    for c in checks:
+        if c.status == "fail" and (c.check in REQUIREMENT_OF or (c.check == "privilege" and not needs_rt)):
+            c = Check("warn", c.what, c.fix, c.check)
+        out.append(c)
+    return out
 
 
 def system_checks(
@@ -56,18 +91,52 @@ def competing_text(tasks: list[Any], lead: str) -> str:
     return f"{lead} " + ", ".join(t.describe() if isinstance(t, RtTask) else validity.describe_task(t) for t in tasks)
 
 
+def requirement_checks(
+    m: Measurement, env: dict[str, Any], plan: ThreadPlan, live: bool, rt_tasks: list[RtTask] | None = None
+) -> list[Check]:
+    """Every requirement of `m` this machine does not meet, as a failed check: the threshold file's
+    `require:`, pinned CPUs the machine has, the timerlat backend's tools. doctor and every measurement
+    take them from here, so doctor fails exactly where run would refuse to measure."""
+    out = [
+        Check("fail", reason, check=f"require.{key}")
+        for key, reason in unmet_by_key(m.require, env, plan.measured_cpus)
+    ]
+    pinned = sorted({t.cpu for t in plan.threads if t.cpu is not None})
+    have = set(local_cpus()) if live else set(range(int(env.get("cpu_count") or 0)))
+    lacking = [c for c in pinned if c not in have]
+    if lacking and (live or have):
+        out.append(
+            Check(
+                "fail",
+                f"pinned cpu {','.join(map(str, lacking))} not available here (this machine lets rtgate use "
+                f"cpu {','.join(map(str, sorted(have))) or 'none'})",
+                fix="pin the threads to CPUs this machine has (cpus: in the threshold file)",
+                check="cpus",
+            )
+        )
+    if live and m.require.get("no_competing_rt"):
+        tasks = competitors(scan(plan.priorities) if rt_tasks is None else rt_tasks)
+        if tasks:
+            what = competing_text(tasks, "requires no competing real-time task on the measured CPUs; found")
+            out.append(Check("fail", what, check="require.no_competing_rt"))
+    if live and m.backend == "timerlat":
+        from rtgate.measure import timerlat
+
+        out += [Check("fail", reason, check="timerlat") for reason in timerlat.unavailable(m)]
+    return out
+
+
 def preflight(m: Measurement, plan: ThreadPlan) -> Preflight:
     """Look at this machine before measuring `m` as planned."""
     system = capture()
     before = scan(plan.priorities)
-    reasons = unmet(m.require, system, plan.measured_cpus)
-    if m.require.get("no_competing_rt") and competitors(before):
-        reasons.append(
-            competing_text(competitors(before), "requires no competing real-time task on the measured CPUs; found")
-        )
-    if m.backend == "timerlat":
-        from rtgate.measure import timerlat
-
-        reasons += timerlat.unavailable(m)
+    required = requirement_checks(m, system, plan, live=True, rt_tasks=before)
     checks = system_checks(system, m.require, plan, live=True, rt_tasks=before)
-    return Preflight(system=system, rt_before=before, checks=checks, unmet=reasons)
+    return Preflight(
+        system=system,
+        rt_before=before,
+        checks=checks,
+        unmet=[c.what for c in required],
+        requirements=required,
+        needs_rt=any(t.policy in ("fifo", "rr") for t in plan.threads),
+    )

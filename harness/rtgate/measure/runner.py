@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import sysconfig
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -35,9 +34,17 @@ from rtgate.measure.rt_tasks import RtTask, competitors, scan
 from rtgate.measure.sampler_args import sampler_args
 from rtgate.measure.stop import STOP, die_with_parent
 from rtgate.parsers import load_results
+from rtgate.safe_io import Folder
 
 RT_SCAN_EVERY_S = 1.0  # competing real-time tasks are looked for this often while measuring
 SAMPLER_STOP_GRACE_S = 30.0  # after SIGTERM, the sampler joins its threads and writes; then SIGKILL
+STDERR_READ_MAX = 1 << 20  # of the sampler's stderr, what its error lines are looked for in
+
+
+def output_names(m: Measurement) -> list[str]:
+    """Every name a measurement writes in the output folder (a report named as one of them is refused)."""
+    suffixes = ("json", "environment.json", "cmdline", "stdout", "stderr", "hist", "load/", "rtla.txt", "trace.txt")
+    return [f"{m.name}.{s}" for s in suffixes]  # a folder's name ends with "/"
 
 
 class StoppedBeforeMeasuring(RtgateError):
@@ -98,10 +105,10 @@ class _Progress:
     sampler with SIGPIPE if rtgate died first), read here as it grows."""
 
     def __init__(
-        self, proc: subprocess.Popen[str], name: str, total_s: float | None, out: IO[str], stderr_path: Path
+        self, proc: subprocess.Popen[str], name: str, total_s: float | None, out: IO[str], stderr_fd: int
     ) -> None:
         self.proc, self.name, self.total_s, self.out = proc, name, total_s, out
-        self.stderr_path = stderr_path
+        self.stderr_fd = stderr_fd
         self.offset = 0
         self.start = time.monotonic()
         self.stop = threading.Event()
@@ -119,14 +126,12 @@ class _Progress:
 
     def _read_status(self) -> None:
         try:
-            with self.stderr_path.open("r", encoding="utf-8", errors="replace") as f:
-                f.seek(self.offset)
-                text = f.read()
+            data = os.pread(self.stderr_fd, STDERR_READ_MAX, self.offset)
         except OSError:
             return
-        complete = text[: text.rfind("\n") + 1]
-        self.offset += len(complete.encode("utf-8", errors="replace"))
-        for line in complete.splitlines():
+        complete = data[: data.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        for line in complete.decode("utf-8", errors="replace").splitlines():
             if line.startswith("T:"):
                 self.status_line(line)
 
@@ -158,14 +163,15 @@ def load_bound(m: Measurement, plan: ThreadPlan) -> int:
 
 
 def measurement_loads(m: Measurement, plan: ThreadPlan, outdir: Path) -> Loads:
-    """The measurement's loads, each with its CPUs and its own log folder (one load: NAME.load)."""
-    folder = outdir / f"{m.name}.load"
+    """The measurement's loads, each with its CPUs and its own log folder beside the results: NAME.load
+    for one, NAME.load-<i>-<kind> for several (siblings, so none is opened through another)."""
+    one = len(m.loads) == 1
     return Loads(
         [
             Load(
                 spec,
                 load_cpus(spec, plan),
-                folder if len(m.loads) == 1 else folder / f"{i}-{spec.kind}",
+                outdir / (f"{m.name}.load" if one else f"{m.name}.load-{i}-{spec.kind}"),
                 bound_s=load_bound(m, plan),
             )
             for i, spec in enumerate(m.loads)
@@ -182,6 +188,7 @@ def run_measurement(
     *,
     plan: ThreadPlan,
     checked: Preflight,
+    request: dict[str, Any] | None = None,
 ) -> tuple[RunResult, str | None]:
     """Returns the results and the signal that stopped the run early (None: it ran to its end).
 
@@ -192,7 +199,7 @@ def run_measurement(
     StoppedBeforeMeasuring when a stop signal came before the sampler started. Whatever happens, no
     load or sampler process outlives this call."""
     with STOP.handling():
-        return _measure(sampler, m, outdir, duration_s, plan, progress, checked)
+        return _measure(sampler, m, outdir, duration_s, plan, progress, checked, request or {})
 
 
 def _measure(
@@ -203,24 +210,40 @@ def _measure(
     plan: ThreadPlan,
     progress: bool | None,
     checked: Preflight,
+    request: dict[str, Any],
 ) -> tuple[RunResult, str | None]:
     quiet_before = busy.snapshot()  # before rtgate's own load and sampler add to it
+    if STOP.requested:
+        raise StoppedBeforeMeasuring(STOP.signal or "a signal", "before the measurement started")
+    if m.backend == "timerlat":
+        return _measure_timerlat(m, outdir, duration_s, plan, checked, request)
+    with Folder(outdir, create=True) as out:
+        return _measure_sampler(sampler, m, out, duration_s, plan, progress, checked, quiet_before, request)
+
+
+def _measure_sampler(
+    sampler: str,
+    m: Measurement,
+    out: Folder,
+    duration_s: int | None,
+    plan: ThreadPlan,
+    progress: bool | None,
+    checked: Preflight,
+    quiet_before: dict[str, Any],
+    request: dict[str, Any],
+) -> tuple[RunResult, str | None]:
     system = checked.system
     priorities = plan.priorities
     before = checked.rt_before
     rt_matters = bool(m.require.get("no_competing_rt"))
-    if STOP.requested:
-        raise StoppedBeforeMeasuring(STOP.signal or "a signal", "before the measurement started")
-    if m.backend == "timerlat":
-        return _measure_timerlat(m, outdir, duration_s, plan, checked)
-    outdir.mkdir(parents=True, exist_ok=True)
+    outdir = out.path
     json_path = outdir / f"{m.name}.json"
     env_path = validity.environment_path(json_path)
     for stale in (json_path, env_path):
-        stale.unlink(missing_ok=True)
+        out.unlink(stale.name)
     # Written first: results beside it without a validity record are then known to be cut short.
-    _write_atomic(
-        env_path,
+    out.replace(
+        env_path.name,
         _dumps({"results": json_path.name, "state": "measuring", "system": system, "preflight": checked.record()}),
     )
     load = measurement_loads(m, plan, outdir)
@@ -233,7 +256,7 @@ def _measure(
                 load.start()
                 if STOP.requested:
                     raise StoppedBeforeMeasuring(STOP.signal or "a signal", "during the load's warm-up")
-                _run_sampler(sampler, m, json_path, duration_s, plan, progress, during)
+                killed = _run_sampler(sampler, m, out, duration_s, plan, progress, during)
                 busy_after = busy.snapshot()
                 after = scan(priorities)
                 load.finish()  # did the load hold until the sampler stopped?
@@ -241,8 +264,8 @@ def _measure(
                 load.stop()
     except (StoppedBeforeMeasuring, StoppedWhileWaiting) as e:
         load.stop()
-        _write_atomic(
-            env_path,
+        out.replace(
+            env_path.name,
             _dumps(
                 {
                     "results": json_path.name,
@@ -261,6 +284,8 @@ def _measure(
         load.stop()
     run = load_results(json_path)
     invalid = [load.problem] if load.problem else []
+    if killed:
+        invalid.append(killed)
     over = validity.overrun(run)
     if over:
         invalid.append(over)
@@ -273,6 +298,7 @@ def _measure(
         "format": validity.RECORD_FORMAT,
         "written_by": f"rtgate {__version__}",
         "measurement": m.name,
+        "request": request,  # what rtgate was told on purpose: every reader judges as run did
         "valid": not invalid,
         "invalid": invalid,
         "stopped_by": STOP.signal,
@@ -290,32 +316,39 @@ def _measure(
         "environment": env_path.name,
         "preflight": checked.record(),
     }
-    add_record(json_path, record)
+    add_record(out, json_path.name, record)
     run = load_results(json_path)  # judged from the file, exactly as `rtgate check` will judge it
     run.environment["system"] = system
     run.environment["loadavg_after"] = loadavg()
     run.environment["load"] = record["load"]
     run.environment["machine_load"] = record["machine_load"]
     run.environment["preflight"] = record["preflight"]
-    _write_atomic(env_path, _dumps({"results": json_path.name, "state": "done", **run.environment}))
+    out.replace(env_path.name, _dumps({"results": json_path.name, "state": "done", **run.environment}))
     return run, STOP.signal
 
 
 def _measure_timerlat(
-    m: Measurement, outdir: Path, duration_s: int | None, plan: ThreadPlan, checked: Preflight
+    m: Measurement, outdir: Path, duration_s: int | None, plan: ThreadPlan, checked: Preflight, request: dict[str, Any]
 ) -> tuple[RunResult, str | None]:
     """The timerlat backend: rtla instead of the sampler, with the same load and stop handling around it."""
+    with Folder(outdir, create=True) as out:
+        return _measure_rtla(m, out, duration_s, plan, checked, request)
+
+
+def _measure_rtla(
+    m: Measurement, out: Folder, duration_s: int | None, plan: ThreadPlan, checked: Preflight, request: dict[str, Any]
+) -> tuple[RunResult, str | None]:
     from rtgate.measure import timerlat
 
-    outdir.mkdir(parents=True, exist_ok=True)
-    env_path = outdir / f"{m.name}.environment.json"
-    env_path.unlink(missing_ok=True)
+    outdir = out.path
+    env_name = f"{m.name}.environment.json"
+    out.unlink(env_name)
     load = measurement_loads(m, plan, outdir)
     try:
         load.start()
         if STOP.requested:
             raise StoppedBeforeMeasuring(STOP.signal or "a signal", "during the load's warm-up")
-        run = timerlat.run(m, outdir, duration_s, stop_requested=lambda: STOP.requested)
+        run = timerlat.run(m, out, duration_s, stop_requested=lambda: STOP.requested)
         load.finish()  # did the load hold until rtla stopped?
     finally:
         load.stop()
@@ -327,7 +360,8 @@ def _measure_timerlat(
     run.environment["loadavg_after"] = loadavg()
     run.environment["load"] = load.summary()
     run.environment["preflight"] = checked.record()
-    _write_atomic(env_path, _dumps({"results": f"{m.name}.rtla.txt", "state": "done", **run.environment}))
+    run.environment["request"] = request
+    out.replace(env_name, _dumps({"results": f"{m.name}.rtla.txt", "state": "done", **run.environment}))
     return run, STOP.signal
 
 
@@ -335,28 +369,13 @@ def _dumps(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, default=str) + "\n"
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """A temporary file in the same folder (O_EXCL, never following a planted link), fsync, rename."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def add_record(json_path: Path, record: dict[str, Any]) -> None:
+def add_record(out: Folder, name: str, record: dict[str, Any]) -> None:
     """Add the validity record to the sampler's results JSON, keeping the sampler's bytes as they are
     (its compact histogram rows stay compact) and rewriting the file atomically."""
-    text = json_path.read_text(encoding="utf-8")
+    text = out.read_bytes(name).decode("utf-8")
     doc = json.loads(text)
     if not isinstance(doc, dict):
-        raise SamplerError(f"{json_path}: the results are not a JSON object")
+        raise SamplerError(f"{out.path / name}: the results are not a JSON object")
     body = text.rstrip()
     if validity.RECORD in doc or not body.endswith("}"):
         doc[validity.RECORD] = record
@@ -366,7 +385,7 @@ def add_record(json_path: Path, record: dict[str, Any]) -> None:
         sep = "" if inner.endswith("{") else ","
         new = f'{inner}{sep}\n  "{validity.RECORD}": ' + json.dumps(record, indent=2).replace("\n", "\n  ") + "\n}\n"
     json.loads(new)  # never leave a file that does not parse
-    _write_atomic(json_path, new)
+    out.replace(name, new)
 
 
 def _wait(proc: subprocess.Popen[str], watch: Callable[[], None]) -> int:
@@ -392,20 +411,19 @@ def _wait(proc: subprocess.Popen[str], watch: Callable[[], None]) -> int:
 def _run_sampler(
     sampler: str,
     m: Measurement,
-    json_path: Path,
+    out: Folder,
     duration_s: int | None,
     plan: ThreadPlan,
     progress: bool | None,
     during: dict[tuple[int, int], RtTask],
-) -> None:
-    outdir = json_path.parent
+) -> str | None:
+    """Returns, when a signal killed the sampler before it could write its final results, what killed it."""
+    json_path = out.path / f"{m.name}.json"
     argv = [sampler] + sampler_args(m, str(json_path), duration_s=duration_s)
-    (outdir / f"{m.name}.cmdline").write_text(" ".join(argv) + "\n", encoding="utf-8")
+    out.replace(f"{m.name}.cmdline", " ".join(argv) + "\n")
     if progress is None:
         progress = sys.stderr.isatty()
-    stdout_path = outdir / f"{m.name}.stdout"
-    stderr_path = outdir / f"{m.name}.stderr"
-    with stdout_path.open("w", encoding="utf-8") as stdout, stderr_path.open("w", encoding="utf-8") as stderr:
+    with out.create(f"{m.name}.stdout") as stdout, out.create(f"{m.name}.stderr") as stderr:
         try:
             # Same process group as rtgate: a terminal's Ctrl-C reaches it directly. It gets SIGTERM
             # if rtgate dies, and then still writes its results.
@@ -419,7 +437,7 @@ def _run_sampler(
             )
         except OSError as e:
             raise SamplerError(f"cannot start {sampler}: {e.strerror}") from e
-        bar = _Progress(proc, m.name, plan.expected_seconds, sys.stderr, stderr_path)
+        bar = _Progress(proc, m.name, plan.expected_seconds, sys.stderr, stderr.fileno())
         if progress:
             bar.thread.start()
 
@@ -432,15 +450,17 @@ def _run_sampler(
             rc = _wait(proc, watch)
         finally:
             bar.finish()
-    errors = [
-        line
-        for line in stderr_path.read_text(encoding="utf-8", errors="replace").splitlines()
-        if line.strip() and not line.startswith(("T:", "#"))
-    ]
+        text = os.pread(stderr.fileno(), STDERR_READ_MAX, 0).decode("utf-8", errors="replace")
+    errors = [line for line in text.splitlines() if line.strip() and not line.startswith(("T:", "#"))]
     if rc == 2:
         raise SamplerError(
             f"{sampler} rejected the options for measurement {m.name!r}: " + ("; ".join(errors) or f"exit status {rc}")
         )
-    if not json_path.exists():
-        detail = "; ".join(errors) or f"exit status {rc}"
+    killed = None
+    if rc < 0:  # SIGKILL (the OOM killer, an operator) or a crash: its results are the last checkpoint
+        name = signal.Signals(-rc).name if -rc in signal.valid_signals() else f"signal {-rc}"
+        killed = f"the sampler was killed by {name}: its results file is its last checkpoint, not the run's end"
+    if not out.exists(json_path.name):
+        detail = "; ".join(errors) or (killed or f"exit status {rc}")
         raise SamplerError(f"measurement {m.name!r}: the sampler measured nothing: {detail}")
+    return killed

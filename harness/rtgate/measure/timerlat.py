@@ -22,16 +22,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rtgate.core.model import RunResult
-from rtgate.core.timerlat_spec import MAX_ENTRIES, POLICIES, TimerlatSettings, with_all_cpus
-from rtgate.errors import SamplerError
+from rtgate.core.spec import TimerlatSettings
+from rtgate.core.timerlat_spec import MAX_ENTRIES, POLICIES, with_all_cpus
+from rtgate.errors import RtgateError, SamplerError
 from rtgate.measure.stop import die_with_parent
 from rtgate.parsers import rtla as rtla_parser
+from rtgate.safe_io import Folder
 
 if TYPE_CHECKING:
     from rtgate.core.thresholds import Measurement
 
 RTLA = "rtla"
 TRACE_LINES = 60  # of the saved trace, quoted as the analysis
+READ_MAX = 1 << 20  # of rtla's stderr, what its first error line is looked for in
 KILL_WAIT_S = 30  # after SIGKILL, before rtgate gives up waiting for rtla
 GRACE_S = 120  # beyond its duration, for rtla to set up the tracer (slow under emulation) and stop
 
@@ -153,21 +156,22 @@ def _help(rtla: str) -> str:
 
 
 def run(
-    m: Measurement, outdir: Path, duration_s: int | None = None, stop_requested: Callable[[], bool] = lambda: False
+    m: Measurement, folder: Folder, duration_s: int | None = None, stop_requested: Callable[[], bool] = lambda: False
 ) -> RunResult:
-    """Run rtla for a measurement. When stop_requested() turns true, rtla gets SIGINT: it stops and
-    prints what it has, which is returned (the caller marks the run stopped)."""
+    """Run rtla for a measurement, its outputs in `folder`. When stop_requested() turns true, rtla gets
+    SIGINT: it stops and prints what it has, which is returned (the caller marks the run stopped)."""
     rtla = find_rtla()
     if rtla is None:
         raise SamplerError("rtla not found (apt-get install rtla)")
-    outdir.mkdir(parents=True, exist_ok=True)
-    out_path = outdir / f"{m.name}.rtla.txt"
-    trace_path = (outdir / f"{m.name}.trace.txt").resolve()
-    for stale in (out_path, trace_path):
-        stale.unlink(missing_ok=True)
+    outdir = folder.path
+    out_name, trace_name, err_name = f"{m.name}.rtla.txt", f"{m.name}.trace.txt", f"{m.name}.stderr"
+    out_path = outdir / out_name
+    trace_path = (outdir / trace_name).resolve()
+    for stale in (out_name, trace_name):
+        folder.unlink(stale)
     argv = [rtla] + rtla_args(m, duration_s, str(trace_path))
-    (outdir / f"{m.name}.cmdline").write_text(" ".join(argv) + "\n", encoding="utf-8")
-    with out_path.open("w", encoding="utf-8") as out, (outdir / f"{m.name}.stderr").open("w") as err:
+    folder.replace(f"{m.name}.cmdline", " ".join(argv) + "\n")
+    with folder.create(out_name) as out, folder.create(err_name) as err:
         try:
             proc = subprocess.Popen(
                 argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=outdir, preexec_fn=_child_setup()
@@ -175,9 +179,9 @@ def run(
         except OSError as e:
             raise SamplerError(f"cannot start {rtla}: {e.strerror}") from e
         rc = _wait(proc, (duration_s or m.timerlat.duration_s) + GRACE_S, stop_requested)
-    text = out_path.read_text(encoding="utf-8", errors="replace")
+    text = folder.read_text(out_name)
     if rtla_parser.MAGIC not in text:
-        detail = (outdir / f"{m.name}.stderr").read_text(errors="replace").strip().splitlines()
+        detail = folder.read_text(err_name, READ_MAX).strip().splitlines()
         first = next((ln for ln in detail + text.splitlines() if ln.strip()), f"exit status {rc}")
         raise SamplerError(f"measurement {m.name!r}: rtla measured nothing: {first.strip()}")
     s = m.timerlat
@@ -185,7 +189,9 @@ def run(
     run_result = with_all_cpus(run_result, m, measured_cpu_list(s))
     run_result.cmdline = " ".join(argv)
     if run_result.stop_reason == "threshold":
-        run_result.environment["analysis"] = analysis_text(run_result.environment.get("analysis", ""), trace_path)
+        run_result.environment["analysis"] = analysis_text(
+            run_result.environment.get("analysis", ""), folder, trace_name
+        )
     return run_result
 
 
@@ -238,15 +244,15 @@ def _wait(proc: subprocess.Popen[bytes], seconds: float, stop_requested: Callabl
     return rc
 
 
-def analysis_text(printed: str, trace_path: Path) -> str:
+def analysis_text(printed: str, folder: Folder, trace_name: str) -> str:
     """What rtla printed when it stopped, and the end of the trace it saved (the timerlat events,
     IRQ and thread noise and the stack of the stopping sample)."""
     parts = [printed.strip()] if printed.strip() else []
     try:
-        lines = [ln for ln in trace_path.read_text(errors="replace").splitlines() if not ln.startswith("#")]
-    except OSError:
+        lines = [ln for ln in folder.read_text(trace_name).splitlines() if not ln.startswith("#")]
+    except (OSError, RtgateError):
         lines = []
     if lines:
-        parts.append(f"last {min(len(lines), TRACE_LINES)} lines of {trace_path.name}:")
+        parts.append(f"last {min(len(lines), TRACE_LINES)} lines of {trace_name}:")
         parts.extend(lines[-TRACE_LINES:])
     return "\n".join(parts)

@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from rtgate.core.model import RunResult
 from rtgate.errors import ResultsError
-from rtgate.parsers import histtext, json_results, rtla, summary, verbose
+from rtgate.parsers import foreign, histtext, json_results, rtla, summary, verbose
+
+# The largest results file read: about an hour of -v samples of one thread at 1 ms; every other format
+# of a real run stays under a few MB. Within it, reading costs seconds (benchmarks/README.md).
+MAX_RESULTS_BYTES = 64 * 2**20
 
 FORMATS = ("auto", "json", "histogram", "summary", "verbose", "rtla")
 
@@ -16,6 +21,7 @@ def detect_format(path: Path, head: str) -> str:
     stripped = head.lstrip()
     if stripped.startswith("{"):
         return "json"
+    foreign.check_text(path, head)
     if rtla.looks_like(head):
         return "rtla"
     if "# Histogram" in head:
@@ -37,9 +43,15 @@ def load_results(path: str | Path, fmt: str = "auto", unit: str | None = None) -
     p = Path(path)
     try:
         with p.open("r", encoding="utf-8", errors="replace") as f:
+            size = os.fstat(f.fileno()).st_size
             head = f.read(65536)
     except OSError as e:
         raise ResultsError(f"cannot read: {e.strerror}", path=str(p)) from e
+    if size > MAX_RESULTS_BYTES:
+        raise ResultsError(
+            f"{size // 2**20} MiB is larger than any result rtgate reads ({MAX_RESULTS_BYTES // 2**20} MiB at most)",
+            path=str(p),
+        )
     if not head.strip():
         raise ResultsError("file is empty", path=str(p))
     if fmt == "auto":
@@ -52,6 +64,7 @@ def load_results(path: str | Path, fmt: str = "auto", unit: str | None = None) -
                 f"({'resolution_in_ns / -N' if run.format == 'rt-tests-json' else 'rtgate.unit'})",
                 path=str(p),
             )
+        check_plausible_unit(run, None, explicit=False)  # a stated unit may have been edited
         return run
     if fmt == "rtla":  # states its unit in its header; a contradicting --unit is refused
         return rtla.parse(p, unit)
@@ -61,6 +74,11 @@ def load_results(path: str | Path, fmt: str = "auto", unit: str | None = None) -
     run = parsers[fmt](p, unit or "us")
     check_plausible_unit(run, None, explicit=unit is not None)
     return run
+
+
+# No timer wake-up measured by cyclictest, rtgate-sampler or rtla comes in under this: the timer interrupt,
+# the wake-up, the context switch and the clock read each take tens to hundreds of nanoseconds.
+MIN_WAKEUP_NS = 300
 
 
 def check_plausible_unit(run: RunResult, interval_us: int | None, explicit: bool = True) -> None:
@@ -75,20 +93,28 @@ def check_plausible_unit(run: RunResult, interval_us: int | None, explicit: bool
     if not measured:
         return
     lows, highs = [lo for _, lo, _ in measured], [hi for _, _, hi in measured]
-    how = f"--unit {run.unit}" if explicit else f"{run.unit} (the default for {run.format})"
+    stated = run.format.endswith("json") or run.format.startswith("rtla")
+    if explicit:
+        how = f"--unit {run.unit}"
+    elif stated:
+        how = f"{run.unit} (as the file states)"
+    else:
+        how = f"{run.unit} (the default for {run.format})"
     if run.unit == "ns" and max(highs) < 1000:
         raise ResultsError(
             f"read as {how}, every latency is under 1 us (max {max(highs):g} ns): "
             "these values look like microseconds (use --unit us)",
             path=run.source,
         )
-    if run.unit == "ns" and max(lows) < 100:
+    if run.unit == "ns" and min(lows) < MIN_WAKEUP_NS:
         raise ResultsError(
             f"read as {how}, the fastest wake-up took {min(lows):g} ns, less than "
-            "a timer interrupt takes: these values look like microseconds (use --unit us)",
+            "a timer interrupt and a context switch take: these values look like microseconds (use --unit us)",
             path=run.source,
         )
-    if run.unit == "us":
+    if run.unit == "us" and not stated:
+        # A file that states us is never read 1000x smaller than it is (the ns checks above catch an
+        # edit to ns): a stalled run whose every wake-up missed its period is data, not a unit error.
         periods = [(t, lo, t.interval_us or interval_us) for t, lo, _ in measured]
         if all(iv is not None and lo > iv for _, lo, iv in periods):
             t, _, iv = periods[0]

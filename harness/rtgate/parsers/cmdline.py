@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+# Which options take a value: the sampler's (tests/system/test_sampler_contract.py holds these tables to
+# rtgate-sampler --dump-contract), which are cyclictest's.
 _SHORT_VALUE = set("bcdDhHilopF")  # short options that take a value
 _SHORT_OPTIONAL = set("atA")  # optional value: attached, or a following number
 _LONG_VALUE = {
@@ -38,6 +40,7 @@ _LONG_VALUE = {
     "fifo",
     "thread-cpus",
     "thread-priorities",
+    "thread-labels",
     "checkpoint",
     "block",
     "gate",
@@ -65,6 +68,11 @@ _SHORT_TO_LONG = {
     "q": "quiet",
     "v": "verbose",
     "F": "fifo",
+    "M": "refresh_on_max",
+    "n": "nanosleep",
+    "R": "resolution",
+    "s": "system",
+    "u": "unbuffered",
 }
 
 
@@ -129,7 +137,7 @@ def _int(value: str | None) -> int | None:
     """C atoi: leading digits, else None."""
     if value is None:
         return None
-    m = re.match(r"\s*([+-]?\d+)", value)
+    m = re.match(r"\s*([+-]?[0-9]+)", value)  # ASCII digits: atoi reads no other script's
     return int(m.group(1)) if m else None
 
 
@@ -137,7 +145,7 @@ def parse_duration(value: str | None) -> int | None:
     """cyclictest's parse_time_string: leading integer, then an optional m/h/d (anything else: seconds)."""
     if value is None:
         return None
-    m = re.match(r"\s*(\d+)(.?)", value)
+    m = re.match(r"\s*([0-9]+)(.?)", value)
     if not m:
         return None
     return int(m.group(1)) * {"m": 60, "M": 60, "h": 3600, "H": 3600, "d": 86400, "D": 86400}.get(m.group(2), 1)

@@ -12,15 +12,34 @@ from rtgate.errors import ResultsError
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
+# What any text result of cyclictest, rtgate-sampler or rtla can hold (they print at most 1024 threads, a
+# few columns each), so that no input costs more than seconds and a few hundred MB (benchmarks/README.md).
+MAX_LINE = 64 * 1024  # characters: a histogram row of 1025 columns is under 8 KiB
+MAX_COLUMNS = 1025  # threads (MAX_THREADS of the sampler; cyclictest's -H adds a sum column)
+MAX_ROWS = 200_000  # histogram rows: cyclictest -h and rtla -E as anyone runs them print far fewer
+
+
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Lines without their newline; a file that does not end in one was cut off mid-write."""
-    last = ""
+    """Lines without their newline; a file that does not end in one was cut off mid-write.
+    A line longer than MAX_LINE is refused before it is read whole."""
     number = 0
+    rest = ""
     with path.open("r", encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, start=1):
-            last = line
-            yield number, line.rstrip("\r\n")
-    if last and not last.endswith("\n"):
+        while chunk := f.read(1 << 20):
+            lines = (rest + chunk).split("\n")
+            rest = lines.pop()
+            if len(rest) > MAX_LINE:
+                raise ResultsError(
+                    f"a line longer than {MAX_LINE} characters", path=str(path), line=number + len(lines) + 1
+                )
+            for line in lines:
+                number += 1
+                if len(line) > MAX_LINE:
+                    raise ResultsError(f"a line longer than {MAX_LINE} characters", path=str(path), line=number)
+                yield number, line.rstrip("\r")
+    if rest:
+        number += 1
+        yield number, rest.rstrip("\r")
         raise ResultsError("truncated: the last line has no newline", path=str(path), line=number)
 
 
@@ -32,8 +51,11 @@ def check_unit(unit: str, path: Path) -> None:
 MAX_DIGITS = 19  # 2^63-1 has 19 digits: cyclictest and rtgate-sampler print 64-bit integers
 
 
-def whole(text: str, path: Path, line: int, what: str) -> int:
-    """A printed count or latency, refused beyond 64 bits instead of overflowing a float later."""
+def whole(text: str, path: Path, line: int | None, what: str) -> int:
+    """A printed count or latency, refused beyond 64 bits instead of overflowing a float later.
+    ASCII digits only: int() reads other scripts' digits (and regex \\d matches them) too."""
+    if not (text.isascii() and text.isdigit()):
+        raise ResultsError(f"{what} {text[:24]!r} is not a number in ASCII digits", path=str(path), line=line)
     digits = text.lstrip("0")
     if len(digits) > MAX_DIGITS or (len(digits) == MAX_DIGITS and int(digits) > 2**63 - 1):
         raise ResultsError(

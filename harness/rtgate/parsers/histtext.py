@@ -10,7 +10,7 @@ from pathlib import Path
 from rtgate.core.model import Histogram, RunResult, ThreadResult
 from rtgate.core.validate import check_run
 from rtgate.errors import ResultsError
-from rtgate.parsers.common import ANSI, check_unit, line_locator, numbered_lines, whole
+from rtgate.parsers.common import ANSI, MAX_COLUMNS, MAX_ROWS, check_unit, line_locator, numbered_lines, whole
 
 _ROW = re.compile(r"^(\d+) (\d+(?:\t\d+)*)\s*$")
 _FOOTER = re.compile(r"^# (Total|Min Latencies|Avg Latencies|Max Latencies|Histogram Overflows):((?:\s+\d+)*)\s*$")
@@ -41,7 +41,14 @@ def parse(path: Path, unit: str = "us") -> RunResult:
                     path=str(path),
                     line=number,
                 )
-            rows.append((index, [whole(x, path, number, "count") for x in m.group(2).split("\t")], number))
+            cols = m.group(2).split("\t")
+            if len(cols) > MAX_COLUMNS or len(rows) >= MAX_ROWS:
+                raise ResultsError(
+                    f"more than {MAX_COLUMNS} columns or {MAX_ROWS} rows: not a histogram cyclictest writes",
+                    path=str(path),
+                    line=number,
+                )
+            rows.append((index, [whole(x, path, number, "count") for x in cols], number))
             continue
         m = _FOOTER.match(line)
         if m:

@@ -10,16 +10,18 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from rtgate.core.model import BlockMaxima, Histogram, RunResult, ThreadResult
-from rtgate.core.setup import MeasuredSetup
+from rtgate.core.model import BlockMaxima, Histogram, MeasuredSetup, RunResult, ThreadResult
+from rtgate.core.periods import derive_missed
 from rtgate.core.validate import check_run
 from rtgate.errors import ResultsError
+from rtgate.parsers import foreign
 from rtgate.parsers.cmdline import parse_cmdline
-from rtgate.parsers.periods import derive_missed
 
 # cyclictest prints avg of a thread without samples as nan or -nan: not JSON.
 _NAN = re.compile(r"(?<=[:\[,\s])-?nan(?=\s*[,}\]\n])")
 _SENTINEL_MIN = 1000000
+# Values (commas) in one JSON file: read, each costs ~400 bytes, so this keeps a file under ~400 MB.
+MAX_JSON_VALUES = 800_000
 
 
 def parse(path: Path) -> RunResult:
@@ -27,10 +29,18 @@ def parse(path: Path) -> RunResult:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ResultsError(f"cannot read: {e}", path=str(path)) from e
+    values = text.count(",")
+    if values > MAX_JSON_VALUES:
+        raise ResultsError(
+            f"{values} values: more than the {MAX_JSON_VALUES} a real run's JSON holds "
+            "(1024 threads, thousands of histogram buckets each)",
+            path=str(path),
+        )
     doc = _decode(path, text)
     del text  # 1.4 MB for a 24 h, 64-thread result: not kept beside the decoded tree
     if not isinstance(doc, dict):
         raise ResultsError("JSON results must be an object", path=str(path))
+    foreign.check_json(path, doc)
     if "rtgate" in doc:
         _check_rtgate_types(path, doc)
         return check_run(_parse_rtgate(path, doc), _json_locator(path, doc))
@@ -126,7 +136,7 @@ def _check_top_types(path: Path, doc: dict[str, Any]) -> None:
     for key in ("num_threads", "resolution_in_ns", "file_version", "return_code"):
         _expect(path, doc, key, "", (int,), "a whole number")
     for key in ("cmdline:", "cmdline"):
-        if isinstance(doc.get(key), str) and re.search(r"\d{20}", doc[key]):
+        if isinstance(doc.get(key), str) and re.search(r"[0-9]{20}", doc[key]):
             raise ResultsError("a number beyond 64 bits", path=str(path), key=key)
 
 
@@ -294,11 +304,16 @@ def _cmdline_hist_limit(cmdline: str | None) -> int | None:
         words = cmdline.split()
     for i, w in enumerate(words):
         for opt in ("--histogram=", "--histofall="):
-            if w.startswith(opt) and w[len(opt) :].isdigit():
+            if w.startswith(opt) and w[len(opt) :].isascii() and w[len(opt) :].isdigit():
                 return int(w[len(opt) :])
-        if w in ("-h", "-H", "--histogram", "--histofall") and i + 1 < len(words) and words[i + 1].isdigit():
+        if (
+            w in ("-h", "-H", "--histogram", "--histofall")
+            and i + 1 < len(words)
+            and words[i + 1].isascii()
+            and words[i + 1].isdigit()
+        ):
             return int(words[i + 1])
-        if re.fullmatch(r"-[hH]\d+", w):
+        if re.fullmatch(r"-[hH][0-9]+", w):
             return int(w[2:])
     return None
 
@@ -446,6 +461,7 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
     unit = rg.get("unit")
     if unit not in ("us", "ns"):
         raise ResultsError(f"unit must be us or ns, not {unit!r}", path=str(path), key="rtgate.unit")
+    _check_stated_unit(path, doc, unit)
     threads = []
     for i, t in enumerate(_need(rg, "threads", path, "rtgate", list)):
         where = f"rtgate.threads[{i}]"
@@ -518,6 +534,27 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
     )
     run.measured_setup = _rtgate_setup(rg, threads)
     return run
+
+
+def _check_stated_unit(path: Path, doc: dict[str, Any], unit: str) -> None:
+    """rtgate-sampler states its unit three times (rtgate.unit, resolution_in_ns, -N on its command line):
+    an edit of one leaves the others contradicting it, and values read in the wrong unit are 1000x off."""
+    resolution = doc.get("resolution_in_ns")
+    if resolution in (0, 1) and (resolution == 1) != (unit == "ns"):
+        raise ResultsError(
+            f"contradicts itself: rtgate.unit is {unit} but resolution_in_ns is {resolution}",
+            path=str(path),
+            key="rtgate.unit",
+        )
+    cmdline = doc.get("cmdline:")
+    if isinstance(cmdline, str) and cmdline.strip():
+        nsecs = parse_cmdline(cmdline).nsecs
+        if nsecs != (unit == "ns"):
+            raise ResultsError(
+                f"contradicts itself: rtgate.unit is {unit} but the command line {'has' if nsecs else 'has no'} -N",
+                path=str(path),
+                key="rtgate.unit",
+            )
 
 
 def _positive(value: Any) -> Any:

@@ -29,8 +29,9 @@ from pathlib import Path
 
 from rtgate.core.model import Histogram, RunResult, ThreadResult
 from rtgate.core.timerlat_spec import CONTEXTS
+from rtgate.core.validate import check_run
 from rtgate.errors import ResultsError
-from rtgate.parsers.common import numbered_lines
+from rtgate.parsers.common import MAX_COLUMNS, MAX_ROWS, numbered_lines, whole
 
 MAGIC = "# RTLA timerlat histogram"
 COLUMNS = {"IRQ": "irq", "Thr": "thread", "Usr": "user"}  # rtla column prefix -> context
@@ -38,7 +39,8 @@ _COLUMN = re.compile(r"^(IRQ|Thr|Usr)-(\d+)$")
 _UNIT = re.compile(r"^# Time unit is (?:microseconds|nanoseconds) \((us|ns)\)\s*$")
 _DURATION = re.compile(r"^# Duration:\s+(\d+)\s+(\d+):(\d+):(\d+)\s*$")
 _SUMMARY = ("count", "min", "avg", "max")
-_MISSED = re.compile(r"^(\d+) \(([\d.]+)%\) events missed")
+_MISSED = re.compile(r"^(\d+) \(([\d.]+)%\) events missed", re.ASCII)
+MAX_ANALYSIS = 4 * 1024 * 1024  # rtla's auto-analysis of a stop: a few KiB per CPU
 
 
 def looks_like(head: str) -> bool:
@@ -57,10 +59,8 @@ def _numbers(words: list[str], n: int, what: str, path: Path, line: int) -> list
     for w in words:
         if w == "-":
             out.append(None)
-        elif w.isdigit():
-            out.append(int(w))
         else:
-            raise ResultsError(f"'{what}': {w!r} is not a count", path=str(path), line=line)
+            out.append(whole(w, path, line, f"'{what}'"))
     return out
 
 
@@ -76,6 +76,7 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
     stopped = False
     lost: list[str] = []
     tail: list[str] = []
+    tail_size = 0
     in_all = False
     header_line: int | None = None  # the 'Index' line: before it, the file's header
     for number, line in numbered_lines(path):
@@ -87,12 +88,14 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
                 continue
             m = _DURATION.match(line)
             if m:
-                d, h, mi, s = (int(x) for x in m.groups())
+                d, h, mi, s = (whole(x, path, number, "duration") for x in m.groups())
                 duration = ((d * 24 + h) * 60 + mi) * 60 + s
                 continue
             if line.startswith("#") or not line.strip():
                 continue
             if words and words[0] == "Index":
+                if len(words) > 1 + 3 * MAX_COLUMNS:
+                    raise ResultsError(f"more than {3 * MAX_COLUMNS} columns", path=str(path), line=number)
                 for w in words[1:]:
                     c = _COLUMN.match(w)
                     if not c:
@@ -101,7 +104,7 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
                             path=str(path),
                             line=number,
                         )
-                    columns.append((COLUMNS[c.group(1)], int(c.group(2))))
+                    columns.append((COLUMNS[c.group(1)], whole(c.group(2), path, number, "CPU")))
                 header_line = number
                 if len(set(columns)) != len(columns):
                     raise ResultsError("a column appears twice", path=str(path), line=number)
@@ -139,14 +142,17 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
             summary[key] = (_numbers(words[1:], len(columns), key + ":", path, number), number)
             continue
         if words[0].isdigit() and "over" not in summary:
-            values = _numbers(words[1:], len(columns), f"row {words[0]}", path, number)
+            index = whole(words[0], path, number, "bucket")
+            values = _numbers(words[1:], len(columns), f"row {index}", path, number)
             if any(v is None for v in values):
-                raise ResultsError(f"row {words[0]} has '-' for a count", path=str(path), line=number)
-            if rows and int(words[0]) <= rows[-1][0]:
+                raise ResultsError(f"row {index} has '-' for a count", path=str(path), line=number)
+            if rows and index <= rows[-1][0]:
                 raise ResultsError(
-                    f"row {words[0]} after row {rows[-1][0]}: rows must ascend", path=str(path), line=number
+                    f"row {index} after row {rows[-1][0]}: rows must ascend", path=str(path), line=number
                 )
-            rows.append((int(words[0]), values, number))
+            if len(rows) >= MAX_ROWS:
+                raise ResultsError(f"more than {MAX_ROWS} histogram rows", path=str(path), line=number)
+            rows.append((index, values, number))
             continue
         if "max" not in summary:
             raise ResultsError(f"unexpected line {line[:80]!r} in the histogram", path=str(path), line=number)
@@ -157,6 +163,20 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
             continue
         if line.strip() == "rtla timerlat hit stop tracing":
             stopped = True
+        elif not stopped and line.strip():
+            # rtla prints nothing else after its summary unless a threshold stopped it (then its analysis)
+            raise ResultsError(
+                f"unexpected text after the summary: {line[:80]!r} (two outputs in one file?)",
+                path=str(path),
+                line=number,
+            )
+        tail_size += len(line) + 1
+        if tail_size > MAX_ANALYSIS:
+            raise ResultsError(
+                f"rtla's analysis after the summary is longer than {MAX_ANALYSIS // 1024} KiB",
+                path=str(path),
+                line=number,
+            )
         tail.append(line)
     if header_line is None:
         raise ResultsError(
@@ -205,7 +225,8 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
         for idx, n_in in counts:
             span = width if width else (high + 1 - idx if high is not None else None)  # only row 0: up to the max
             buckets.append((idx, None if span is None else idx + span, n_in))
-        range_end = entries * (bucket or 1) if entries else (rows[-1][0] + 1 if rows else 0)
+        # Without -E the overflow starts past the last printed row (at least one bucket on)
+        range_end = entries * (bucket or 1) if entries else (rows[-1][0] + (width or 1) if rows else (width or 1))
         threads.append(
             ThreadResult(
                 index=len(threads),
@@ -237,7 +258,7 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
         env["analysis"] = "\n".join(tail).strip("\n")
     elif any(x.strip() for x in tail):
         env["rtla_notes"] = "\n".join(tail).strip("\n")
-    return RunResult(
+    run = RunResult(
         source=str(path),
         format="rtla-timerlat-hist",
         unit=the_unit,
@@ -247,6 +268,15 @@ def parse(path: Path, unit: str | None = None, bucket: int | None = None, entrie
         elapsed_s=float(duration) if duration is not None else None,
         environment=env,
     )
+    if threads:  # a stop before any sample leaves no column (the caller adds the CPUs asked)
+        lines = {**{k: summary[k][1] for k in _SUMMARY}, "cycles": summary["count"][1], "histogram": summary["over"][1]}
+
+        def locate(pos: int, name: str) -> tuple[int | None, str | None]:
+            t = threads[pos]
+            return lines.get(name), f"{t.label}-cpu{t.cpu}: {name}" if name else f"{t.label}-cpu{t.cpu}"
+
+        check_run(run, locate)
+    return run
 
 
 def _width(indices: list[int], bucket: int | None) -> int | None:

@@ -6,12 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rtgate.core.model import RunResult, ThreadResult
-from rtgate.core.setup import MeasuredSetup
+from rtgate.core.model import MeasuredSetup, RunResult, ThreadResult
+from rtgate.core.periods import derive_missed
 from rtgate.core.validate import check_run
 from rtgate.errors import ResultsError
-from rtgate.parsers.common import ANSI, check_unit, line_locator, numbered_lines, whole
-from rtgate.parsers.periods import derive_missed
+from rtgate.parsers.common import ANSI, MAX_COLUMNS, check_unit, line_locator, numbered_lines, whole
 
 _T = re.compile(
     r"^T:\s*(\d+)\s+\(\s*(\d+)\)\s+P:\s*(\d+)\s+I:\s*(\d+)\s+C:\s*(\d+)\s+"
@@ -55,6 +54,8 @@ def parse(path: Path, unit: str = "us") -> RunResult:
             interval_us=interval,
             policy=policy,
         )
+        if idx >= MAX_COLUMNS:
+            raise ResultsError(f"thread {idx}: more threads than cyclictest runs", path=str(path), line=number)
         if idx in latest:
             _check_progress(path, number, latest[idx], t)
         latest[idx] = t

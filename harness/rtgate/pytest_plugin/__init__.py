@@ -135,6 +135,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_SESSION] = GateSession(_settings(config), rootdir=Path(str(config.rootpath)))
     except RtgateError as e:
         raise pytest.UsageError(f"rtgate: {e}") from e
+    _check_distribution(config)
     # SIGTERM and SIGHUP (a CI cancel, a lost ssh session) end the session as Ctrl-C does: pytest
     # then reports and writes --junitxml. During a measurement, rtgate's own stop takes over.
     saved: dict[int, Any] = {}
@@ -143,6 +144,48 @@ def pytest_configure(config: pytest.Config) -> None:
             if signal.getsignal(s) == signal.SIG_DFL:
                 saved[s] = signal.signal(s, _stop_as_ctrl_c)
     config.stash[_SAVED_HANDLERS] = saved
+
+
+def _check_distribution(config: pytest.Config) -> None:
+    """pytest-xdist --dist each runs every test on every worker: each would measure the same
+    measurement again, and the reports would mix their verdicts. Refused; the other modes keep a
+    measurement's gates on one worker (pytest_xdist_make_scheduler below)."""
+    if getattr(config, "workerinput", None) is not None or not config.pluginmanager.hasplugin("xdist"):
+        return
+    if config.getoption("dist", "no") == "each" and (
+        config.stash[_SESSION].settings.thresholds
+        or any(a.split("::")[0].endswith((".yaml", ".yml")) for a in config.args)
+    ):
+        raise pytest.UsageError(
+            "rtgate: --dist each would run every measurement once per worker, and its gates would get "
+            "several verdicts: use --dist load, loadscope, loadfile or loadgroup (rtgate keeps a measurement's "
+            "gates on one worker in each)"
+        )
+
+
+def _gate_scope(nodeid: str) -> str | None:
+    """file.yaml::measurement for a gate collected from a threshold file, else None."""
+    parts = nodeid.split("@")[0].split("::")
+    if len(parts) == 3 and parts[0].endswith((".yaml", ".yml")):
+        return "rtgate:" + "::".join(parts[:2])
+    return None
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """pytest-xdist: one measurement, one run per session. Every gate of a measurement goes to the
+    one worker that measures it; any other test is scheduled as --dist load (or loadgroup) would.
+    loadscope and loadfile already keep a measurement together; each is refused at configure."""
+    if config.getvalue("dist") not in ("load", "loadgroup", "worksteal"):
+        return None
+    from xdist.scheduler import LoadGroupScheduling  # type: ignore[import-untyped]
+
+    class MeasurementScheduling(LoadGroupScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            scope = _gate_scope(nodeid)
+            return scope if scope is not None else str(super()._split_scope(nodeid))
+
+    return MeasurementScheduling(config, log)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -286,13 +329,16 @@ def failure_text(v: Verdict) -> str:
     return f"{v.status.value}: {v.reason}\n" + "\n".join(f"  {k.ljust(width)}  {val}" for k, val in rows)
 
 
-def record_figures(config: pytest.Config, node: pytest.Item, verdict: Verdict) -> None:
+def record_figures(config: pytest.Config, node: pytest.Item, verdict: Verdict, per_gate: bool = False) -> None:
     """Put a verdict's figures where pytest's --junitxml writes them, in either JUnit family.
 
     xunit1/legacy: testcase <properties> (what record_property does). xunit2, pytest's default,
     has no testcase properties in its schema and record_property warns there; the figures go
     into the testsuite's <properties> instead, named "<test id>::<figure>" (what
     record_testsuite_property does), which Jenkins keeps with keepProperties.
+
+    per_gate: the test judged several gates or threads (the rt_latency fixture): each figure is
+    named after its gate and thread too, so two threads never write the same property.
     """
     figures: dict[str, Any] = {
         "status": verdict.status.value,
@@ -303,6 +349,8 @@ def record_figures(config: pytest.Config, node: pytest.Item, verdict: Verdict) -
     }
     figures.update({k: v for k, v in verdict.properties.items() if not isinstance(v, (list, dict))})
     figures = {k: v for k, v in figures.items() if v is not None}
+    if per_gate:
+        figures = {f"{verdict.gate}[{verdict.thread}]::{k}": v for k, v in figures.items()}
     if hasattr(config, "workerinput") and config.getini("junit_family") not in ("xunit1", "legacy"):
         # A pytest-xdist worker has no JUnit writer: the figures travel with the test's report and
         # the controller moves them into its testsuite properties (pytest_runtest_logreport below).
@@ -390,7 +438,7 @@ def rt_latency(request: pytest.FixtureRequest) -> Callable[..., LatencyResult]:
     def measure(**settings: Any) -> LatencyResult:
         name = settings.pop("name", request.node.name)
         result = gate_session.measure_for_test(name, **settings)
-        result.on_gate = lambda v: record_figures(request.config, request.node, v)
+        result.on_gate = lambda v: record_figures(request.config, request.node, v, per_gate=True)
         return result
 
     return measure

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rtgate.core.gate_kinds import KINDS
 from rtgate.core.gates import Status, Verdict, evaluate, predicted_thread_ids
 from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.recorded import refuse_own_files
 from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.status import SEVERITY
 from rtgate.core.thresholds import (
@@ -114,7 +116,6 @@ class LatencyResult:
                 where=("<test>", 0),
                 above_us=float(above_us),
                 rate=parse_rate(rate),
-                confidence=confidence,
             )
         elif avg_us is not None:
             spec = GateSpec(name=f"avg-{avg_us:g}us", kind="avg", where=("<test>", 0), limit_us=float(avg_us))
@@ -123,6 +124,8 @@ class LatencyResult:
         else:
             raise ValueError("gate() takes max_us, percentile + limit_us, above_us + rate, avg_us or missed")
         spec.cpus = cpus
+        if "confidence" in KINDS[spec.kind].takes:  # every kind judged by confidence bounds, not miss_rate alone
+            spec.confidence = confidence
         m = Measurement(
             name=self.measurement.name,
             description="",
@@ -180,6 +183,7 @@ class GateSession:
             raise RtgateError(f"several results for measurement {name!r}: {', '.join(map(str, paths))}")
         path = paths[0]
         if path not in self._loaded:
+            refuse_own_files(path)
             self._loaded[path] = load_results(path)
         return self._loaded[path]
 
@@ -301,10 +305,28 @@ class GateSession:
                 self.verdicts.append((path, v))
         self._platforms.update(platforms)
 
+    def unique_verdicts(self) -> list[Verdict]:
+        """The session's verdicts, a measurement name two threshold files share qualified by its file's
+        platform (or path, when they share that too): JUnit suites, classes and test names stay unique."""
+        files: dict[str, set[str]] = {}
+        for path, v in self.verdicts:
+            files.setdefault(v.measurement, set()).add(path)
+        platform_of = {display: platform for platform, display in self._platforms.items()}
+        shared = {name for name, paths in files.items() if len(paths) > 1}
+        out = []
+        for path, v in self.verdicts:
+            if v.measurement in shared:
+                names = [platform_of.get(p) for p in files[v.measurement]]
+                unique = None not in names and len(set(names)) == len(names)
+                qualifier = platform_of[path] if unique else path
+                v = dataclasses.replace(v, measurement=f"{qualifier}.{v.measurement}")
+            out.append(v)
+        return out
+
     def write_side_files(self) -> None:
         if not self.verdicts:
             return
-        verdicts = [v for _, v in self.verdicts]
+        verdicts = self.unique_verdicts()
         platform = ",".join(sorted(self._platforms)) or "pytest"
         allow = self.settings.allow_inconclusive
         if self.settings.json:

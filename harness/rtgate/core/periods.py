@@ -19,12 +19,17 @@ from __future__ import annotations
 
 import math
 
-from rtgate.core.model import RunResult, ThreadResult
-from rtgate.core.setup import MeasuredSetup
+from rtgate.core.model import MeasuredSetup, RunResult, ThreadResult
 
 # How far the true average can be above the printed one, in the results' unit.
 AVG_SLACK = {"histogram-text": 1.0, "summary-text": 1.0, "rt-tests-json": 0.005}
-EARLY_SHARE = 0.05  # more than 5 % of the periods unaccounted for: the run stopped early
+# Formats of tools that skip periods without counting them (cyclictest; rtgate-sampler's text views).
+SKIPS_SILENTLY = frozenset({"histogram-text", "summary-text", "verbose-text", "rt-tests-json"})
+# Periods unaccounted for (neither sampled nor skipped) beyond the start-up slack mean the run stopped early
+# or the file was cut: more than 5 % of them, or more than half a second of them (cyclictest's threads start
+# a few ms after its -D clock; a cut file lacks its last samples silently).
+EARLY_SHARE = 0.05
+START_SLACK_S = 0.5
 
 
 def _skips_below(value: float, interval: float) -> int:
@@ -89,6 +94,7 @@ def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> Non
     )
     loops = setup.loops if setup else None
     reached = [t for t in run.threads if loops and t.cycles >= loops]
+    reached_ids = {id(t) for t in reached}  # `t in reached` compared dataclasses: quadratic in threads
     bounds: dict[int, tuple[int, int]] = {}
     for t in run.threads:
         iv = _interval_of(t)
@@ -115,7 +121,7 @@ def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> Non
             t.missed, t.missed_upper = lat_lo, (lat_hi if lat_hi > lat_lo else None)
             t.missed_derivation = f"expected periods unknown ({why}); {lat}"
             continue
-        if reached and t in reached:
+        if reached and id(t) in reached_ids:
             # It stopped the run at -l N: periods it skipped itself show only in its latencies (and the clock).
             hi = lat_hi
             if elapsed:
@@ -154,7 +160,7 @@ def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> Non
         if cnt_lo > lat_hi:
             # Periods nobody skipped: the thread was not measuring (stopped early, or started late).
             unaccounted = cnt_lo - lat_hi
-            if unaccounted > max(2, EARLY_SHARE * expected):
+            if unaccounted > max(2, min(EARLY_SHARE * expected, START_SLACK_S * 1e6 / iv)):
                 early.append(
                     f"thread {t.index} has {t.cycles} cycles of {expected} expected ({basis}) and its "
                     f"latencies explain at most {lat_hi} skipped"

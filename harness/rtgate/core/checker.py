@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""YAML files read with the line of every key, and the one checker of their values: threshold files
+(thresholds.py, timerlat_spec.py) and lab files (lava/lab.py) name each mistake by file, line and key."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rtgate.core import keys
+from rtgate.core.yamlload import THRESHOLDS, Limits, load_yaml
+from rtgate.errors import RtgateError, ThresholdsError
+
+MAX_CPUS = 1024  # the sampler's MAX_CPUS (sampler/params.h, in its --dump-contract): CPUs 0 to 1023
+Key = tuple[Any, ...]
+Where = tuple[str, int]  # file, line
+
+
+def load_yaml_lines(
+    path: Path, limits: Limits = THRESHOLDS, error: type[RtgateError] = ThresholdsError, what: str = "threshold"
+) -> tuple[Any, dict[Key, Where]]:
+    """A YAML file (bounded: limits), with the file and line of every key and item."""
+    try:
+        with path.open("rb") as f:
+            raw = f.read(limits.max_bytes + 1)  # never read more than the cap
+        if len(raw) > limits.max_bytes:
+            raise error(f"larger than {limits.max_bytes} bytes: not a {what} file", path=str(path))
+        text = raw.decode("utf-8")
+    except OSError as e:
+        raise error(f"cannot read: {e.strerror}", path=str(path)) from e
+    except UnicodeDecodeError as e:
+        raise error(f"not UTF-8 text: {e}", path=str(path)) from e
+    data, node = load_yaml(text, str(path), ThresholdsError, limits, "threshold")
+    lines: dict[Key, Where] = {}
+
+    def walk(n: yaml.Node, key: Key) -> None:
+        lines[key] = (str(path), n.start_mark.line + 1)
+        if isinstance(n, yaml.MappingNode):
+            for k, v in n.value:
+                child = key + (k.value,)
+                walk(v, child)
+                lines[child] = (str(path), k.start_mark.line + 1)
+        elif isinstance(n, yaml.SequenceNode):
+            for i, v in enumerate(n.value):
+                walk(v, key + (i,))
+
+    if node is not None:
+        walk(node, ())
+    return data, lines
+
+
+def parse_rate(value: Any) -> float:
+    """'0.1%' or a fraction such as 0.001, below 1."""
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*%\s*", value)
+        if not m:
+            raise ValueError(f"must be a percentage such as '0.1%' or a fraction, not {value!r}")
+        r = float(m.group(1)) / 100.0
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        r = float(value)
+    else:
+        raise ValueError(f"must be a percentage such as '0.1%' or a fraction, not {value!r}")
+    if not 0.0 <= r < 1.0:
+        raise ValueError(f"must be a fraction from 0 to below 1 or a percentage below 100 %, not {value!r}")
+    return r
+
+
+def parse_duration(value: Any) -> int:
+    """Whole seconds from 30, '30s', '10m', '2h' or '1d'."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 315_360_000:  # the sampler's -D max
+        return value
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*([0-9]{1,12})\s*([smhd]?)\s*", value)  # ASCII digits only
+        if m and 0 < int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)] <= 315_360_000:
+            return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]  # <= 3650 d
+    raise ValueError(f"must be a whole duration such as 30s, 10m, 2h or 1d, not {value!r}")
+
+
+class Checker:
+    """Checks values read from a YAML file and names the file, line and key of any mistake (error: the
+    exception raised, ThresholdsError unless given)."""
+
+    def __init__(self, path: Path, lines: dict[Key, Where], error: type[RtgateError] = ThresholdsError) -> None:
+        self.path = path
+        self.lines = lines
+        self.error = error
+
+    def fail(self, key: Key, message: str) -> RtgateError:
+        where = None
+        k = key
+        while where is None:
+            where = self.lines.get(k)
+            if not k:
+                break
+            k = k[:-1]
+        file, line = where if where else (str(self.path), None)
+        dotted = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(key))
+        return self.error(message, path=file, line=line, key=dotted or None)
+
+    def where(self, key: Key) -> Where:
+        return self.lines.get(key, (str(self.path), 0))
+
+    def mapping(self, value: Any, key: Key, allowed: set[str], required: Collection[str] = ()) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(key, "must be a mapping")
+        for k in value:
+            if k not in allowed:
+                near = keys.did_you_mean(k, allowed)
+                raise self.fail(key + (k,), f"unknown key{near} (expected one of: {', '.join(sorted(allowed))})")
+        for k in sorted(required):
+            if k not in value:
+                raise self.fail(key, f"missing required key {k!r}")
+        return value
+
+    def field(self, table: dict[str, keys.Key], m: dict[str, Any], key: Key, name: str) -> Any:
+        """m[name] checked against table[name]."""
+        return self.checked(table[name], m[name], key + (name,))
+
+    def checked(self, spec: keys.Key, value: Any, key: Key) -> Any:
+        """A value checked against its declaration: type and range from core/keys.py."""
+        if spec.type == "int":
+            assert spec.lo is not None and spec.hi is not None
+            return self.integer(value, key, int(spec.lo), int(spec.hi))
+        if spec.type == "float":
+            assert spec.lo is not None and spec.hi is not None
+            return self.number(value, key, spec.lo, spec.hi, lo_open=spec.lo_open)
+        if spec.type == "bool":
+            return self.boolean(value, key)
+        if spec.type == "duration":
+            return self.duration(value, key)
+        if spec.type == "rate":
+            return self.rate(value, key)
+        if spec.type == "str":
+            return self.string(value, key)
+        if spec.type == "name":
+            return self.name(value, key)
+        raise AssertionError(f"{spec.name}: a {spec.type} is checked by its section")
+
+    def string(self, value: Any, key: Key) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, f"must be a non-empty string, not {value!r}")
+        return value
+
+    def name(self, value: Any, key: Key) -> str:
+        s = self.string(value, key)
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", s):
+            raise self.fail(key, f"{s!r}: use letters, digits, '-', '_' and '.' only")
+        return s
+
+    def integer(self, value: Any, key: Key, lo: int, hi: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise self.fail(key, f"must be a whole number from {lo} to {hi}, not {value!r}")
+        return value
+
+    def number(self, value: Any, key: Key, lo: float, hi: float, lo_open: bool = False) -> float:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not ((lo < value if lo_open else lo <= value) and value <= hi)
+        ):
+            bound = f"above {lo:g}" if lo_open else f"from {lo:g}"
+            raise self.fail(key, f"must be a number {bound} to {hi:g}, not {value!r}")
+        return float(value)
+
+    def boolean(self, value: Any, key: Key) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(key, f"must be true or false, not {value!r}")
+        return value
+
+    def rate(self, value: Any, key: Key) -> float:
+        try:
+            return parse_rate(value)
+        except ValueError as e:
+            raise self.fail(key, str(e)) from None
+
+    def duration(self, value: Any, key: Key) -> int:
+        try:
+            return parse_duration(value)
+        except ValueError as e:
+            raise self.fail(key, str(e)) from None
+
+    def cpus(self, value: Any, key: Key) -> list[int] | str:
+        if value == "all":
+            return "all"
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = [value]
+        if isinstance(value, str):
+            out: list[int] = []
+            for part in value.split(","):
+                m = re.fullmatch(r"\s*([0-9]{1,9})\s*(?:-\s*([0-9]{1,9})\s*)?", part)  # ASCII digits only
+                if not m:
+                    raise self.fail(key, f"bad CPU list {value!r} (use 'all', 3, [0, 2] or '0-3')")
+                lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+                if hi < lo:
+                    raise self.fail(key, f"bad CPU range {part.strip()!r}")
+                if hi >= MAX_CPUS:  # checked before the range is made: '0-99999999' costs nothing
+                    raise self.fail(key, f"CPU {hi} is beyond the sampler's {MAX_CPUS} CPUs")
+                out.extend(range(lo, hi + 1))
+                if len(out) > MAX_CPUS:
+                    raise self.fail(key, f"more than the sampler's {MAX_CPUS} CPUs listed")
+            return out
+        if (
+            isinstance(value, list)
+            and value
+            and len(value) <= MAX_CPUS
+            and all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < MAX_CPUS for c in value)
+        ):
+            return list(value)
+        raise self.fail(key, f"bad CPU list {value!r} (use 'all', 3, [0, 2] or '0-3')")

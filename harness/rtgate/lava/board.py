@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""What a board needs of a measurement, as the parameters lava-defs/rtgate.sh reads (LAVA and Fuego).
+
+rtgate.sh runs on the board without Python: it gets the sampler's arguments with their gates
+(RTGATE_ARGS), the load (RTGATE_LOAD), the requirements (RTGATE_REQUIRE) and the CPUs the
+threads are pinned to (RTGATE_MEASURED_CPUS), and carries out all of it as `rtgate run` does.
+Whatever part of a threshold file the board cannot carry out is refused here, with the
+measurement and the key named: a job never drops part of a file silently.
+
+RTGATE_LOAD and RTGATE_REQUIRE are ';'-separated key=value fields; a load command is its words
+separated by spaces. LAVA writes parameters into its run.sh as NAME='value' without escaping, so no
+value holds a quote or a newline, and none of these a ';' or a word with a space in it.
+"""
+
+from __future__ import annotations
+
+from rtgate.core.thresholds import Measurement
+from rtgate.errors import RtgateError
+from rtgate.measure.load import DEFAULT_CPU_PERCENT_PER_WORKER, DEFAULT_CUSTOM_CPU_PERCENT, DEFAULT_OPS_PER_SECOND
+from rtgate.measure.sampler_args import sampler_args
+
+# The requirements rtgate.sh checks on the board (measure/conditions.py's unmet() is the reference).
+BOARD_REQUIREMENTS = (
+    "preempt_rt",
+    "isolated_cpus",
+    "governor",
+    "bare_metal",
+    "rt_throttling_off",
+    "architecture",
+    "compatible",
+    "dmi_product",
+    "cpu_count",
+)
+# The knobs Linaro's cyclictest test definition names, as the sampler's arguments fix them.
+NAMED = ("PRIORITY", "INTERVAL", "THREADS", "AFFINITY", "HISTOGRAM")
+_UNSAFE = set("'\"\\\n\r\t;`$")
+
+
+def _word(m: Measurement, what: str, value: str) -> str:
+    if not value or any(c in _UNSAFE or c.isspace() or not c.isprintable() for c in value):
+        raise RtgateError(f"measurement {m.name}: {what} {value!r} cannot travel to a board (no spaces, quotes or ';')")
+    return value
+
+
+def _field(m: Measurement, what: str, value: str) -> str:
+    """A value that may hold spaces (a DMI product name) but no quote, ';' or control character."""
+    if any(c in _UNSAFE - {" "} or not c.isprintable() for c in value):
+        raise RtgateError(f"measurement {m.name}: {what} {value!r} cannot travel to a board (no quotes or ';')")
+    return value
+
+
+def compiled_args(m: Measurement, duration_s: int | None, rt_priority: int | None = None) -> str:
+    """RTGATE_ARGS: the sampler options and gates of a measurement, one word each."""
+    args = sampler_args(m, None, duration_s=duration_s, native_gates=True)
+    if rt_priority is not None:
+        if "-p" not in args or len(m.sampler.threads) != 1:
+            raise RtgateError(
+                f"measurement {m.name}: --rt-priority needs one real-time thread group (set priorities in the file)"
+            )
+        args[args.index("-p") + 1] = str(rt_priority)
+    for a in args:
+        if any(c.isspace() or c in "'\"\\" for c in a):
+            raise RtgateError(f"measurement {m.name}: sampler argument {a!r} cannot travel in a LAVA parameter")
+    return " ".join(args)
+
+
+def named_values(args: str) -> dict[str, str]:
+    """PRIORITY, INTERVAL, THREADS, AFFINITY, HISTOGRAM as RTGATE_ARGS fixes them (rtgate.sh derives
+    them the same way; a named parameter that differs is a contradiction, every gate ERROR)."""
+    out = dict.fromkeys(NAMED, "")
+    words = args.split()
+    for i, w in enumerate(words):
+        following = words[i + 1] if i + 1 < len(words) else ""
+        if w == "-S":
+            out["THREADS"] = out["AFFINITY"] = "all"
+        elif w in ("-p", "-i", "-t", "-a", "-h"):
+            out[{"-p": "PRIORITY", "-i": "INTERVAL", "-t": "THREADS", "-a": "AFFINITY", "-h": "HISTOGRAM"}[w]] = (
+                following
+            )
+        elif w.startswith("--thread-cpus="):
+            out["AFFINITY"] = w.split("=", 1)[1]
+            out["THREADS"] = str(out["AFFINITY"].count(",") + 1)
+        elif w.startswith("--thread-priorities="):
+            out["PRIORITY"] = w.split("=", 1)[1]
+    return out
+
+
+def load_param(m: Measurement) -> str:
+    """RTGATE_LOAD: the load as rtgate.sh runs it ('' for none)."""
+    if len(m.loads) > 1:  # rtgate.sh runs one load: the others would be missing from what is judged
+        raise RtgateError(
+            f"measurement {m.name} runs {len(m.loads)} loads together ({', '.join(ld.kind for ld in m.loads)}); "
+            "the board script runs one: measure it with rtgate run or the pytest plugin on the board"
+        )
+    spec = m.load
+    if spec.kind == "none":
+        return ""
+    if spec.kind == "kcompile" and not spec.tree:
+        raise RtgateError(
+            f"measurement {m.name}: a kcompile load on a board needs tree: (a kernel source tree on the board)"
+        )
+    cpus = spec.cpus if isinstance(spec.cpus, str) else ",".join(map(str, spec.cpus))
+    fields = [f"kind={spec.kind}", f"cpus={cpus}", f"warmup={spec.warmup_seconds:g}"]
+    if spec.workers:
+        fields.append(f"workers={spec.workers}")
+    if spec.kind in ("memory", "io"):
+        fields.append(f"size={_word(m, 'load size', spec.size)}")
+    if spec.kind in ("io", "timer", "network"):
+        floor = DEFAULT_OPS_PER_SECOND if spec.min_ops_per_second is None else spec.min_ops_per_second
+        fields.append(f"min_ops={floor:g}")
+    elif spec.min_cpu_percent is not None:
+        fields.append(f"min_cpu={spec.min_cpu_percent:g}")
+    elif spec.kind == "custom":
+        fields.append(f"min_cpu={DEFAULT_CUSTOM_CPU_PERCENT:g}")
+    else:
+        fields.append(f"per_worker={DEFAULT_CPU_PERCENT_PER_WORKER:g}")
+    if spec.tree:
+        fields.append(f"tree={_word(m, 'load tree', spec.tree)}")
+    if spec.kind == "custom":
+        fields.append("command=" + " ".join(_word(m, "load command word", w) for w in spec.command))
+    return ";".join(fields)
+
+
+def require_param(m: Measurement) -> str:
+    """RTGATE_REQUIRE: each requirement as key=value ('' for none)."""
+    fields = []
+    for key, value in m.require.items():
+        if key not in BOARD_REQUIREMENTS:
+            raise RtgateError(
+                f"measurement {m.name}: require {key} cannot be checked on a board by rtgate.sh; "
+                "drop it from the board's file or measure with rtgate run"
+            )
+        if isinstance(value, bool):
+            if value:
+                fields.append(f"{key}=true")
+        else:
+            fields.append(f"{key}={_field(m, f'require {key}', str(value))}")
+    return ";".join(fields)
+
+
+def measured_cpus_param(m: Measurement) -> str:
+    """RTGATE_MEASURED_CPUS: the CPUs the threads are pinned to; 'all' for one per CPU; '' unpinned."""
+    groups = m.sampler.threads
+    if any(g.cpus == "all" for g in groups):
+        return "all"
+    cpus: list[int] = []
+    for g in groups:
+        if not isinstance(g.cpus, list) or not g.cpus:
+            return ""
+        cpus += [c for c in g.cpus if c not in cpus]
+    return ",".join(map(str, cpus))
+
+
+def board_params(m: Measurement, duration_s: int | None, rt_priority: int | None = None) -> dict[str, str]:
+    """Every parameter rtgate.sh needs for one measurement, named as rtgate.yaml names them."""
+    if m.strict:
+        raise RtgateError(
+            f"measurement {m.name}: strict: true needs rtgate doctor's checks, which a board does not run; "
+            "drop strict from the board's file or measure with rtgate run"
+        )
+    args = compiled_args(m, duration_s, rt_priority)
+    params = {
+        "RTGATE_ARGS": args,
+        "RTGATE_MEASUREMENT": m.name,
+        "RTGATE_LOAD": load_param(m),
+        "RTGATE_REQUIRE": require_param(m),
+        "RTGATE_MEASURED_CPUS": measured_cpus_param(m),
+    }
+    params.update(named_values(args))
+    return params
+
+
+def args_text(m: Measurement, duration_s: int | None, every: bool) -> str:
+    """`rtgate lava args` / `rtgate fuego args`: RTGATE_ARGS alone, or (every) each board parameter as
+    NAME='value' lines. RTGATE_ARGS alone is refused for a measurement with a load or requirements:
+    a board given only the sampler's arguments would measure without them."""
+    params = board_params(m, duration_s)
+    if every:
+        return "".join(f"{k}='{v}'\n" for k, v in params.items())
+    dropped = [k for k in ("load", "require") if params["RTGATE_" + k.upper()]]
+    if dropped:
+        raise RtgateError(
+            f"measurement {m.name} has {' and '.join(k + ':' for k in dropped)} that RTGATE_ARGS does not carry: "
+            "use --all to print every board parameter (RTGATE_LOAD, RTGATE_REQUIRE, ...)"
+        )
+    return params["RTGATE_ARGS"] + "\n"
