@@ -52,7 +52,7 @@ const struct mathfns *mathfns_get(const char **why)
 #else
 #include <math.h>
 
-static const struct mathfns linked = { exp, log, log1p, lgamma, pow, sqrt, ceil };
+static const struct mathfns linked = { exp, expm1, log, log1p, lgamma, pow, sqrt, ceil };
 
 const struct mathfns *mathfns_get(const char **why)
 {
