@@ -570,7 +570,12 @@ else
 	[ "$measured_run" = 1 ] || reached=null
 	load_json="{\"kind\":$(json_str "$load_kind"),\"cpus\":$(json_list "$load_cpus"),\"level\":{\"unit\":$(json_str "$load_unit"),\"min\":${load_floor:-null},\"reached\":$reached},\"problem\":$(json_str_or_null "$load_problem"),\"source\":\"$([ -n "$load_min_ops" ] && echo 'stress-ng YAML' || echo '/proc/stat busy share of the load CPUs')\"}"
 fi
-environment="{\"recorded_by\":\"rtgate.sh\",\"system\":{\"kernel_release\":$(json_str "$kernel_release"),\"kernel_version\":$(json_str "$kernel_version"),\
+# How long the sampler measured (its JSON's wall time, one "elapsed_s" line): the JUnit time of the gates.
+elapsed=""
+if [ "$measured_run" = 1 ] && [ -f "$OUTPUT_DIR/$M.json" ]; then
+	elapsed=$(sed -n 's/^ *"elapsed_s": *\([0-9][0-9]*\.[0-9]*\),$/\1/p' "$OUTPUT_DIR/$M.json" | head -n 1)
+fi
+environment="{\"recorded_by\":\"rtgate.sh\",\"elapsed_s\":${elapsed:-null},\"system\":{\"kernel_release\":$(json_str "$kernel_release"),\"kernel_version\":$(json_str "$kernel_version"),\
 \"preemption\":$(json_str "$preemption"),\"preemption_source\":$(json_str "$preemption_source"),\"cmdline\":$(json_str "$cmdline"),\
 \"isolation\":{${iso_json#,}},\"cpu_count\":${cpu_count:-null},\"governors\":{${governors#,}},\
 \"sched_rt_runtime_us\":$(case $rt_runtime in -1 | [0-9]*) echo "$rt_runtime" ;; *) echo null ;; esac),\

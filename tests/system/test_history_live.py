@@ -61,7 +61,10 @@ def test_threads_sharing_a_cpu_are_stored(
         with HistoryDB(tmp_path / "h.db") as db:
             stored = db.threads(Path(tool).name, "default", "k")
         assert {t.thread for t in stored} == names and len(stored) == 5 * len(names)
-        assert all(t.histogram for t in stored)
+        # A thread starved for the whole second (cyclictest then prints cycles 0, avg -nan) is stored without
+        # figures, never as zeros; every thread that ran keeps its histogram.
+        assert all(t.histogram for t in stored if t.cycles > 0)
+        assert all(t.figures.get("max") is None for t in stored if t.cycles == 0)
         r = rtgate(
             "history",
             "compare",
@@ -77,7 +80,8 @@ def test_threads_sharing_a_cpu_are_stored(
             "max",
             cwd=tmp_path,
         )
-        assert r.returncode == 0 and "t1-cpu1" in r.stdout, r.stdout + r.stderr
+        starved = any(t.cycles == 0 for t in stored)  # its line says NOT ENOUGH DATA: exit 3
+        assert r.returncode == (3 if starved else 0) and "t1-cpu1" in r.stdout, r.stdout + r.stderr
 
 
 @needs_root

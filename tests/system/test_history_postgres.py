@@ -162,7 +162,7 @@ def test_cli_on_postgres_matches_sqlite(pg_url: str, tmp_path: Path) -> None:
             cwd=tmp_path,
         )
         # t0 and t1 (the unpinned -t 2 run) have one run each: too few for their own test.
-        assert r.returncode == 3 and "NOT ENOUGH RUNS" in r.stdout, r.stdout + r.stderr
+        assert r.returncode == 3 and "NOT ENOUGH DATA" in r.stdout, r.stdout + r.stderr
         doc = json.loads((tmp_path / "c.json").read_text())
         outputs.append([(c["metric"], c["thread"], c["decision"], c["p_worse"]) for c in doc["comparisons"]])
         r = rtgate("history", "trend", "--db", db, "--platform", "vm", "--metric", "p99.9", cwd=tmp_path)

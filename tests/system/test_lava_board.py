@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from junit_views import jenkins_view
 from test_lava import LAVA_SHELL, run_script
 
 pytestmark = pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the load goes on another CPU than the sampler's")
@@ -177,11 +178,17 @@ def test_the_board_record_reaches_lava_results(board: Path, sampler: str) -> Non
     )
     log.write_text("".join(json.dumps(i) + "\n" for i in items))
     verdicts = board / "v.json"
+    junit = board / "j.xml"
     r = rtgate(
         "lava", "results", str(log), "--thresholds", str(board / "spec.yaml"), "--measurement", "loaded",
-        "--json", str(verdicts),
+        "--json", str(verdicts), "--junit", str(junit),
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
+    # The board recorded how long the sampler measured (its JSON's wall time): the JUnit time of its gates.
+    elapsed = json.loads((board / "out" / "loaded.json").read_text())["rtgate"]["elapsed_s"]
+    assert elapsed > 1.0  # duration: 2s
+    [suite] = jenkins_view(junit)
+    assert suite.duration == pytest.approx(elapsed, abs=0.001) and "duration" not in suite.properties
     doc = json.loads(verdicts.read_text())
     text = json.dumps(doc["environment"])
     assert platform.release() in text and "custom on CPUs 1" in text and "reached" in text, text

@@ -13,6 +13,9 @@ import pytest
 from junitparser import Failure, JUnitXml, Properties
 
 from conftest import IS_ROOT, ROOT, RT_TESTS, junit_figures
+from junit_views import jenkins_view
+from rtgate.parsers import load_results
+from rtgate.reports.duration import measured_seconds
 
 SPEC = """\
 platform: board
@@ -244,6 +247,13 @@ def test_two_threshold_files_sharing_a_measurement_name_stay_apart(pytester: pyt
     r.assert_outcomes(passed=6, failed=2)  # board: 894 us < 1000 passes; other: 894 and 155 us > 100 fail
     cases = [(c.classname, c.name) for s in JUnitXml.fromfile(str(pytester.path / "rt.xml")) for c in s]
     assert len(cases) == 8 and len(set(cases)) == 8, cases
+    # Each suite's time is its measurement's duration (5000 periods of 200 us and more), as `check` writes it,
+    # whatever its name became.
+    seconds = measured_seconds(load_results(pytester.path / "results.json"), 200)
+    assert seconds is not None and seconds > 0.9
+    suites = jenkins_view(pytester.path / "rt.xml")
+    assert len(suites) == 2 and all(s.duration == pytest.approx(seconds, abs=0.001) for s in suites)
+    assert all(c.duration > 0 for s in suites for c in s.cases)
     doc = json.loads((pytester.path / "v.json").read_text())
     ids = {(v["measurement"], v["gate"], v["thread"]): v["status"] for v in doc["verdicts"]}
     assert len(ids) == 8

@@ -79,8 +79,8 @@ def test_one_per_cpu(tmp_path: Path) -> None:
     assert [(t.cpu, t.priority, t.one_per_cpu) for t in here.threads] == [(2, 90, True), (5, 90, True)]
     assert here.measured_cpus == [2, 5] and here.priorities == {2: 90, 5: 90}
     assert here.fixed_count is None and plan_anywhere(m).threads == ()
-    results = plan_for_results(m, 3)  # a run of 3 threads on a machine not known here
-    assert [(t.cpu, t.one_per_cpu) for t in results.threads] == [(None, True)] * 3
+    results = plan_for_results(m, 3)  # a run of 3 threads on a machine not known here: thread i on CPU i
+    assert [(t.cpu, t.one_per_cpu) for t in results.threads] == [(0, True), (1, True), (2, True)]
     assert plan_on(m, local_cpus()).count == len(local_cpus())
 
 

@@ -16,7 +16,10 @@ import pytest
 from junitparser import JUnitXml
 
 from conftest import IS_ROOT, RT_TESTS
+from junit_views import jenkins_view
 from rtgate.measure.lock import measurement_lock
+from rtgate.parsers import load_results
+from rtgate.reports.duration import measured_seconds
 
 pytest.importorskip("xdist")
 
@@ -142,6 +145,12 @@ def test_xdist_summary_from_results(pytester: pytest.Pytester) -> None:
     assert out.count("board.yaml::m::") >= 4
     rt = {c.name for s in JUnitXml.fromfile(str(pytester.path / "rt.xml")) for c in s}
     assert rt == {"max[cpu0]", "max[cpu1]", "avg[cpu0]", "avg[cpu1]"}
+    # The measurement's duration came back from the worker that judged it: the suite's time, as `check` gives it.
+    seconds = measured_seconds(load_results(RT_TESTS / "ct-24-S-h300.json"), 200)
+    assert seconds is not None and seconds > 0.9
+    [suite_view] = jenkins_view(pytester.path / "rt.xml")
+    assert suite_view.duration == pytest.approx(seconds, abs=0.001)
+    assert sum(c.duration for c in suite_view.cases) == pytest.approx(seconds, abs=0.001)
     suite = next(iter(JUnitXml.fromfile(str(pytester.path / "out.xml"))))
     props = {p.name: p.value for p in suite.properties()}
     assert props["board.yaml::m::max[cpu0]::value"] == "894 us"

@@ -23,6 +23,7 @@ from rtgate.history.compare import (
     UNDETECTED,
     Settings,
     compare,
+    latest_verdict,
     summary,
 )
 from rtgate.history.record import release_label
@@ -56,6 +57,59 @@ def test_five_pairs_can_show_a_regression(tmp_path: Path) -> None:
         assert c.p_worse == pytest.approx(1 / 32)
         assert c.change is not None and c.change > 0 and c.interval is not None and c.unit == "us"
         assert "5 pairs" in summary(c) and "95 % interval" in summary(c)
+
+
+def test_five_pairs_can_show_a_regression_on_each_thread(tmp_path: Path) -> None:
+    """Two threads, five pairs, every latency x1.3: the worst line and each thread's line, for max
+    and p99.9, are one family of six; min-P follows their correlation, so each still gets 1/32."""
+    rng = np.random.default_rng(21)
+    with HistoryDB(tmp_path / "h.db") as db:
+        for i in range(5):
+            host = float(np.exp(rng.uniform(0, 1)))
+            values = [latencies(rng, 20000, host, 1.0) for _ in range(2)]
+            db.add_run(run_result(values), "b", "m", "old", pair_id=f"p{i}")
+            db.add_run(run_result([v * 1.3 for v in values]), "b", "m", "new", pair_id=f"p{i}")
+        out = compare(db, "b", "m", "old", "new", Settings(), paired=True)
+    lines = [(c.metric, c.thread) for c in out.comparisons]
+    assert len(lines) == 6 and lines[0] == ("max", "worst") and lines[3] == ("p99.9", "worst"), lines
+    assert {t for _, t in lines} - {"worst"} and len({t for _, t in lines}) == 3
+    for c in out.comparisons:
+        assert c.decision == REGRESSION and c.p_worse == pytest.approx(1 / 32), summary(c)
+
+
+def test_a_thread_that_regresses_under_a_worse_one_is_found(tmp_path: Path) -> None:
+    """Thread 0 goes from ~20 to ~60 us while thread 1 stays the worst at ~200 us: the worst
+    line sees nothing, thread 0's line says REGRESSION, and the plot title says so too."""
+    rng = np.random.default_rng(22)
+    with HistoryDB(tmp_path / "h.db") as db:
+        for release, scale in (("old", 1.0), ("new", 3.0)):
+            for _ in range(6):
+                quiet = 14.0 + rng.gamma(2.0, 1.0, 5000)
+                db.add_run(run_result([quiet * scale, 180.0 + rng.gamma(4.0, 3.0, 5000)]), "b", "m", release)
+        out = compare(db, "b", "m", "old", "new", Settings(metrics=["max"]))
+    by = {c.thread: c for c in out.comparisons}
+    assert by["worst"].decision == UNDETECTED, summary(by["worst"])
+    regressed = [c for t, c in by.items() if t != "worst" and c.decision == REGRESSION]
+    assert len(regressed) == 1 and regressed[0].change is not None and regressed[0].change > 20
+    assert f"(REGRESSION on {regressed[0].thread})" in (latest_verdict(out, "max", "old", "new") or "")
+
+
+def test_a_thread_with_too_few_runs_says_not_enough(tmp_path: Path) -> None:
+    """A second thread only in one run of each release: its line is NOT ENOUGH DATA and says the
+    smallest design that could decide; the worst line and the shared thread are still tested."""
+    rng = np.random.default_rng(23)
+    with HistoryDB(tmp_path / "h.db") as db:
+        for release in ("a", "b"):
+            for i in range(6):
+                n = 2 if i == 0 else 1
+                db.add_run(run_result([latencies(rng, 3000, 1.0) for _ in range(n)]), "b", "m", release)
+        out = compare(db, "b", "m", "a", "b", Settings(metrics=["max"]))
+    lines = {c.thread: c for c in out.comparisons}
+    assert len(lines) == 3
+    short = [c for c in lines.values() if len(c.base) == 1]
+    assert len(short) == 1 and short[0].decision == NOT_ENOUGH
+    assert "runs to decide: at least 4 per release" in summary(short[0]), summary(short[0])
+    assert all(c.decision == UNDETECTED for c in lines.values() if c is not short[0])
 
 
 def test_too_few_says_how_many_would_decide(tmp_path: Path) -> None:

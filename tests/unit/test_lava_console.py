@@ -4,8 +4,12 @@ read back whether or not lava-server escaped its quotes (known content from a re
 
 from __future__ import annotations
 
-from rtgate.core.gates import Status
-from rtgate.lava.results import console_environments, console_statuses
+from pathlib import Path
+
+from junit_views import jenkins_view
+from rtgate.core.gates import Status, Verdict
+from rtgate.lava.results import board_runs, console_environments, console_statuses, run_durations
+from rtgate.reports.junit import UNKNOWN_DURATION, build_junit, write_junit
 
 RECORD = (
     '{"recorded_by":"rtgate.sh","system":{"kernel_release":"6.1.0-56-amd64","cmdline":"a\\u0022b\\u005c"},'
@@ -35,3 +39,27 @@ def test_only_rtgate_lines_count() -> None:
     ]
     assert console_environments(items) == {}
     assert console_statuses(items) == {("m", "max-all"): (Status.ERROR, "not measured: requires a PREEMPT_RT kernel")}
+
+
+def test_junit_times_are_what_the_board_recorded_or_said_unknown(tmp_path: Path) -> None:
+    """rtgate.sh records the sampler's wall time in its environment line: the JUnit time of the gates.
+    A board that recorded none (an older rtgate.sh, or nothing measured) leaves time 0, said unknown."""
+    timed = RECORD.replace('"recorded_by":"rtgate.sh",', '"recorded_by":"rtgate.sh","elapsed_s":12.345678,')
+    untimed = RECORD.replace('"recorded_by":"rtgate.sh",', '"recorded_by":"rtgate.sh","elapsed_s":null,')
+    environments = console_environments(
+        [target(f"rtgate: ENVIRONMENT timed {timed}"), target(f"rtgate: ENVIRONMENT untimed {untimed}")]
+    )
+    verdicts = [
+        Verdict(m, "max", "max", "cpu0", Status.PASS, "max 10 us <= 80 us", value=10.0, limit=80.0, unit="us")
+        for m in ("timed", "untimed", "silent")  # silent: no environment line at all
+    ]
+    durations = run_durations(verdicts, board_runs(environments, "log"))
+    assert durations == {"timed": 12.345678, "untimed": None, "silent": None}
+    path = tmp_path / "j.xml"
+    write_junit(str(path), build_junit("lava", verdicts, "summary", durations=durations))
+    suites = {s.name: s for s in jenkins_view(path)}
+    assert suites["rtgate.lava.timed"].duration == 12.346 and suites["rtgate.lava.timed"].cases[0].duration == 12.346
+    assert "duration" not in suites["rtgate.lava.timed"].properties
+    for name in ("untimed", "silent"):
+        suite = suites[f"rtgate.lava.{name}"]
+        assert suite.duration == 0 and suite.properties["duration"] == UNKNOWN_DURATION

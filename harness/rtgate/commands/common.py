@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from rtgate.core.gates import Verdict, exit_code
 from rtgate.core.model import RunResult
@@ -47,7 +47,7 @@ def report(
     tf: ThresholdFile,
     verdicts: list[Verdict],
     args: argparse.Namespace,
-    durations: dict[str, float] | None = None,
+    durations: Mapping[str, float | None] | None = None,
     extra: dict[str, object] | None = None,
     runs: list[tuple[str, RunResult]] | None = None,
     refused: dict[str, list[dict[str, str]]] | None = None,

@@ -87,7 +87,7 @@ def handle(args: argparse.Namespace) -> int:
         m = tf.measurements[name]
         verdicts = evaluate_measured(m, run, accept)
         duration = measured_seconds(run, m.sampler.interval_us)
-        part = kcidb_document(args.origin, args.build_id, tf.platform, name, run, verdicts, digest, duration)
+        part = kcidb_document(args.origin, args.build_id, tf.platform, name, run, verdicts, digest, duration, m)
         tests.extend(part["tests"])
     ids = [t["id"] for t in tests]
     if len(set(ids)) != len(ids):  # the same results file given twice
@@ -118,9 +118,9 @@ def handle_squad(args: argparse.Namespace) -> int:
             raise RtgateError(f"--metadata {item!r}: expected KEY=VALUE")
         metadata[key] = value
     allow = bool(args.allow_inconclusive or tf.allow_inconclusive)
-    tests, metrics = squad_documents(tf.platform, runs, allow)
+    tests, metrics = squad_documents(tf.platform, runs, allow, tf.measurements)
     documents: dict[str, object] = {"tests": tests, "metrics": metrics, "metadata": metadata}
-    log = squad_log(tf.platform, runs)
+    log = squad_log(tf.platform, runs, tf.measurements)
     if log:
         documents["log"] = log
     if args.output_dir:

@@ -11,6 +11,7 @@ from rtgate.commands.common import add_report_options, parse_seconds, report
 from rtgate.core.thresholds import ThresholdFile
 from rtgate.lava.client import LavaServer
 from rtgate.lava.lab import board_runs, load_lab, record_history, run_lab
+from rtgate.lava.results import run_durations
 from rtgate.safe_io import check_output_file
 
 
@@ -79,7 +80,8 @@ def handle_lab(args: argparse.Namespace) -> int:
         files=files,
         allow_inconclusive=False,
     )
-    return report(shown, verdicts, args, runs=board_runs(runs), lost=lost)
+    measured = board_runs(runs)
+    return report(shown, verdicts, args, run_durations(verdicts, measured), runs=measured, lost=lost)
 
 
 def check_outputs(args: argparse.Namespace) -> None:

@@ -11,7 +11,7 @@ from rtgate.commands.common import add_compiled_args_command, add_report_options
 from rtgate.core.thresholds import load_thresholds
 from rtgate.errors import RtgateError
 from rtgate.lava.job import DEVICE_TYPES, JobOptions, render_job
-from rtgate.lava.results import board_runs, lava_verdicts, log_environments
+from rtgate.lava.results import board_runs, lava_verdicts, log_environments, run_durations
 from rtgate.safe_io import write_text
 
 
@@ -125,4 +125,5 @@ def handle_results(args: argparse.Namespace) -> int:
     if args.log:
         environments.update(log_environments(args.log))
     shown = tf or ThresholdFile(path=args.results, platform="lava", description="", measurements={}, files=[])
-    return report(shown, verdicts, args, runs=board_runs(environments, str(args.results)))
+    runs = board_runs(environments, str(args.results))
+    return report(shown, verdicts, args, run_durations(verdicts, runs), runs=runs)

@@ -16,7 +16,7 @@ from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.stats import clean_samples_to_pass, decide_rate, samples_to_fail
 from rtgate.core.status import SEVERITY
 from rtgate.core.status import Status as Status  # re-exported: reporters import it from here
-from rtgate.core.thread_plan import ThreadPlan, plan_for_results, plan_here
+from rtgate.core.thread_plan import ThreadPlan, named_cpu, plan_for_results, plan_here, planned_cpus
 from rtgate.core.thresholds import GateSpec, Measurement
 
 
@@ -73,12 +73,26 @@ class Verdict:
         }
 
 
-def thread_ids(run: RunResult, labels: list[str | None]) -> dict[int, str]:
-    """Readable, unique ids: cpu0, t2, or group-cpu0 when a measurement has several groups."""
+def thread_name(t: ThreadResult, planned: int | None = None) -> str:
+    """cpu1 after the CPU it ran on (stated, else planned: thread_plan.named_cpu), t0 when unknown."""
+    cpu = named_cpu(t.cpu, planned)
+    return f"cpu{cpu}" if cpu is not None else f"t{t.index}"
+
+
+def thread_names(run: RunResult, m: Measurement | None) -> dict[int, str]:
+    """Per thread index, thread_name with the CPUs the threshold file's plan places the threads on."""
+    return {t.index: thread_name(t, c) for t, c in zip(run.threads, planned_cpus(m, len(run.threads)))}
+
+
+def thread_ids(run: RunResult, labels: list[str | None], planned: list[int | None] | None = None) -> dict[int, str]:
+    """Readable, unique ids: cpu0, t2, or group-cpu0 when a measurement has several groups.
+
+    planned: per position, the CPU the plan places the thread on (planned_cpus), for results that
+    state none; one run then has the same ids whatever format it is read from."""
     several = len({lb for lb in labels if lb}) > 1
     ids: dict[int, str] = {}
     for pos, t in enumerate(run.threads):
-        base = f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}"
+        base = thread_name(t, planned[pos] if planned and pos < len(planned) else None)
         label = labels[pos] if pos < len(labels) else None
         ids[t.index] = f"{label}-{base}" if several and label else base
     if len(set(ids.values())) < len(ids):
@@ -173,14 +187,19 @@ class _Eval:
         return self.verdict(Status.INCONCLUSIVE, f"{text}: the bounds straddle {pct(allowed)}{tail}", **kw)
 
 
-def _select(run: RunResult, gate: GateSpec, labels: list[str | None]) -> tuple[list[ThreadResult], str | None]:
+def _select(
+    run: RunResult, gate: GateSpec, labels: list[str | None], planned: list[int | None]
+) -> tuple[list[ThreadResult], str | None]:
+    """The threads a gate judges; by CPU, the CPU each thread is named after (stated, else planned)."""
+    at = planned + [None] * len(run.threads)
+    cpu_of = {t.index: named_cpu(t.cpu, at[pos]) for pos, t in enumerate(run.threads)}
     chosen = list(run.threads)
     if gate.threads:
         chosen = [t for pos, t in enumerate(run.threads) if pos < len(labels) and labels[pos] in gate.threads]
         if not chosen:
             return [], f"no thread of group {', '.join(gate.threads)} in the results ({len(run.threads)} threads)"
     if gate.cpus:
-        ran = {t.cpu for t in chosen}
+        ran = {cpu_of[t.index] for t in chosen}
         missing = [c for c in gate.cpus if c not in ran]
         if missing:
             return (
@@ -188,7 +207,7 @@ def _select(run: RunResult, gate: GateSpec, labels: list[str | None]) -> tuple[l
                 f"no thread ran on cpu {', '.join(map(str, missing))} (threads ran on "
                 f"{', '.join(str(c) for c in sorted(x for x in ran if x is not None)) or 'no pinned CPU'})",
             )
-        chosen = [t for t in chosen if t.cpu in gate.cpus]
+        chosen = [t for t in chosen if cpu_of[t.index] in gate.cpus]
     return chosen, None
 
 
@@ -202,7 +221,8 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
         labels = [t.label for t in run.threads]  # the parser names rtla's columns irq, thread, user
     else:
         labels = plan_for_results(measurement, len(run.threads)).labels(len(run.threads))
-    ids = thread_ids(run, labels)
+    planned = planned_cpus(measurement, len(run.threads))
+    ids = thread_ids(run, labels, planned)
     for t, label in zip(run.threads, labels):
         t.label = label
     problem = None
@@ -233,7 +253,7 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
     verdicts: list[Verdict] = []
     props: dict[int, dict[str, Any]] = {}  # per thread, shared by its gates
     for gate in measurement.gates:
-        chosen, missing = _select(run, gate, labels)
+        chosen, missing = _select(run, gate, labels, planned)
         if problem or missing:
             status, reason = problem or (Status.ERROR, missing or "")
             verdicts.append(
@@ -329,12 +349,13 @@ def predicted_thread_ids(m: Measurement, run: RunResult | None) -> dict[str, lis
     """Per gate, the thread ids its verdicts will carry: from results when given, else predicted."""
     run = run or _predicted_run(plan_here(m))
     labels = plan_for_results(m, len(run.threads)).labels(len(run.threads))
-    ids = thread_ids(run, labels)
+    planned = planned_cpus(m, len(run.threads))
+    ids = thread_ids(run, labels, planned)
     out: dict[str, list[str]] = {}
     for gate in m.gates:
         if gate.scope == "worst":  # one verdict for the worst thread, as the plugin collects it
             out[gate.name] = ["worst"]
             continue
-        chosen, missing = _select(run, gate, labels)
+        chosen, missing = _select(run, gate, labels, planned)
         out[gate.name] = ["all"] if missing or not chosen else [ids[t.index] for t in chosen]
     return out

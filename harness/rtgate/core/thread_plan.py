@@ -10,7 +10,13 @@ say how many that is:
 - ``plan_on(m, cpus)``: the threads the sampler will run on a machine whose usable CPUs are `cpus`
   (``local_cpus()`` for this one).
 - ``plan_for_results(m, nthreads)``: the threads a run of `nthreads` threads was asked to have,
-  whatever machine it ran on (their CPUs under `cpus: all` are then not known).
+  whatever machine it ran on; under `cpus: all` thread i is placed on CPU i, as cyclictest -S and
+  rtgate-sampler place it on a machine whose CPUs are all usable (the results do not say which were).
+
+Threads are named after the CPU they ran on, by one rule for every format of a run (named_cpu):
+the CPU the results state, else the CPU the plan places the thread on. Histogram text, T: lines and
+-v samples state no CPU, JSON does: without the plan, one run would be `t0` in one and `cpu0` in the
+other, and history keys and JUnit names would change with the format.
 """
 
 from __future__ import annotations
@@ -119,8 +125,8 @@ def _build(
     threads: list[PlannedThread] = []
     for g, count in zip(s.threads, counts):
         for i in range(count):
-            if g.cpus == "all":
-                cpu = all_cpus[i] if all_cpus is not None and i < len(all_cpus) else None
+            if g.cpus == "all":  # without the machine's CPUs: the i-th thread on CPU i (see the module doc)
+                cpu = (all_cpus[i] if i < len(all_cpus) else None) if all_cpus is not None else i
             elif isinstance(g.cpus, list):
                 cpu = g.cpus[i % len(g.cpus)]
             else:
@@ -165,7 +171,8 @@ def plan_here(m: Measurement, duration_s: int | None = None) -> ThreadPlan:
 def plan_for_results(m: Measurement, nthreads: int, duration_s: int | None = None) -> ThreadPlan:
     """The threads a run of `nthreads` threads was asked to have, on whatever machine it ran.
 
-    A `cpus: all` group takes the threads the other groups leave; rtla's contexts share them evenly."""
+    A `cpus: all` group takes the threads the other groups leave, its i-th thread on CPU i; rtla's
+    contexts share them evenly."""
     groups = m.sampler.threads
     counts: list[int] = []
     if m.backend == "timerlat":
@@ -174,6 +181,23 @@ def plan_for_results(m: Measurement, nthreads: int, duration_s: int | None = Non
         for g in groups:
             counts.append(max(0, nthreads - sum(counts)) if g.cpus == "all" else _listed_count(g))
     return _build(m, counts, None, (), duration_s)
+
+
+def named_cpu(stated: int | None, planned: int | None) -> int | None:
+    """The CPU a thread is named after: the one its results state (-1: they say it was not pinned),
+    else the one the plan places it on; None names it by its index."""
+    if stated is not None:
+        return stated if stated >= 0 else None
+    return planned
+
+
+def planned_cpus(m: Measurement | None, nthreads: int) -> list[int | None]:
+    """Per thread position of a run of `nthreads` threads, the CPU the plan places it on (None: not
+    pinned, or no threshold file; rtla states every CPU itself)."""
+    if m is None or m.backend == "timerlat":
+        return [None] * nthreads
+    cpus: list[int | None] = [t.cpu for t in plan_for_results(m, nthreads).threads]
+    return (cpus + [None] * nthreads)[:nthreads]
 
 
 def plan_anywhere(m: Measurement) -> ThreadPlan:

@@ -10,12 +10,16 @@ tested, only the failure to detect one.
 One test family per comparison, declared up front (docs: README "Release tracking"):
 - the primary metrics are those the measurement's gates are about (max gate: max; percentile gate:
   that percentile; miss_rate gate: the share of samples above its latency; avg gate: avg), or
-  max and p99.9 without a threshold file, each on the worst thread of every run;
+  max and p99.9 without a threshold file; each on the worst thread of every run and, when runs
+  have several threads, on each thread label (gates apply per thread: a thread that regresses
+  from 20 to 60 us under another that stays worst at 200 us must not hide);
 - runs are the unit: a permutation test over runs (rank scores, Gehan's for censored figures), or,
   for interleaved pairs, a sign-flip test of the pairs' signed ranks; exact where it can be;
-- each direction one-sided at alpha, with max-T adjusted p-values over the primary metrics: the
-  chance of any false regression stays at alpha without Bonferroni, and five pairs (smallest p
-  1/32 = 0.031) can show a regression at alpha 0.05;
+- each direction one-sided at alpha, with min-P (Westfall-Young) adjusted p-values over every
+  metric and thread line: the chance of any false regression stays at alpha without Bonferroni,
+  and since the adjustment follows the lines' correlation, five pairs (smallest p 1/32 = 0.031)
+  can show a regression at alpha 0.05 when every line moves; a thread line with too few runs is
+  NOT ENOUGH DATA, says how many runs would decide it, and is not in the adjustment;
 - only what is reported is corrected for: the optional ``tail`` family (tail.py) is a second
   family and halves alpha.
 
@@ -24,6 +28,7 @@ Runs whose gates said ERROR are not valid measurements: left out and counted."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from statistics import median, stdev
 from typing import Any
@@ -78,6 +83,7 @@ class Comparison:
     censored: tuple[int, int] = (0, 0)  # runs whose figure is only a bound (base, new)
     alpha: float = 0.05
     better_effect: float | None = None  # tail: the change where it is most an improvement
+    runs_needed_floor: bool = False  # runs_needed is only the smallest design that can decide
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -98,6 +104,7 @@ class Comparison:
                 "effect",
                 "detectable",
                 "runs_needed",
+                "runs_needed_floor",
                 "evidence",
                 "censored",
             )
@@ -156,7 +163,9 @@ def summary(c: Comparison) -> str:
             size += f", 95 % interval [{lo}, {hi}]"
     n = f"{len(c.new)} pairs" if c.paired else f"{len(c.base)} vs {len(c.new)} runs"
     if c.decision == NOT_ENOUGH:
-        power = f"runs to decide: {c.runs_needed} {'pairs' if c.paired else 'per release'}" if c.runs_needed else ""
+        least = "at least " if c.runs_needed_floor else ""
+        unit = "pairs" if c.paired else "per release"
+        power = f"runs to decide: {least}{c.runs_needed} {unit}" if c.runs_needed else ""
     elif c.detectable is not None:
         power = f"a change of +/-{c.detectable:.0%} would have been found with 80 % power at {n}"
     else:
@@ -352,6 +361,19 @@ def _pair_diff(b: Interval, n: Interval) -> float:
     return 0.0 if not (n.lo > b.hi or n.hi < b.lo) else n.lo - b.lo
 
 
+def _thread_key(name: str) -> tuple[Any, ...]:
+    """Thread labels in natural order: t2 before t10."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+def _fewest_runs(paired: bool, alpha: float, min_runs: int) -> int:
+    """The smallest design (runs of each release, or pairs) whose exact test can reach alpha."""
+    k = max(2, min_runs)
+    while smallest_p(k, k, paired) >= alpha and k < 10000:
+        k += 1
+    return k
+
+
 def _family(
     metrics: list[str],
     base_t: list[StoredThread],
@@ -363,8 +385,14 @@ def _family(
     alpha: float,
     notes: list[str],
 ) -> list[Comparison]:
-    """The primary metrics' comparisons, one test family (worst thread of each run)."""
-    worst = {m: (_intervals(base_t, m)["worst"], _intervals(new_t, m)["worst"]) for m in metrics}
+    """The primary metrics' comparisons, one test family: per metric, the worst thread of each run
+    and each thread label on its own (gates apply per thread: a critical thread that regresses
+    under a worse one must not hide). Every cell is in one min-P adjustment over the same runs; a
+    run without a thread scores 0 (no evidence) in that thread's cell, which keeps the permutation
+    exact. A cell with too few runs on either side is NOT ENOUGH DATA and not in the adjustment."""
+    figures = {m: (_intervals(base_t, m), _intervals(new_t, m)) for m in metrics}
+    worst = {m: (figures[m][0]["worst"], figures[m][1]["worst"]) for m in metrics}
+    labels = sorted({t.thread for t in base_t + new_t}, key=_thread_key)
 
     def complete(i: int, side: int) -> bool:
         return all(i in w[side] for w in worst.values())
@@ -380,36 +408,63 @@ def _family(
             f"{lacking} {'pair(s)' if pairs is not None else 'run(s)'} lack one of {', '.join(metrics)} "
             "(no histogram or no figure): left out"
         )
-    out = []
-    enough = min(len(bi), len(ni)) >= settings.min_runs
-    pw: list[float] = [1.0] * len(metrics)
-    pb: list[float] = [1.0] * len(metrics)
-    if enough:
+    # Cells in report order: per metric the worst thread, then each thread (when there are several).
+    cells: list[tuple[str, str, dict[int, Interval], dict[int, Interval]]] = []
+    for m in metrics:
+        cells.append((m, "worst", *worst[m]))
+        if len(labels) > 1:
+            cells += [(m, t, figures[m][0].get(t, {}), figures[m][1].get(t, {})) for t in labels]
+
+    def present(b: dict[int, Interval], n: dict[int, Interval]) -> tuple[list[int], list[int]]:
         if pairs is not None:
-            pw, pb = paired_adjusted(
-                [signed_ranks([_pair_diff(worst[m][0][x], worst[m][1][y]) for x, y in zip(bi, ni)]) for m in metrics]
-            )
-        else:
-            pw, pb = two_sample_adjusted(
-                [gehan_scores([worst[m][0][i] for i in bi] + [worst[m][1][i] for i in ni]) for m in metrics], len(bi)
-            )
-    for k, m in enumerate(metrics):
-        b, n = worst[m]
-        c = Comparison(m, "worst", NOT_ENOUGH, [b[i].lo for i in bi], [n[i].lo for i in ni], _scale_unit(m))
+            both = [(x, y) for x, y in zip(bi, ni) if x in b and y in n]
+            return [x for x, _ in both], [y for _, y in both]
+        return [i for i in bi if i in b], [i for i in ni if i in n]
+
+    def testable(cb: list[int], cn: list[int]) -> bool:
+        return min(len(cb), len(cn)) >= settings.min_runs and smallest_p(len(cb), len(cn), pairs is not None) < alpha
+
+    tested = [k for k, (_, _, b, n) in enumerate(cells) if testable(*present(b, n))]
+    pw: dict[int, float] = {}
+    pb: dict[int, float] = {}
+    if tested:
+        rows = []
+        for k in tested:
+            _, _, b, n = cells[k]
+            cb, cn = present(b, n)
+            if pairs is not None:
+                ranks = dict(zip(cb, signed_ranks([_pair_diff(b[x], n[y]) for x, y in zip(cb, cn)])))
+                rows.append([ranks.get(x, 0.0) for x in bi])
+            else:
+                scores = dict(zip(cb + cn, gehan_scores([b[i] for i in cb] + [n[i] for i in cn])))
+                rows.append([scores.get(i, 0.0) for i in bi + ni])
+        worse, better = paired_adjusted(rows) if pairs is not None else two_sample_adjusted(rows, len(bi))
+        pw, pb = dict(zip(tested, worse)), dict(zip(tested, better))
+    out = []
+    for k, (m, thread, b, n) in enumerate(cells):
+        cb, cn = present(b, n)
+        c = Comparison(m, thread, NOT_ENOUGH, [b[i].lo for i in cb], [n[i].lo for i in cn], _scale_unit(m))
         c.paired, c.alpha = pairs is not None, alpha
-        c.censored = (sum(b[i].censored for i in bi), sum(n[i].censored for i in ni))
+        c.censored = (sum(b[i].censored for i in cb), sum(n[i].censored for i in cn))
         if c.base and c.new:
             if c.paired:
                 diffs = [y - x for x, y in zip(c.base, c.new)]
                 c.change, c.interval = hodges_lehmann(diffs), shift_interval(diffs)
             else:
                 c.change, c.interval = hodges_lehmann(c.new, c.base), shift_interval(c.new, c.base)
+            if min(len(c.base), len(c.new)) < 2:
+                c.interval = None  # one run cannot show its own spread
             base_med = median(c.base)
             c.effect = c.change / base_med if base_med else (0.0 if c.change == 0 else math.inf)
-        floor = smallest_p(len(bi), len(ni), c.paired)
-        if not enough:
-            c.evidence = f"at least {settings.min_runs} {'pairs' if c.paired else 'runs of each release'} are needed"
-        elif floor >= alpha:
+        floor = smallest_p(len(cb), len(cn), c.paired)
+        if min(len(cb), len(cn)) < settings.min_runs:
+            have = f"{len(cb)} pair(s)" if c.paired else f"{len(cb)} base and {len(cn)} new run(s)"
+            c.evidence = (
+                f"at least {settings.min_runs} {'pairs' if c.paired else 'runs of each release'} are needed"
+                if thread == "worst"
+                else f"thread {thread} is in only {have}"
+            )
+        elif k not in pw:
             c.evidence = f"no p-value from these runs can be below {floor:.3g} (alpha {alpha:.3g})"
         else:
             c.p_worse, c.p_better = pw[k], pb[k]
@@ -421,6 +476,9 @@ def _family(
                 f"{c.censored[0]} base and {c.censored[1]} new runs"
             )
         _resolving(c, alpha, settings.min_runs)
+        if c.decision == NOT_ENOUGH and c.runs_needed is None:
+            # Too few runs to estimate the spread: the smallest design that can decide anything.
+            c.runs_needed, c.runs_needed_floor = _fewest_runs(c.paired, alpha, settings.min_runs), True
         out.append(c)
     return out
 
@@ -648,7 +706,7 @@ def text_lines(outcome: Outcome, drift_accepted: bool) -> list[str]:
     out = [f"{'DRIFT (accepted)' if drift_accepted else 'DRIFT':16} {line}" for line in outcome.drift]
     out += [f"{'MACHINES DIFFER':16} {line}" for line in outcome.machines]
     out += [f"{'NOTE':16} {note}" for note in outcome.notes]
-    out += [f"{c.decision.upper():21} {c.metric:>10}  {summary(c)}" for c in outcome.comparisons]
+    out += [f"{c.decision.upper():21} {c.metric:>10} {c.thread:<10} {summary(c)}" for c in outcome.comparisons]
     return out
 
 
@@ -671,6 +729,9 @@ def latest_verdict(outcome: Outcome, metric: str, base: str, new: str) -> str | 
     if c is None:
         return None
     text = f"{new} vs {base}: {c.decision.upper()}"
+    threads = [x.thread for x in outcome.comparisons if x.metric == metric and x is not c and x.decision == REGRESSION]
+    if threads and c.decision != REGRESSION:  # the plot shows the worst thread: say what it hides
+        text += f" (REGRESSION on {', '.join(threads)})"
     if c.change is not None and c.decision != NOT_COMPARABLE:
         text += f" {_unit_text(c.unit, c.change)}"
         if c.interval is not None:

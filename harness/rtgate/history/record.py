@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rtgate.core.model import RunResult
 from rtgate.core.recorded import recorded_environment
 from rtgate.core.setup import evaluate_measured
+from rtgate.core.thread_plan import planned_cpus
 from rtgate.core.thresholds import ThresholdFile
 from rtgate.errors import RtgateError
 
@@ -61,13 +62,21 @@ def add_run(
     force_label: bool = False,
 ) -> int:
     label = release_label(run, release, force_label)
-    verdicts = (
-        evaluate_measured(tf.measurements[measurement], run, duration_s=duration_s)
-        if tf and measurement in tf.measurements
-        else []
-    )
+    m = tf.measurements.get(measurement) if tf else None
+    verdicts = evaluate_measured(m, run, duration_s=duration_s) if m else []
     config = config or kernel_facts(run)[1]
-    return db.add_run(run, platform, measurement, label, config, tags or [], meta or {}, verdicts, pair_id=pair_id)
+    return db.add_run(
+        run,
+        platform,
+        measurement,
+        label,
+        config,
+        tags or [],
+        meta or {},
+        verdicts,
+        pair_id=pair_id,
+        planned=planned_cpus(m, len(run.threads)),
+    )
 
 
 def add_label_options(p: argparse.ArgumentParser, flag: str = "--kernel-release") -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rtgate.core.gates import Verdict
+from rtgate.core.gates import Verdict, thread_name
 from rtgate.core.model import UNIT_SCALE, RunResult, ThreadResult
 from rtgate.core.recorded import recorded_environment
 from rtgate.errors import RtgateError
@@ -83,10 +83,14 @@ class StoredRun:
     fingerprint: dict[str, Any]
 
 
-def thread_ids(threads: list[ThreadResult]) -> list[str]:
+def thread_ids(threads: list[ThreadResult], planned: list[int | None] | None = None) -> list[str]:
     """Stable names for a run's threads: 'cpu1' when it is alone on CPU 1, 't0-cpu1' when it shares
-    it ('-t 2 -a 1'), 't0' when not pinned. Unique within the run, the same across runs of one setup."""
-    base = [f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}" for t in threads]
+    it ('-t 2 -a 1'), 't0' when not pinned. Unique within the run, the same across runs of one setup.
+
+    planned: the CPUs the threshold file places the threads on, for results that state none (the
+    gates' rule, thread_plan.named_cpu): every format of one run is stored under the same names."""
+    cpus = (planned or []) + [None] * len(threads)
+    base = [thread_name(t, c) for t, c in zip(threads, cpus)]
     names = [b if base.count(b) == 1 else f"t{t.index}-{b}" for b, t in zip(base, threads)]
     seen: dict[str, int] = {}
     out = []
@@ -160,12 +164,13 @@ class HistoryDB:
         metadata: dict[str, Any] | None = None,
         verdicts: Iterable[Verdict] = (),
         pair_id: str | None = None,
+        planned: list[int | None] | None = None,
     ) -> int:
         scale = run.units_per_us()
         # What rtgate run recorded (machine, load, preflight), also when the results were read back from a folder.
         environment = recorded_environment(run)
         rows = []
-        for t, name in zip(run.threads, thread_ids(run.threads)):
+        for t, name in zip(run.threads, thread_ids(run.threads, planned)):
             p99 = p999 = None
             hist = None
             if t.histogram is not None:

@@ -92,9 +92,25 @@ def board_runs(environments: dict[str, dict[str, Any]], source: str) -> list[tup
     from rtgate.core.model import RunResult
 
     return [
-        (name, RunResult(source=source, format="lava", unit="us", threads=[], environment=env))
+        (
+            name,
+            RunResult(source=source, format="lava", unit="us", threads=[], environment=env, elapsed_s=_elapsed(env)),
+        )
         for name, env in environments.items()
     ]
+
+
+def _elapsed(env: dict[str, Any]) -> float | None:
+    """How long the sampler measured, as rtgate.sh recorded it from the sampler's JSON (None: not recorded)."""
+    value = env.get("elapsed_s")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+
+
+def run_durations(verdicts: Iterable[Verdict], runs: list[tuple[str, Any]]) -> dict[str, float | None]:
+    """Per measurement of the verdicts, how long its board measured (JUnit times): None where the board
+    recorded no duration (no environment line, an older rtgate.sh, or nothing measured)."""
+    elapsed = {name: run.elapsed_s for name, run in runs}
+    return {v.measurement: elapsed.get(v.measurement) for v in verdicts}
 
 
 def read_log_items(text: str) -> list[Any]:

@@ -389,6 +389,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         workeroutput["rtgate_verdicts"] = [(path, v.as_dict()) for path, v in gate_session.verdicts]
         workeroutput["rtgate_platforms"] = dict(gate_session._platforms)
         workeroutput["rtgate_described"] = {k: dataclasses.asdict(d) for k, d in gate_session.described.items()}
+        # JUnit times: how long each measurement took, written by the controller
+        workeroutput["rtgate_durations"] = [(path, name, s) for (path, name), s in gate_session.durations.items()]
         return
     gate_session.write_side_files()
 
@@ -400,7 +402,10 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     output = getattr(node, "workeroutput", None) or {}
     if gate_session is not None and output.get("rtgate_verdicts"):
         gate_session.merge(
-            output["rtgate_verdicts"], output.get("rtgate_platforms") or {}, output.get("rtgate_described") or {}
+            output["rtgate_verdicts"],
+            output.get("rtgate_platforms") or {},
+            output.get("rtgate_described") or {},
+            output.get("rtgate_durations") or [],
         )
 
 

@@ -33,6 +33,7 @@ from rtgate.measure.orchestrate import measure_and_judge
 from rtgate.measure.runner import find_sampler
 from rtgate.parsers import load_results
 from rtgate.reports.described import Described, describe_run, describe_unmeasured, environment_document, header_lines
+from rtgate.reports.duration import measured_seconds
 from rtgate.reports.verdicts_json import verdicts_document, write_json
 
 
@@ -161,6 +162,8 @@ class GateSession:
         self.verdicts: list[tuple[str, Verdict]] = []
         self._platforms: dict[str, str] = {}
         self.described: dict[str, Described] = {}  # per measurement: where it was measured, for the reports
+        # per (threshold file as shown, measurement): how long it measured, for JUnit times (None: unknown)
+        self.durations: dict[tuple[str, str], float | None] = {}
         self.stopped_by: str | None = None  # a stop signal cut a measurement short: the session ends there
 
     def requested_files(self) -> set[Path]:
@@ -212,6 +215,7 @@ class GateSession:
             )
             self.stopped_by = outcome.stopped_by
             verdicts = outcome.verdicts
+            run = outcome.run
             if outcome.run is not None:
                 self.described.setdefault(m.name, describe_run(outcome.run))
             else:  # refused: this machine as it is now, and its preflight warnings
@@ -223,6 +227,7 @@ class GateSession:
             self.described.setdefault(m.name, describe_run(run))
         display = _display(Path(tf.path), self.rootdir)
         self._platforms[tf.platform] = display
+        self.durations[(display, m.name)] = measured_seconds(run, m.sampler.interval_us) if run else None
         table = {(v.gate, v.thread): v for v in verdicts}
         reported = list(verdicts)
         for v in verdicts:  # a run not measured or not to be judged: its verdict on every collected test
@@ -292,11 +297,14 @@ class GateSession:
         verdicts: list[tuple[str, dict[str, Any]]],
         platforms: dict[str, str],
         described: dict[str, dict[str, Any]] | None = None,
+        durations: list[tuple[str, str, float | None]] | None = None,
     ) -> None:
         """Verdicts a pytest-xdist worker sent back: the controller reports them. A measurement whose
         gates went to two workers was evaluated by each: its verdicts count once."""
         for name, d in (described or {}).items():
             self.described.setdefault(name, Described(**d))
+        for path, name, seconds in durations or []:
+            self.durations.setdefault((path, name), seconds)
         seen = {(path, v.test_id) for path, v in self.verdicts}
         for path, d in verdicts:
             v = verdict_from_dict(d)
@@ -308,6 +316,14 @@ class GateSession:
     def unique_verdicts(self) -> list[Verdict]:
         """The session's verdicts, a measurement name two threshold files share qualified by its file's
         platform (or path, when they share that too): JUnit suites, classes and test names stay unique."""
+        return [v for _, _, v in self._unique()]
+
+    def unique_durations(self) -> dict[str, float | None]:
+        """How long each measurement of unique_verdicts measured, by its name there (None: unknown)."""
+        return {v.measurement: self.durations.get((path, name)) for path, name, v in self._unique()}
+
+    def _unique(self) -> list[tuple[str, str, Verdict]]:
+        """(threshold file as shown, measurement, verdict as unique_verdicts names it)."""
         files: dict[str, set[str]] = {}
         for path, v in self.verdicts:
             files.setdefault(v.measurement, set()).add(path)
@@ -315,12 +331,13 @@ class GateSession:
         shared = {name for name, paths in files.items() if len(paths) > 1}
         out = []
         for path, v in self.verdicts:
+            name = v.measurement
             if v.measurement in shared:
                 names = [platform_of.get(p) for p in files[v.measurement]]
                 unique = None not in names and len(set(names)) == len(names)
                 qualifier = platform_of[path] if unique else path
                 v = dataclasses.replace(v, measurement=f"{qualifier}.{v.measurement}")
-            out.append(v)
+            out.append((path, name, v))
         return out
 
     def write_side_files(self) -> None:
@@ -340,7 +357,8 @@ class GateSession:
             from rtgate.reports.text import summary_table
 
             summary = summary_table(platform, verdicts, allow, header_lines(self.described))
-            write_junit(self.settings.junit, build_junit(platform, verdicts, summary, allow, None, self.described))
+            durations = self.unique_durations()
+            write_junit(self.settings.junit, build_junit(platform, verdicts, summary, allow, durations, self.described))
 
 
 def verdict_from_dict(d: dict[str, Any]) -> Verdict:

@@ -20,6 +20,7 @@ suite's time and the sum of its cases' times are the same duration.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 
 from junitparser import Error, Failure, JUnitXml, Skipped, SystemOut, TestCase, TestSuite
 from junitparser.junitparser import FinalResult
@@ -85,6 +86,9 @@ def _result(v: Verdict, allow_inconclusive: bool) -> list[FinalResult]:
     return [result]
 
 
+UNKNOWN_DURATION = "unknown: what the results carry does not say how long the measurement ran (time 0)"
+
+
 def _seconds(t: float) -> str:
     """A time as the xunit schema takes it: at most three decimals."""
     return f"{t:.3f}"
@@ -95,10 +99,13 @@ def build_junit(
     verdicts: list[Verdict],
     summary: str,
     allow_inconclusive: bool = False,
-    durations: dict[str, float] | None = None,
+    durations: Mapping[str, float | None] | None = None,
     described: dict[str, Described] | None = None,
 ) -> JUnitXml:
-    """`described`: each measurement's conditions, as its testsuite's environment:: and preflight:: properties."""
+    """`durations`: how long each measurement measured, in seconds; None where what the results carry does
+    not say (its time is then 0 and a `duration` property says it is unknown); a measurement not in it was
+    not measured (time 0). `described`: each measurement's conditions, as its testsuite's environment:: and
+    preflight:: properties."""
     xml = JUnitXml(name=f"rtgate {platform}")
     by_measurement: dict[str, list[Verdict]] = {}
     for v in verdicts:
@@ -110,7 +117,10 @@ def build_junit(
         if described is not None and measurement in described:
             for prop, text in junit_properties(described[measurement]):
                 suite.add_property(prop, text)
-        duration = float((durations or {}).get(measurement) or 0.0)
+        known = (durations or {}).get(measurement)
+        if durations is not None and measurement in durations and known is None:
+            suite.add_property("duration", UNKNOWN_DURATION)
+        duration = float(known or 0.0)
         millis, extra = divmod(round(duration * 1000), len(group))
         for index, v in enumerate(group):
             case = TestCase(f"{v.gate}[{v.thread}]", classname)

@@ -18,9 +18,10 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from rtgate.core.gates import Status, Verdict
+from rtgate.core.gates import Status, Verdict, thread_names
 from rtgate.core.model import RunResult
 from rtgate.core.recorded import recorded_environment
+from rtgate.core.thresholds import Measurement
 from rtgate.reports.described import describe_run
 from rtgate.reports.verdicts_json import range_text, value_range
 
@@ -68,9 +69,11 @@ def kcidb_document(
     verdicts: list[Verdict],
     thresholds_digest: str = "",
     duration: float | None = None,
+    m: Measurement | None = None,
 ) -> dict[str, Any]:
     """`thresholds_digest`: a digest of the threshold files' contents (two files judging the same results give
-    different ids); `duration`: the measurement's length in seconds."""
+    different ids); `duration`: the measurement's length in seconds; `m`: the measurement, naming the
+    threads of results that state no CPU (thread_names)."""
     base = f"rt-tests.rtgate.{_node(measurement)}"
     digest = run_digest(run, build_id, thresholds_digest, measurement)
     start = start_time(run)
@@ -138,8 +141,9 @@ def kcidb_document(
             misc,
         )
     scale = run.units_per_us()
+    names = thread_names(run, m)
     for t in run.threads:
-        tid = f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}"
+        tid = names[t.index]
         figures: dict[str, tuple[float | None, float | None]] = {
             "min": (t.min, t.min),
             "avg": (t.avg, t.avg),

@@ -19,12 +19,12 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from rtgate.core.gate_kinds import KINDS, pct
+from rtgate.core.gates import thread_names
 from rtgate.core.model import RunResult
 from rtgate.core.recorded import recorded_environment
 from rtgate.core.setup import evaluate_measured
 from rtgate.core.thresholds import Measurement
 
-# Each limit its own colour and dash, in gate order, so two limits are never one red.
 # Each limit its own colour and dash, in gate order, so two limits are never one red; dark colours
 # that matplotlib's thread-line cycle does not use.
 STYLES = [
@@ -163,12 +163,13 @@ def histogram_figure(run: RunResult, m: Measurement | None = None, platform: str
     fig, ax = plt.subplots(figsize=(9, 4.8))
     scale = run.units_per_us()
     seen: list[float] = []
+    names = thread_names(run, m)
     for t in run.threads:
         if t.histogram is None or not t.histogram.buckets:
             continue
         xs, ys = _bucket_steps(t.histogram.buckets, scale)
         seen += xs
-        tid = f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}"
+        tid = names[t.index]
         (line,) = ax.plot(xs, ys, linewidth=1, label=f"{tid} (max {t.max / scale if t.max is not None else 0:g} us)")
         lx, ly = _lone_buckets(xs, ys)
         ax.plot(lx, ly, linestyle="none", marker="o", markersize=3, color=line.get_color(), gid="lone")
@@ -206,11 +207,12 @@ def timeline_figure(run: RunResult, m: Measurement | None = None, platform: str 
     fig, ax = plt.subplots(figsize=(9, 3.8))
     scale = run.units_per_us()
     seen: list[float] = []
+    names = thread_names(run, m)
     for t in run.threads:
         bm = t.block_maxima
         if bm is None or not bm.values:
             continue
-        tid = f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}"
+        tid = names[t.index]
         values = list(bm.values)
         if bm.partial_max is not None:  # the block in progress when the run ended: its max may be the run's
             values.append(bm.partial_max)

@@ -20,10 +20,12 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from typing import Any
 
-from rtgate.core.gates import Status, Verdict
+from rtgate.core.gates import Status, Verdict, thread_names
 from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.thresholds import Measurement
 from rtgate.errors import RtgateError
 from rtgate.reports.verdicts_json import range_text, value_range
 
@@ -51,10 +53,6 @@ def _gate_metric(v: Verdict) -> dict[str, Any] | None:
     return {"value": v.value, "unit": v.unit or "us"}
 
 
-def _thread_id(t: ThreadResult) -> str:
-    return f"cpu{t.cpu}" if t.cpu is not None and t.cpu >= 0 else f"t{t.index}"
-
-
 def _thread_figures(run: RunResult, t: ThreadResult) -> dict[str, tuple[float | None, float | None]]:
     """A thread's figures in us as (low, high): equal ends where the figure is known, a range where not."""
     scale = run.units_per_us()
@@ -74,8 +72,14 @@ def _range_note(name: str, low: float | None, high: float | None, unit: str) -> 
     return f"{name}: {range_text(low, high, unit)}: {why}"
 
 
-def squad_log(platform: str, runs: list[tuple[str, RunResult, list[Verdict]]]) -> str:
-    """The test run's log: every figure that is no metric because only a range of it is known."""
+def squad_log(
+    platform: str,
+    runs: list[tuple[str, RunResult, list[Verdict]]],
+    measurements: Mapping[str, Measurement] | None = None,
+) -> str:
+    """The test run's log: every figure that is no metric because only a range of it is known.
+
+    measurements: the threshold file's, naming the threads of results that state no CPU (thread_names)."""
     lines = []
     for measurement, run, verdicts in runs:
         suite = f"rtgate/{_slug(platform)}/{_slug(measurement)}"
@@ -86,15 +90,19 @@ def squad_log(platform: str, runs: list[tuple[str, RunResult, list[Verdict]]]) -
                 if v.unit == "%":
                     low, high = (None if x is None else x * 100.0 for x in known)
                 lines.append(_range_note(f"{suite}/{_slug(v.gate)}-{_slug(v.thread)}", low, high, v.unit or "us"))
+        names = thread_names(run, (measurements or {}).get(measurement))
         for t in run.threads:
             for fig, (low, high) in _thread_figures(run, t).items():
                 if low != high:
-                    lines.append(_range_note(f"{suite}/{_thread_id(t)}-{fig}", low, high, "us"))
+                    lines.append(_range_note(f"{suite}/{names[t.index]}-{fig}", low, high, "us"))
     return "".join(line + "\n" for line in lines)
 
 
 def squad_documents(
-    platform: str, runs: list[tuple[str, RunResult, list[Verdict]]], allow_inconclusive: bool = False
+    platform: str,
+    runs: list[tuple[str, RunResult, list[Verdict]]],
+    allow_inconclusive: bool = False,
+    measurements: Mapping[str, Measurement] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The tests and metrics documents for the measurements given as (name, results, verdicts)."""
     tests: dict[str, Any] = {}
@@ -110,10 +118,11 @@ def squad_documents(
             figure = _gate_metric(v)
             if figure is not None:
                 metrics[f"{suite}/{name}"] = figure
+        names = thread_names(run, (measurements or {}).get(measurement))
         for t in run.threads:
             for fig, (low, high) in _thread_figures(run, t).items():
                 if low is not None and low == high:  # a range is no metric (squad_log names it)
-                    metrics[f"{suite}/{_thread_id(t)}-{fig}"] = {"value": high, "unit": "us"}
+                    metrics[f"{suite}/{names[t.index]}-{fig}"] = {"value": high, "unit": "us"}
     return tests, metrics
 
 
