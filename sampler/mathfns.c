@@ -52,7 +52,10 @@ const struct mathfns *mathfns_get(const char **why)
 #else
 #include <math.h>
 
-static const struct mathfns linked = { exp, expm1, log, log1p, lgamma, pow, sqrt, ceil };
+static const struct mathfns linked = {
+	.exp = exp, .expm1 = expm1, .log = log, .log1p = log1p,
+	.lgamma = lgamma, .pow = pow, .sqrt = sqrt, .ceil = ceil,
+};
 
 const struct mathfns *mathfns_get(const char **why)
 {

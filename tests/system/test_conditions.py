@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Measurement conditions: environment capture, `rtgate doctor`, require:, and real load profiles."""
+"""Measurement conditions: environment capture, `rtgate doctor`, require:, and real load profiles.
+The tests of this topic that start no process: tests/unit/test_conditions_unit.py."""
 
 from __future__ import annotations
 
@@ -14,9 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import FIXTURES, IS_ROOT
-from rtgate.measure.conditions import doctor, unmet
-from rtgate.measure.environment import capture
+from conftest import IS_ROOT
 from rtgate.measure.load import pgid_processes
 
 
@@ -25,7 +24,6 @@ def _sigint_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-SYSTEMS = FIXTURES / "systems"
 needs_root = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
 
 
@@ -33,102 +31,6 @@ def rtgate(*args: str, cwd: Path | None = None, timeout: float = 180) -> subproc
     return subprocess.run(
         [sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout
     )
-
-
-# ---------------------------------------------------------------- environment and doctor
-
-
-def test_capture_an_rt_board() -> None:
-    env = capture(SYSTEMS / "rt-arm64")
-    assert env["preemption"] == "PREEMPT_RT" and env["preemption_source"] == "/sys/kernel/realtime"
-    assert env["kernel_release"] == "6.6.52-rt43-imx8mp"
-    assert env["isolation"]["isolcpus"]["cpus"] == [2, 3] and env["isolation"]["nohz_full"]["cpus"] == [2, 3]
-    assert env["cpu_count"] == 4 and env["governors"] == {
-        0: "performance",
-        1: "performance",
-        2: "performance",
-        3: "performance",
-    }
-    assert env["sched_rt_runtime_us"] == -1 and env["virtualisation"] is None
-    assert env["loadavg"] == [0.08, 0.03, 0.01]
-
-
-def test_capture_a_non_rt_vm() -> None:
-    env = capture(SYSTEMS / "nonrt-x86-vm")
-    assert env["preemption"] == "VOLUNTARY" and "preempt=" in env["preemption_source"]
-    assert env["cpu_model"] == "Intel Xeon Processor (Icelake)" and env["cpu_count"] == 2
-    assert env["virtualisation"] == "QEMU" and env["sched_rt_runtime_us"] == 950000
-    assert env["isolation"] == {}
-
-
-def test_capture_this_machine() -> None:
-    env = capture()
-    assert env["kernel_release"] == os.uname().release
-    assert env["preemption"] in ("PREEMPT_RT", "PREEMPT", "VOLUNTARY", "NONE", "unknown")
-    assert env["cpu_count"] == os.cpu_count() and len(env["loadavg"]) == 3
-
-
-def test_doctor_on_the_rt_board() -> None:
-    r = rtgate("doctor", "--root", str(SYSTEMS / "rt-arm64"))
-    assert r.returncode == 0, r.stdout
-    assert "OK   kernel 6.6.52-rt43-imx8mp is PREEMPT_RT" in r.stdout
-    assert "OK   RT throttling is off" in r.stdout and "OK   no hypervisor detected" in r.stdout
-    assert "WARN" not in r.stdout
-
-
-def test_doctor_on_the_vm_with_requirements(tmp_path: Path) -> None:
-    spec = tmp_path / "t.yaml"
-    spec.write_text(
-        "platform: p\nrequire: {preempt_rt: true, governor: performance}\nmeasurements:\n"
-        "  m:\n    sampler: {duration: 5s, threads: [{name: a, cpus: [1]}]}\n"
-        "    require: {isolated_cpus: true}\n    gates: [{name: g, kind: max, limit_us: 80}]\n"
-    )
-    r = rtgate("doctor", str(spec), "--root", str(SYSTEMS / "nonrt-x86-vm"))
-    assert r.returncode == 1, r.stdout
-    lines = r.stdout.splitlines()
-    # doctor's checks stay warnings; the requirements fail, with the words run refuses to measure under
-    assert any(ln.startswith("WARN [m] kernel 6.1.0-26-amd64 is VOLUNTARY") for ln in lines)
-    assert any(ln.startswith("WARN [m] measured cpu 1 not isolated") for ln in lines)
-    assert any(ln.startswith("WARN [m] governor not performance on cpu0 (schedutil), cpu1 (schedutil)") for ln in lines)
-    assert any(ln.startswith("FAIL [m] requires a PREEMPT_RT kernel; 6.1.0-26-amd64 is VOLUNTARY") for ln in lines)
-    assert any(ln.startswith("FAIL [m] requires isolated CPUs; cpu 1 not in isolcpus") for ln in lines)
-    assert any(ln.startswith("FAIL [m] requires governor performance; cpu1 is schedutil") for ln in lines)
-    assert any(ln.startswith("WARN [m] RT throttling is active (sched_rt_runtime_us=950000") for ln in lines)
-    assert any(ln.startswith("WARN [m] running under QEMU") for ln in lines)
-    assert "fix: echo -1 > /proc/sys/kernel/sched_rt_runtime_us" in r.stdout
-
-
-def test_requirements_met_and_unmet() -> None:
-    rt, vm = capture(SYSTEMS / "rt-arm64"), capture(SYSTEMS / "nonrt-x86-vm")
-    want = {
-        "preempt_rt": True,
-        "isolated_cpus": True,
-        "governor": "performance",
-        "bare_metal": True,
-        "rt_throttling_off": True,
-    }
-    assert unmet(want, rt, [2, 3]) == []
-    assert unmet(want, rt, [1, 2]) == ["requires isolated CPUs; cpu 1 not in isolcpus ([2, 3])"]
-    assert len(unmet(want, vm, [0])) == 5
-    assert [c.status for c in doctor(rt, want, [2, 3], live=False)] == ["ok"] * 6
-
-
-def test_unmet_requirement_is_an_error_not_a_measurement(tmp_path: Path) -> None:
-    spec = tmp_path / "t.yaml"
-    spec.write_text(
-        "platform: p\nrequire: {bare_metal: true, preempt_rt: true}\nmeasurements:\n"
-        "  m:\n    sampler: {duration: 5s, threads: [{name: a, count: 1}]}\n"
-        "    gates: [{name: g, kind: max, limit_us: 1000000}]\n"
-    )
-    env = capture()
-    if env["preemption"] == "PREEMPT_RT" and not env["virtualisation"]:
-        pytest.skip("this machine meets the requirements")
-    r = rtgate("run", str(spec), "--json", "v.json", cwd=tmp_path)
-    assert r.returncode == 1
-    doc = json.loads((tmp_path / "v.json").read_text())
-    assert [v["status"] for v in doc["verdicts"]] == ["ERROR"]
-    assert doc["verdicts"][0]["reason"].startswith("not measured: requires")
-    assert not (tmp_path / "rtgate-results" / "m.json").exists()
 
 
 # ---------------------------------------------------------------- load profiles, for real
@@ -335,6 +237,18 @@ def test_a_load_below_its_level_makes_the_measurement_invalid(tmp_path: Path) ->
     assert r.returncode == 1 and "reached 0 % CPU, below its level of 1 %" in env["load"]["problem"]
 
 
+def _tagged(tag: str) -> set[int]:
+    """Processes that inherited this test's tag: other suites' loads on the machine do not count."""
+    pids = set()
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if f"RTGATE_TEST_TAG={tag}".encode() in environ.read_bytes().split(b"\0"):
+                pids.add(int(environ.parent.name))
+        except OSError:
+            continue
+    return pids
+
+
 @needs_root
 def test_several_loads_run_together_each_at_its_level(tmp_path: Path, tool: object) -> None:
     """load: [cpu, memory]: both run through the whole measurement, each judged, both gone after."""
@@ -363,27 +277,6 @@ def test_several_loads_run_together_each_at_its_level(tmp_path: Path, tool: obje
     assert r.returncode == 1 and "the custom load reached 0 % CPU" in env["load"]["problem"]
     assert verdicts["verdicts"][0]["status"] == "ERROR"
     assert all(pgid_processes(x["pgid"]) == [] for x in env["load"]["loads"])
-
-
-def test_no_load_leaves_nothing_behind(tmp_path: Path) -> None:
-    from rtgate.measure.load import Load, LoadSpec
-
-    before = set(Path("/tmp").glob("rtgate-load-*"))
-    with Load(LoadSpec(kind="none"), [], tmp_path) as load:
-        assert load.summary() == {"kind": "none"}
-    assert set(Path("/tmp").glob("rtgate-load-*")) == before
-
-
-def _tagged(tag: str) -> set[int]:
-    """Processes that inherited this test's tag: other suites' loads on the machine do not count."""
-    pids = set()
-    for environ in Path("/proc").glob("[0-9]*/environ"):
-        try:
-            if f"RTGATE_TEST_TAG={tag}".encode() in environ.read_bytes().split(b"\0"):
-                pids.add(int(environ.parent.name))
-        except OSError:
-            continue
-    return pids
 
 
 @needs_root

@@ -6,6 +6,7 @@ every 500 ms, that logs its own busy windows. cyclictest (SCHED_FIFO 80) cannot 
 so of the 1 ms deadlines inside it all but the first go unsampled: the truth comes from the injector's
 log, independently of cyclictest and of rtgate. Recorded runs of the same kind (tests/fixtures/rt-tests/
 ct-inject-*) give the same checks without a live run.
+The tests of this topic that start no process: tests/unit/test_cyclictest_known_answers_unit.py.
 """
 
 from __future__ import annotations
@@ -20,49 +21,19 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IS_ROOT, RT_TESTS, run_tool
+from conftest import IS_ROOT, run_tool
 from injector import inject
+from known_answers import (
+    CPU,
+    assert_no_format_passes_what_json_fails,
+    thresholds,
+    true_skipped,
+    verdicts_by_gate,
+)
 from rtgate.core.gates import Status
-from rtgate.core.setup import evaluate_measured
-from rtgate.core.thresholds import load_thresholds
-from rtgate.errors import RtgateError
 from rtgate.parsers import load_results
 
-CPU = 1
 needs_rt = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root (SCHED_FIFO) and two CPUs")
-
-THRESHOLDS = """\
-platform: known-answers
-measurements:
-  m:
-    sampler: {{interval_us: 1000, {length}, priority: 80, threads: [{{name: rt, cpus: [{cpu}]}}]}}
-    gates:
-      - {{name: over-1ms, kind: miss_rate, above_us: 1000, rate: 1%}}
-      - {{name: p99, kind: percentile, percentile: 99, limit_us: 500}}
-      - {{name: missed, kind: missed, max_rate: 1%}}
-      - {{name: max, kind: max, limit_us: 1000000}}
-"""
-
-
-def thresholds(tmp_path: Path, length: str, cpu: int = CPU) -> Path:
-    p = tmp_path / "known.yaml"
-    p.write_text(THRESHOLDS.format(length=length, cpu=cpu))
-    return p
-
-
-def true_skipped(injector_log: Path, since_ns: int, until_ns: int, interval_us: int) -> tuple[int, int]:
-    """(windows, fewest periods skipped) by busy windows wholly inside [since, until]: of the deadlines in
-    a window of length L at least floor(L / I) - 1 fall inside it, and only the first of them is sampled."""
-    doc = json.loads(injector_log.read_text())
-    inside = [(a, b) for a, b in doc["windows_ns"] if a >= since_ns and b <= until_ns]
-    per = [max(0, (b - a) // (interval_us * 1000) - 2) for a, b in inside]
-    return len(inside), sum(per)
-
-
-def verdicts_by_gate(path: Path, results: Path) -> dict[str, Status]:
-    tf = load_thresholds(path)
-    run = load_results(results)
-    return {v.gate: v.status for v in evaluate_measured(tf.measurements["m"], run)}
 
 
 def run_cyclictest_under_injection(
@@ -223,38 +194,7 @@ def test_units_stated_and_implausible(cyclictest: str, tmp_path: Path) -> None:
     assert r.returncode == 2 and "look like microseconds" in r.stderr, r.stderr
 
 
-# ------------------------------------------------------------------ recorded runs (fast, deterministic)
-
-
-@pytest.mark.parametrize("stem, length", [("ct-inject-D6", "duration: 6s"), ("ct-inject-l5000-h100", "loops: 5000")])
-def test_recorded_injected_runs(stem: str, length: str, tmp_path: Path) -> None:
-    log = RT_TESTS / f"{stem}.injector.json"
-    meta = json.loads((RT_TESTS / f"{stem}.truth.json").read_text())
-    windows, truth = true_skipped(log, meta["since_ns"], meta["until_ns"], 1000)
-    assert windows >= 6 and truth > 150
-    res = RT_TESTS / f"{stem}.json"
-    t = load_results(res).threads[0]
-    hi = t.missed_upper if t.missed_upper is not None else t.missed
-    assert t.missed is not None and hi is not None and hi >= truth - 2
-    got = verdicts_by_gate(thresholds(tmp_path, length, cpu=meta["cpu"]), res)
-    for gate in ("over-1ms", "p99", "missed"):
-        assert got[gate] != Status.PASS, (gate, got, t.missed_derivation)
-
-
 # ---------------------------------------------------------------- every format of the same run
-
-FORMATS_DIR = RT_TESTS / "inject-formats"
-SAME_RUN_THRESHOLDS = """\
-platform: known-answers
-measurements:
-  m:
-    sampler: {interval_us: 1000, duration: 4s, priority: 80, threads: [{name: rt, cpus: [1]}]}
-    gates:
-      - {name: over-1ms, kind: miss_rate, above_us: 1000, rate: 1%}
-      - {name: p99, kind: percentile, percentile: 99, limit_us: 500}
-      - {name: missed, kind: missed, max_rate: 1%}
-      - {name: max, kind: max, limit_us: 1000000}
-"""
 
 
 def record_every_format(program: str, out: Path, verbose: bool) -> None:
@@ -268,71 +208,6 @@ def record_every_format(program: str, out: Path, verbose: bool) -> None:
     assert r.returncode == 0, r.stderr
 
 
-def _same_run_verdicts(tmp_path: Path, run_dir: Path, name: str) -> dict[str, Status]:
-    th = tmp_path / "same.yaml"
-    th.write_text(SAME_RUN_THRESHOLDS)
-    tf = load_thresholds(th)
-    return {v.gate: v.status for v in evaluate_measured(tf.measurements["m"], load_results(run_dir / name))}
-
-
-def _assert_no_format_passes_what_json_fails(tmp_path: Path, run_dir: Path) -> None:
-    truth = _same_run_verdicts(tmp_path, run_dir, "r.json")
-    assert truth["over-1ms"] == Status.FAIL and truth["missed"] == Status.FAIL, truth  # 40 ms stalls: ~8 % missed
-    for name in sorted(p.name for p in run_dir.glob("[htv].txt")):
-        got = _same_run_verdicts(tmp_path, run_dir, name)
-        for gate, status in truth.items():
-            if status == Status.FAIL:
-                assert got[gate] != Status.PASS, (run_dir.name, name, gate, got)
-
-
-@pytest.mark.parametrize("run", ["ct-t", "ct-v", "rs-t", "rs-v"])
-def test_recorded_formats_of_one_run_never_pass_what_its_json_fails(tmp_path: Path, run: str) -> None:
-    """Histogram text of a run with 40 ms stalls PASSed where its JSON FAILed: '# Max Latencies: 39482' at
-    the 1 ms the thresholds ask shows at least 39 periods skipped per stall. Every format of one run of
-    cyclictest and of rtgate-sampler now agrees with the JSON's FAIL."""
-    _assert_no_format_passes_what_json_fails(tmp_path, FORMATS_DIR / run)
-
-
-@pytest.mark.parametrize("run", ["ct-v", "rs-v"])
-@pytest.mark.parametrize("keep", [0.05, 0.5, 0.9])
-def test_cut_verbose_output_never_passes(tmp_path: Path, run: str, keep: float) -> None:
-    """A -v file cut at a line: 200 of 2,000 samples PASSed where the whole file FAILs. Cut anywhere, with
-    the stalls or without, it is never PASS: the thresholds' length shows the periods it lacks."""
-    lines = (FORMATS_DIR / run / "v.txt").read_text().splitlines(keepends=True)
-    cut = tmp_path / run
-    cut.mkdir()
-    (cut / "v.txt").write_text("".join(lines[: int(len(lines) * keep)]))
-    got = _same_run_verdicts(tmp_path, cut, "v.txt")
-    assert Status.PASS not in got.values(), got
-    # cut inside a line: the last line has no newline
-    (cut / "v.txt").write_text("".join(lines[: int(len(lines) * keep)]) + lines[-1][:3])
-    with pytest.raises(RtgateError, match="truncated"):
-        load_results(cut / "v.txt")
-
-
-def test_histogram_of_a_clean_short_run_is_not_pass(tmp_path: Path) -> None:
-    """A run stopped early (1.5 s of 4 s): its histogram text says nothing about length, and its periods are
-    fewer than the thresholds ask: INCONCLUSIVE, as its JSON is."""
-    src = (FORMATS_DIR / "ct-t" / "h.txt").read_text().splitlines(keepends=True)
-    # keep only the samples below 100 us (no stall) and the footer rebuilt to match: a clean, short run
-    rows = [ln for ln in src if ln[:1].isdigit() and int(ln.split()[0]) < 100]
-    counts = [int(ln.split()[1]) for ln in rows]
-    filled = [int(ln.split()[0]) for ln in rows if int(ln.split()[1])]
-    total = sum(counts)
-    avg = sum(int(ln.split()[0]) * int(ln.split()[1]) for ln in rows) // total
-    text = "# Histogram\n" + "".join(rows)
-    text += f"# Total: {total:09d}\n# Min Latencies: {filled[0]:05d}\n# Avg Latencies: {avg:05d}\n"
-    text += f"# Max Latencies: {filled[-1]:05d}\n# Histogram Overflows: 00000\n# Histogram Overflow at cycle number:\n"
-    text += "# Thread 0:\n"
-    d = tmp_path / "short"
-    d.mkdir()
-    (d / "h.txt").write_text(text)
-    got = _same_run_verdicts(tmp_path, d, "h.txt")
-    assert total < 3800  # fewer periods than 4 s at 1 ms
-    assert Status.PASS not in got.values(), got
-    assert got["max"] == Status.INCONCLUSIVE, got
-
-
 @pytest.mark.slow
 @needs_rt
 @pytest.mark.parametrize("program", ["cyclictest", "rtgate-sampler"])
@@ -342,4 +217,4 @@ def test_live_formats_of_one_run_never_pass_what_its_json_fails(
 ) -> None:
     exe = request.getfixturevalue("cyclictest" if program == "cyclictest" else "sampler")
     record_every_format(exe, tmp_path / "run", verbose)
-    _assert_no_format_passes_what_json_fails(tmp_path, tmp_path / "run")
+    assert_no_format_passes_what_json_fails(tmp_path, tmp_path / "run")

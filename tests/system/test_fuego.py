@@ -209,8 +209,9 @@ def fuego_env(tmp_path: Path, spec_vars: dict[str, str]) -> tuple[dict[str, str]
     return env, rw, board, logdir, build
 
 
+# The double's folder and the test's home come as $1 and $2, so no path is parsed by the shell.
 PHASES = (
-    "source {double}/fuego_functions.sh && source {home}/fuego_test.sh && test_pre_check && "
+    'source "$1/fuego_functions.sh" && source "$2/fuego_test.sh" && test_pre_check && '
     "unpack && test_build >build.log 2>&1 && test_deploy && test_run; rc=$?; post_test; test_processing; exit $rc"
 )
 
@@ -233,7 +234,7 @@ def fuego_run(tmp_path: Path, spec_vars: dict[str, str], criteria_for: Path | No
     if criteria_for is not None:
         generate_criteria(criteria_for, env, rw)
     r = subprocess.run(
-        ["bash", "-c", PHASES.format(double=DOUBLE, home=env["TEST_HOME"])],
+        ["bash", "-c", PHASES, "fuego-phases", str(DOUBLE), env["TEST_HOME"]],
         cwd=build,
         env=env,
         capture_output=True,
@@ -365,7 +366,7 @@ def test_a_stopped_job_leaves_no_sampler_and_reports_what_was_measured(tmp_path:
     )
     generate_criteria(spec, env, rw)
     job = subprocess.Popen(
-        ["bash", "-c", PHASES.format(double=DOUBLE, home=env["TEST_HOME"])],
+        ["bash", "-c", PHASES, "fuego-phases", str(DOUBLE), env["TEST_HOME"]],
         cwd=build,
         env=env,
         stdout=subprocess.PIPE,

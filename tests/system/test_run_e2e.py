@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -156,7 +157,8 @@ def nobody_sampler(tmp_path: Path) -> Path:
     ).stdout.strip()
     wrapper = tmp_path / "nobody-sampler"
     wrapper.write_text(
-        f'#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all {sampler} "$@"\n'
+        "#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "
+        f'{shlex.quote(sampler)} "$@"\n'
     )
     wrapper.chmod(0o755)
     return wrapper

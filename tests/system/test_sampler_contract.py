@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """One contract between sampler and harness: the sampler's option table (--dump-contract) against
 what the threshold loader accepts. A value the harness accepts must be one the sampler accepts, and
-both must end at the same maximum; the RTGATE-GATE fields must be the ones every reader splits."""
+both must end at the same maximum; the RTGATE-GATE fields must be the ones every reader splits.
+The tests of this topic that start no process: tests/unit/test_sampler_contract_unit.py."""
 
 from __future__ import annotations
 
@@ -207,13 +208,6 @@ def test_cmdline_reads_every_option_as_the_sampler_does(contract: dict[str, Any]
             got = split_options(f"rtgate-sampler {form} 7").values
             want = {"required": "7", "optional": "7", "none": None}[o["arg"]]
             assert got.get(o["name"], "absent") == want, f"{form} ({o['arg']} value): cmdline.py read {got}"
-
-
-def test_thread_labels_are_not_dropped() -> None:
-    assert split_options("rtgate-sampler --thread-labels A,B -i 200").values == {
-        "thread-labels": "A,B",
-        "interval": "200",
-    }
 
 
 def test_gate_kinds_are_the_registrys(contract: dict[str, Any]) -> None:

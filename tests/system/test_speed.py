@@ -3,6 +3,7 @@
 
 Timing is benchmarks/' job (the machine is shared); what a command imports is not noisy, and it
 is what makes `rtgate --version` take 0.03 s of CPU instead of 0.3 s.
+The tests of this topic that start no process: tests/unit/test_speed_unit.py.
 """
 
 from __future__ import annotations
@@ -106,8 +107,3 @@ def test_benchmark_smoke_mode_runs(script: Path) -> None:
     r = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, f"{script.name} --smoke: {r.stdout[-2000:]}{r.stderr[-2000:]}"
     assert any(ch.isdigit() for ch in r.stdout), r.stdout
-
-
-def test_every_benchmark_is_in_the_readme() -> None:
-    readme = (ROOT / "benchmarks" / "README.md").read_text()
-    assert [p.name for p in BENCHMARKS if f"`{p.name}`" not in readme] == []

@@ -8,6 +8,7 @@ serves SQUAD with gunicorn on a free loopback port, and stops it by PID.
 SQUAD's web frontend fetches JavaScript libraries from CDNs when it is first imported; this machine has no such
 network, and the API needs none of them, so the fixture marks them as present (empty) in the frontend's download
 list first. Nothing else of SQUAD is changed.
+The tests of this topic that start no process: tests/unit/test_squad_unit.py.
 """
 
 from __future__ import annotations
@@ -319,30 +320,3 @@ def test_squad_refusal_is_a_clean_error(squad: Squad, tmp_path: Path) -> None:
     )
     assert r.returncode == 2
     assert r.stderr.startswith("rtgate: error:") and "SQUAD" in r.stderr and "Traceback" not in r.stderr
-
-
-def test_nothing_unmeasured_reads_as_a_pass() -> None:
-    from rtgate.core.gates import Status, Verdict
-    from rtgate.core.model import RunResult
-    from rtgate.reports.squad import squad_documents
-
-    def verdict(gate: str, status: Status) -> Verdict:
-        return Verdict("m", gate, "max", "cpu0", status, f"{gate} reason", value=None)
-
-    verdicts = [
-        verdict("ok", Status.PASS),
-        verdict("bad", Status.FAIL),
-        verdict("unknown", Status.ERROR),
-        verdict("short", Status.INCONCLUSIVE),
-    ]
-    run = RunResult(source="x", format="rtgate-json", unit="us", threads=[])
-    tests, metrics = squad_documents("p", [("m", run, verdicts)])
-    assert {k.split("/")[-1]: v["result"] for k, v in tests.items()} == {
-        "ok-cpu0": "pass",
-        "bad-cpu0": "fail",
-        "unknown-cpu0": "fail",
-        "short-cpu0": "fail",
-    }
-    assert tests["rtgate/p/m/short-cpu0"]["log"].startswith("INCONCLUSIVE:")
-    allowed, _ = squad_documents("p", [("m", run, verdicts)], allow_inconclusive=True)
-    assert allowed["rtgate/p/m/short-cpu0"]["result"] == "skip" and metrics == {}

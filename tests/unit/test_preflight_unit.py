@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""doctor's checks and require: against the recorded system trees and this machine's /proc and /sys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ROOT
+from in_process import rtgate as _rtgate
+from preflight_specs import VOLATILE, two_measurements
+from rtgate.core.thread_plan import plan_here
+from rtgate.core.thresholds import load_thresholds
+from rtgate.errors import ThresholdsError
+from rtgate.measure.conditions import CHECK_IDS, doctor, unmet
+from rtgate.measure.environment import capture
+from rtgate.measure.preflight import preflight, system_checks
+
+SYSTEMS = FIXTURES / "systems"
+
+
+@pytest.mark.parametrize(
+    "root",
+    [Path("/"), SYSTEMS / "rt-arm64", SYSTEMS / "nonrt-x86-vm"],
+    ids=["this-machine", "rt-arm64", "nonrt-x86-vm"],
+)
+def test_every_check_has_a_documented_id(root: Path) -> None:
+    env = capture(root)
+    require = {"preempt_rt": True, "governor": "performance", "rt_throttling_off": True, "isolated_cpus": True}
+    readme = (ROOT / "doc" / "conditions.rst").read_text()
+    for measured in (None, [1]):
+        for req in ({}, require):
+            checks = doctor(env, req, measured, live=root == Path("/"))
+            assert checks
+            for c in checks:
+                assert c.check in CHECK_IDS, c
+                if c.status != "ok":
+                    assert f"``{c.check}``" in readme, f"doc/conditions.rst does not list the check id {c.check}"
+                    assert c.fix, c
+
+
+def test_requirements_this_machine_cannot_answer_are_not_met(tmp_path: Path) -> None:
+    env = capture(tmp_path)  # an empty tree: no cpufreq, no /proc/sys, no kernel config
+    reasons = unmet({"governor": "performance", "rt_throttling_off": True, "preempt_rt": True}, env, None)
+    assert len(reasons) == 3 and all("cannot be judged here" in r for r in reasons), reasons
+    checks = {c.check: c for c in doctor(env, {"governor": "performance", "rt_throttling_off": True}, None, False)}
+    assert checks["governor"].status == "fail" and "cannot be judged here" in checks["governor"].what
+    assert checks["rt_throttling"].status == "fail" and "cannot be judged here" in checks["rt_throttling"].what
+    # without the requirement, an unreadable setting is a warning, never "ok"
+    assert {c.check: c.status for c in doctor(env, {}, None, False)}["rt_throttling"] == "warn"
+
+
+def test_requirements_on_the_recorded_trees() -> None:
+    rt, vm = capture(SYSTEMS / "rt-arm64"), capture(SYSTEMS / "nonrt-x86-vm")
+    require = {"preempt_rt": True, "rt_throttling_off": True, "governor": "performance"}
+    assert unmet(require, rt, [2, 3]) == []
+    assert [r.split(";")[0] for r in unmet(require, vm, [1])] == [
+        "requires a PREEMPT_RT kernel",
+        "requires governor performance",
+        "requires RT throttling off",
+    ]
+    assert not any("cannot be judged" in r for r in unmet(require, vm, [1]))
+
+
+def test_requirements_on_this_machine() -> None:
+    """This machine's real /proc and /sys: a requirement is met only where a value says so."""
+    env = capture()
+    governor = unmet({"governor": "performance"}, env, None)
+    if not env["governors"]:
+        assert governor == ["requires governor performance; cannot be judged here: no cpufreq governor on this machine"]
+    else:
+        assert (governor == []) == all(g == "performance" for g in env["governors"].values())
+    throttling = unmet({"rt_throttling_off": True}, env, None)
+    assert (throttling == []) == (env["sched_rt_runtime_us"] == -1)
+    assert (unmet({"preempt_rt": True}, env, None) == []) == (env["preemption"] == "PREEMPT_RT")
+
+
+def test_doctor_fails_a_governor_it_cannot_judge(tmp_path: Path) -> None:
+    spec = tmp_path / "t.yaml"
+    spec.write_text(
+        "platform: p\nrequire: {governor: performance}\nmeasurements:\n  m:\n"
+        "    sampler: {duration: 1s, threads: [{name: t, cpus: [0]}]}\n"
+        "    gates: [{name: g, kind: max, limit_us: 100}]\n"
+    )
+    r = _rtgate("doctor", str(spec), "--root", str(SYSTEMS / "rt-arm64"))
+    assert r.returncode == 0, r.stdout  # its governors are all performance
+    r = _rtgate("doctor", str(spec), "--root", str(tmp_path))
+    assert r.returncode == 1
+    assert "FAIL [m] requires governor performance; cannot be judged here: no cpufreq governor" in r.stdout
+
+
+def test_strict_in_threshold_files(tmp_path: Path) -> None:
+    tf = load_thresholds(two_measurements(tmp_path, top="strict: true", b="strict: false"))
+    assert (tf.measurements["a"].strict, tf.measurements["b"].strict) == (True, False)
+    tf = load_thresholds(two_measurements(tmp_path, b="strict: true"))
+    assert (tf.measurements["a"].strict, tf.measurements["b"].strict) == (False, True)
+    with pytest.raises(ThresholdsError) as e:
+        load_thresholds(two_measurements(tmp_path, a="strict: yes please"))
+    assert str(e.value) == f"{tmp_path / 't.yaml'}:4: measurements.a.strict: must be true or false, not 'yes please'"
+    r = _rtgate("validate", str(two_measurements(tmp_path, top="strict: 1")))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "strict: must be true or false" in r.stderr
+
+
+def test_preflight_of_a_measurement_is_doctors(tmp_path: Path) -> None:
+    """The measurement's preflight and doctor's checks are one computation: same checks, same order."""
+    m = load_thresholds(two_measurements(tmp_path, top="require: {governor: performance}")).measurements["a"]
+    plan = plan_here(m)
+    checked = preflight(m, plan)
+    again = system_checks(checked.system, m.require, plan, live=True, rt_tasks=checked.rt_before)
+    ok = [c.check for c in checked.checks if c.check not in VOLATILE]
+    assert ok == [c.check for c in again if c.check not in VOLATILE]
+    assert checked.record() == [c.as_dict() for c in checked.checks if c.status != "ok"]
+    env = checked.system
+    if not env["governors"]:
+        assert checked.unmet == [
+            "requires governor performance; cannot be judged here: no cpufreq governor on this machine"
+        ]
