@@ -250,6 +250,36 @@ def _tagged(tag: str) -> set[int]:
 
 
 @needs_root
+def test_several_loads_run_together_each_at_its_level(tmp_path: Path, tool: object) -> None:
+    """load: [cpu, memory]: both run through the whole measurement, each judged, both gone after."""
+    tool("stress-ng", "stress-ng")  # type: ignore[operator]
+    r, env, verdicts = run_with_load(
+        tmp_path,
+        "[{kind: cpu, cpus: others, warmup_seconds: 1, min_cpu_percent: 0.1},"
+        " {kind: memory, cpus: others, warmup_seconds: 0.5, size: 16M, min_cpu_percent: 0.1}]",
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    load = env["load"]
+    assert load["kind"] == "cpu+memory" and load["problem"] is None and load["cpus"] == [1]
+    assert [x["kind"] for x in load["loads"]] == ["cpu", "memory"]
+    for x in load["loads"]:
+        assert x["seconds"] >= 2 and x["cpu_seconds"] > 0 and x["level"]["min"] == 0.1
+        assert pgid_processes(x["pgid"]) == []
+    assert (tmp_path / "rtgate-results" / "m.load-0-cpu" / "load.log").exists()
+    assert (tmp_path / "rtgate-results" / "m.load-1-memory" / "stress-ng.yaml").exists()
+    assert verdicts["verdicts"][0]["status"] == "PASS"
+    # One of them below its level makes the measurement invalid, and says which.
+    r, env, verdicts = run_with_load(
+        tmp_path,
+        "[{kind: cpu, cpus: others, warmup_seconds: 0.2, min_cpu_percent: 0.1},"
+        " {kind: custom, command: [sleep, '60'], cpus: others, warmup_seconds: 0.2}]",
+    )
+    assert r.returncode == 1 and "the custom load reached 0 % CPU" in env["load"]["problem"]
+    assert verdicts["verdicts"][0]["status"] == "ERROR"
+    assert all(pgid_processes(x["pgid"]) == [] for x in env["load"]["loads"])
+
+
+@needs_root
 def test_ctrl_c_stops_the_load(tmp_path: Path, tool: object) -> None:
     tool("stress-ng", "stress-ng")  # type: ignore[operator]
     tag = f"ctrl-c-{os.getpid()}-{time.monotonic_ns()}"

@@ -2,7 +2,7 @@
 """A short run of tests/fuzz.py over every parser and the threshold loader: only results or clean errors.
 
 The suite runs each target for a few seconds; `python -m tests.fuzz --inputs 200000 --target all` is the long run
-(its figures are in the commit that added it and in README's "What the formats cannot reveal").
+(its figures are in the commit that added it and in doc/gates-and-statistics.rst, "What no format can reveal").
 """
 
 from __future__ import annotations

@@ -115,6 +115,7 @@ def test_check_junit_validates_and_shows_figures_to_gitlab(tmp_path: Path, xmlli
             if isinstance(result, Skipped):
                 assert allow and result.message.startswith("INCONCLUSIVE:")
     assert figures["max[t0]"]["value"] == "1547.0" and figures["max[t0]"]["limit"] == "1000.0"
+    assert figures["max[t0]"]["limit_text"] == "1000 us" and figures["max[t0]"]["unit"] == "us"  # units beside figures
     assert "max 1547 us > 1000 us" in cases["max[t0]"].result[0].message
     # cyclictest records no wall time: the duration is the periods each thread went through times the interval
     run = load_results(str(RT_TESTS / "ct-new-t2-H200.json"))

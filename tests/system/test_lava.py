@@ -561,3 +561,20 @@ def test_script_stopped_by_a_signal_stops_the_sampler_and_reports(
         assert (results / "results" / f"max-{t0}" / "result").read_text().strip() == "fail", out
         assert f"rtgate: INCONCLUSIVE m/max[{t0}]" in out and "stopped early" in out, out
         assert float((results / "results" / f"max-{t0}" / "measurement").read_text()) > 0
+
+
+def test_several_loads_are_refused_for_a_board(tmp_path: Path) -> None:
+    """The board script runs one load: a budget set under two, judged with one, would pass wrongly."""
+    spec = tmp_path / "t.yaml"
+    spec.write_text(
+        "platform: p\nmeasurements:\n  loaded:\n    sampler: {duration: 5s}\n    load: [cpu, memory]\n"
+        "    gates: [{name: max, kind: max, limit_us: 100}]\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "rtgate", "lava", "job", str(spec), "--kernel", "http://x/k", "-o", "j.yaml"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 2 and "runs 2 loads together (cpu, memory); the board script runs one" in r.stderr
+    assert not (tmp_path / "j.yaml").exists()

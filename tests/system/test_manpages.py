@@ -29,7 +29,7 @@ def test_every_sampler_option_is_in_its_man_page(sampler: str) -> None:
     assert sorted(o for o in options if o not in page) == []
 
 
-@pytest.mark.parametrize("page", ["rtgate.1", "rtgate-sampler.8"])
+@pytest.mark.parametrize("page", ["rtgate.1", "rtgate-sampler.8", "rtgate-thresholds.5"])
 def test_man_page_renders_without_warnings(page: str) -> None:
     groff = shutil.which("groff")
     if groff is None:

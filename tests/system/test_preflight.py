@@ -42,7 +42,9 @@ def _warnings_here(tmp_path: Path) -> list[Any]:
 
 
 def _doctor_warnings(stdout: str) -> set[tuple[str, str]]:
-    return {(m.group(1), m.group(2)) for m in re.finditer(r"^(WARN|FAIL) \[a\] (.*)$", stdout, re.M)}
+    """Doctor's findings for measurement a (one line per finding, naming the measurements it concerns)."""
+    found = re.finditer(r"^(WARN|FAIL) \[([^\]]*)\] (.*)$", stdout, re.M)
+    return {(m.group(1), m.group(3)) for m in found if "a" in m.group(2).split(", ")}
 
 
 @needs_root

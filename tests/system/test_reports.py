@@ -203,3 +203,22 @@ def test_html_report_renders_in_chromium(tmp_path: Path, spec: Path, sampler_jso
     # A short run's estimate fails its own checks: said so, and no bold number that reads as a result.
     assert "unreliable, not shown" in dom.stdout and "exceeded with probability" not in dom.stdout
     assert shutil.which(chromium)
+
+
+def test_plot_and_report_find_the_measurement_from_the_results(tmp_path: Path) -> None:
+    """With several measurements, results that rtgate run wrote say which they are: no NAME= needed."""
+    spec = tmp_path / "two.yaml"
+    spec.write_text(SPEC + "  other:\n    sampler: {loops: 10}\n    gates: [{name: max, kind: max, limit_us: 5}]\n")
+    results = tmp_path / "rtgate-results"
+    results.mkdir()
+    shutil.copy(RT_TESTS / "ct-24-S-h300.json", results / "smp.json")
+    r = rtgate("plot", str(spec), "rtgate-results/smp.json", "-o", "plots", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "plots" / "smp-0-histogram.png").exists()
+    r = rtgate("report", str(spec), "rtgate-results/smp.json", "-o", "r.html", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "Measurement smp" in (tmp_path / "r.html").read_text()
+    # a file that does not say which measurement it is: a one-line error naming the way out
+    shutil.copy(RT_TESTS / "ct-24-S-h300.json", tmp_path / "loose.json")
+    r = rtgate("plot", str(spec), "loose.json", cwd=tmp_path)
+    assert r.returncode == 2 and "does not record which it is: write MEASUREMENT=loose.json" in r.stderr

@@ -325,10 +325,10 @@ def _split_as_rtgate_sh(lines: list[str]) -> list[list[str]]:
 
 
 def test_readme_names_every_option(contract: dict[str, Any]) -> None:
-    readme = (ROOT / "README.rst").read_text()
+    readme = (ROOT / "doc" / "sampler.rst").read_text()  # the sampler's page (its option list is generated)
     missing = [
         o["name"]
         for o in contract["options"]
         if f"--{o['name']}" not in readme and not (o["short"] and f"-{o['short']}/" in readme)
     ]
-    assert missing == [], "README.rst never names these sampler options"
+    assert missing == [], "doc/sampler.rst never names these sampler options"

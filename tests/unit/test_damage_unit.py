@@ -409,7 +409,7 @@ def test_generated_rt_tests_json_never_turns_pass(
     damage = data.draw(st.sampled_from(["max", "cycles", "histogram", "avg", "min"]))
     if damage == "max":
         # Only damage the data reveals: below every possible sample's place (a max between the -h range and
-        # the true max, with samples in the overflow, is an edit no format can show; see README).
+        # the true max, with samples in the overflow, is an edit no format can show; see doc/gates-and-statistics.rst).
         t["max"] = data.draw(
             st.one_of(st.integers(-10, min(worst, limit) - 1), st.sampled_from([float("nan"), float("inf"), -1.0, 0.5]))
         )

@@ -55,19 +55,28 @@ def test_evt_checks_its_assumptions() -> None:
     drifting = [v + i * 0.05 for i, v in enumerate(_block_maxima(rng, 200, 100))]
     e = estimate(drifting, 1.0)
     assert not e.valid and any("not stationary" in c for c in e.checks)
+    # what failed is named apart from what held: "its checks failed" lists only the failures
+    assert e.failed == [c for c in e.checks if "not stationary" in c]
     e = estimate(_block_maxima(rng, 10, 100), 1.0)
     assert not e.valid and any("too few" in c for c in e.checks)
 
 
 def test_histogram_plot_content(spec: Path) -> None:
     m = load_thresholds(spec).measurements["smp"]
-    fig = histogram_figure(load_results(RT_TESTS / "ct-24-S-h300.json"), m)
+    fig = histogram_figure(load_results(RT_TESTS / "ct-24-S-h300.json"), m, "vm")
     d = describe(fig)
     assert d["yscale"] == "log"
     assert d["labels"] == ["cpu0 (max 894 us)", "cpu1 (max 155 us)"]
-    assert d["lines"] == 4  # two threads, the max limit at 500 us and the miss-rate limit at 100 us
-    limits = sorted(ln.get_xdata()[0] for ln in fig.axes[0].lines if ln.get_color() == "red")
-    assert limits == [100, 500]
+    lines = [ln for ln in fig.axes[0].lines if ln.get_gid() == "limit"]
+    assert sorted(ln.get_xdata()[0] for ln in lines) == [100, 500]  # the max limit and the miss-rate limit
+    # each in its own style, labelled with its gate and what it asks; the miss-rate with its rate and measured share
+    assert len({(str(ln.get_color()), str(ln.get_linestyle())) for ln in lines}) == 2
+    # cpu0: 7 samples above 100 us and 4 missed periods of 5004: 0.2198 %
+    assert d["limits"] == ["over-100: <= 1 % of samples above 100 us; measured 0.2198 % above or missed (worst thread)",
+                           "max: max <= 500 us"]  # fmt: skip
+    # titled by platform, measurement, kernel and date, not a file path
+    assert d["title"] == "Latency histogram: vm / smp\nkernel 6.18.44-fc-v669, 2026-11-21 14:36"
+    assert d["xscale"] == "linear"  # buckets of 8..184 us (the max, 894 us, is in -h 300's overflow), limits to 500
     import matplotlib.image as mpimg
 
     pixels = mpimg.imread(io.BytesIO(png(fig)), format="png")
@@ -109,3 +118,28 @@ def test_ranges_stay_ranges(tmp_path: Path) -> None:
     r = rtgate("report", str(spec), str(results), "-o", "r.html", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "<td>15..721 us</td>" in (tmp_path / "r.html").read_text()
+
+
+def test_histogram_plot_goes_log_where_latencies_span_decades(spec: Path) -> None:
+    from rtgate.core.model import Histogram, RunResult, ThreadResult
+
+    m = load_thresholds(spec).measurements["smp"]
+    buckets = [(lo, lo + 1, 100) for lo in range(10, 60)] + [(4000, 4001, 1)]
+    run = RunResult(
+        source="x",
+        format="test",
+        unit="us",
+        threads=[
+            ThreadResult(index=0, cycles=5001, min=10, max=4000, avg=30, cpu=0, histogram=Histogram("us", buckets))
+        ],
+    )
+    fig = histogram_figure(run, m)
+    assert describe(fig)["xscale"] == "log"
+    # the lone 4 ms sample is a marker: a 1-us step is too narrow to see at 4 ms
+    lone = [ln for ln in fig.axes[0].lines if ln.get_gid() == "lone"]
+    assert [list(ln.get_xdata()) for ln in lone] == [[4000.5]]  # the middle of its 1-us bucket
+    buckets = [(lo, lo + 1, 100) for lo in range(10, 60)]
+    run.threads[0] = ThreadResult(
+        index=0, cycles=5000, min=10, max=59, avg=30, cpu=0, histogram=Histogram("us", buckets)
+    )
+    assert describe(histogram_figure(run, m))["xscale"] == "linear"  # 10..500 us: under two decades

@@ -33,21 +33,31 @@ def handle(args: argparse.Namespace) -> int:
         f"rtgate doctor: kernel {env.get('kernel_release')}, {env.get('preemption')}, "
         f"{env.get('cpu_count')} CPUs, {env.get('cpu_model')}"
     )
-    targets: list[tuple[str, list[Check]]] = []
+    found: list[tuple[str, list[Check]]] = []  # measurement name ("" without a file), its checks
     if not args.thresholds:
-        targets.append(("", system_checks(env, {}, None, live=live)))
+        found.append(("", system_checks(env, {}, None, live=live)))
     else:
         tf = load_thresholds(args.thresholds)
         for m in tf.measurements.values():
-            targets.append((f"[{m.name}] ", measurement_checks(m, env, live, args.strict)))
+            found.append((m.name, measurement_checks(m, env, live, args.strict)))
     failed = False
-    for prefix, checks in targets:
+    # A measurement whose require: fails will not run here: its other findings are noise beside
+    # those of the measurements that will (unless none will).
+    blocked = [name for name, checks in found if any(c.status == "fail" for c in checks)]
+    runs = len(blocked) < len(found)
+    # One line per finding, naming the measurements it concerns: 4 facts are 4 lines, not 4 per measurement.
+    grouped: dict[tuple[str, str, str], list[str]] = {}
+    for name, checks in found:
         for c in checks:
-            print(
-                f"{c.status.upper():4} {prefix}{c.what}"
-                + (f"\n     fix: {c.fix}" if c.fix and c.status != "ok" else "")
-            )
-            failed |= c.status == "fail"
+            if c.status != "fail" and name in blocked and runs:
+                continue
+            grouped.setdefault((c.status, c.what, c.fix), []).append(name)
+    for (status, what, fix), names in grouped.items():
+        prefix = f"[{', '.join(names)}] " if names != [""] else ""
+        print(f"{status.upper():4} {prefix}{what}" + (f"\n     fix: {fix}" if fix and status != "ok" else ""))
+        failed |= status == "fail"
+    if blocked and runs:
+        print(f"NOTE [{', '.join(blocked)}] will not run here (require: not met): its other findings are left out")
     return 1 if failed else 0
 
 

@@ -38,7 +38,11 @@ def handle(args: argparse.Namespace) -> int:
             )
         else:
             # A figure whose own checks failed is no estimate: print why, not a number that reads as one.
-            print(f"{t.describe()}: no reliable estimate: its checks failed: {'; '.join(e.checks)}")
+            held = [c for c in e.checks if c not in e.failed]
+            print(
+                f"{t.describe()}: no reliable estimate: its checks failed: {'; '.join(e.failed)}"
+                + (f" (held: {'; '.join(held)})" if held else "")
+            )
     if not found:
         raise RtgateError(f"{args.results}: no block maxima (use rtgate-sampler JSON of a longer run)")
     return 0

@@ -28,7 +28,10 @@ def handle(args: argparse.Namespace) -> int:
     check_output_dir(out)
     for i, (name, run) in enumerate(map_results(tf, args.results)):
         m = tf.measurements[name]
-        for kind, fig in (("histogram", histogram_figure(run, m)), ("timeline", timeline_figure(run, m))):
+        for kind, fig in (
+            ("histogram", histogram_figure(run, m, tf.platform)),
+            ("timeline", timeline_figure(run, m, tf.platform)),
+        ):
             path = out / f"{name}-{i}-{kind}.png"
             write_bytes(path, png(fig))
             print(f"wrote {path}")

@@ -25,22 +25,44 @@ def add_accept_setup(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _recorded_measurement(tf: ThresholdFile, run: RunResult) -> str | None:
+    """The measurement `rtgate run` recorded in the results (or named the file after), when the thresholds have it."""
+    record = run.environment.get("rtgate_run")
+    named = record.get("measurement") if isinstance(record, dict) else None
+    if named in tf.measurements:
+        return str(named)
+    stem = Path(run.source).name.removesuffix(".rtla.txt").removesuffix(".json")
+    written_by_run = Path(run.source).parent.name == "rtgate-results" or run.source.endswith(".rtla.txt")
+    if written_by_run and stem in tf.measurements:
+        return stem
+    return None
+
+
 def map_results(
     tf: ThresholdFile, items: list[str], fmt: str = "auto", unit: str | None = None
 ) -> list[tuple[str, RunResult]]:
     out = []
     for item in items:
         name, sep, path = item.partition("=")
+        run = None
         if not sep or Path(item).exists():
-            if len(tf.measurements) != 1:
-                raise RtgateError(
-                    f"{tf.path} has several measurements ({', '.join(tf.measurements)}): write MEASUREMENT={item}"
-                )
-            name, path = next(iter(tf.measurements)), item
+            path = item
+            if len(tf.measurements) == 1:
+                name = next(iter(tf.measurements))
+            else:
+                refuse_own_files(Path(path))
+                run = load_results(path, fmt, unit)
+                name = _recorded_measurement(tf, run) or ""
+                if not name:
+                    raise RtgateError(
+                        f"{tf.path} has several measurements ({', '.join(tf.measurements)}) and {item} does not "
+                        f"record which it is: write MEASUREMENT={item}"
+                    )
         elif name not in tf.measurements:
             raise RtgateError(f"no measurement {name!r} in {tf.path} (measurements: {', '.join(tf.measurements)})")
-        refuse_own_files(Path(path))
-        run = load_results(path, fmt, unit)
+        if run is None:
+            refuse_own_files(Path(path))
+            run = load_results(path, fmt, unit)
         if not run.format.endswith("json") and run.format != "rtla-timerlat-hist":  # these state their unit
             # Histogram text does not say its interval: the one the thresholds ask is the yardstick.
             check_plausible_unit(run, tf.measurements[name].sampler.interval_us, explicit=unit is not None)

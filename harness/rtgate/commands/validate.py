@@ -7,6 +7,7 @@ import argparse
 
 from rtgate.commands import add_command
 from rtgate.core.thresholds import load_thresholds
+from rtgate.reports.text import plural
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -19,5 +20,8 @@ def handle(args: argparse.Namespace) -> int:
     for path in args.thresholds:
         tf = load_thresholds(path)
         gates = sum(len(m.gates) for m in tf.measurements.values())
-        print(f"OK: {path}: platform {tf.platform}, {len(tf.measurements)} measurement(s), {gates} gate(s)")
+        print(
+            f"OK: {path}: platform {tf.platform}, "
+            f"{plural(len(tf.measurements), 'measurement')}, {plural(gates, 'gate')}"
+        )
     return 0

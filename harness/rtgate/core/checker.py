@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from rtgate.core import keys
 from rtgate.core.yamlload import THRESHOLDS, Limits, load_yaml
 from rtgate.errors import RtgateError, ThresholdsError
 
@@ -108,11 +109,36 @@ class Checker:
             raise self.fail(key, "must be a mapping")
         for k in value:
             if k not in allowed:
-                raise self.fail(key + (k,), f"unknown key (expected one of: {', '.join(sorted(allowed))})")
+                near = keys.did_you_mean(k, allowed)
+                raise self.fail(key + (k,), f"unknown key{near} (expected one of: {', '.join(sorted(allowed))})")
         for k in sorted(required):
             if k not in value:
                 raise self.fail(key, f"missing required key {k!r}")
         return value
+
+    def field(self, table: dict[str, keys.Key], m: dict[str, Any], key: Key, name: str) -> Any:
+        """m[name] checked against table[name]."""
+        return self.checked(table[name], m[name], key + (name,))
+
+    def checked(self, spec: keys.Key, value: Any, key: Key) -> Any:
+        """A value checked against its declaration: type and range from core/keys.py."""
+        if spec.type == "int":
+            assert spec.lo is not None and spec.hi is not None
+            return self.integer(value, key, int(spec.lo), int(spec.hi))
+        if spec.type == "float":
+            assert spec.lo is not None and spec.hi is not None
+            return self.number(value, key, spec.lo, spec.hi, lo_open=spec.lo_open)
+        if spec.type == "bool":
+            return self.boolean(value, key)
+        if spec.type == "duration":
+            return self.duration(value, key)
+        if spec.type == "rate":
+            return self.rate(value, key)
+        if spec.type == "str":
+            return self.string(value, key)
+        if spec.type == "name":
+            return self.name(value, key)
+        raise AssertionError(f"{spec.name}: a {spec.type} is checked by its section")
 
     def string(self, value: Any, key: Key) -> str:
         if not isinstance(value, str) or not value.strip():

@@ -38,6 +38,16 @@ class Verdict:
     critical: bool = False
     properties: dict[str, Any] = field(default_factory=dict)
 
+    def limit_text(self, units: bool = True) -> str:
+        """The limit as people read it: '0.1 %' for rates, '80 us' for latencies ('80' without units)."""
+        if self.limit is None:
+            return ""
+        if self.unit == "%":  # rates are fractions inside and percentages to people
+            return f"{self.limit * 100:g} %"
+        if self.unit == "periods":
+            return f"{self.limit:g} periods" if units else f"{self.limit:g}"
+        return f"{self.limit:g} us" if units else f"{self.limit:g}"
+
     @property
     def test_id(self) -> str:
         return f"{self.measurement}::{self.gate}[{self.thread}]"
@@ -53,6 +63,7 @@ class Verdict:
             "value": self.value,
             "value_text": self.value_text,
             "limit": self.limit,
+            "limit_text": self.limit_text(),
             "unit": self.unit,
             "bound": self.bound,
             "lower": self.lower,

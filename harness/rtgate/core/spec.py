@@ -67,11 +67,18 @@ class Measurement:
     sampler: SamplerSettings
     gates: list[GateSpec]
     where: Where
-    load: LoadSpec = field(default_factory=LoadSpec)
+    loads: list[LoadSpec] = field(default_factory=list)  # run together; none: []
     require: dict[str, Any] = field(default_factory=dict)
     backend: str = "sampler"  # or "timerlat" (rtla; settings in `timerlat`)
     timerlat: TimerlatSettings = field(default_factory=lambda: TimerlatSettings())  # read when backend is timerlat
     strict: bool = False  # a preflight warning makes every gate ERROR, unmeasured
+
+    @property
+    def load(self) -> LoadSpec:
+        """The one load (kind none when there is none), for what runs one load only (the board script)."""
+        if len(self.loads) > 1:
+            raise ValueError(f"measurement {self.name} runs {len(self.loads)} loads: read .loads")
+        return self.loads[0] if self.loads else LoadSpec()
 
 
 @dataclass

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rtgate.core import keys
 from rtgate.core.checker import MAX_CPUS as MAX_CPUS  # re-exported: the loader's CPU limit
 from rtgate.core.checker import Checker, Key, Where, load_yaml_lines, parse_duration, parse_rate
 from rtgate.core.gate_kinds import KINDS
@@ -30,8 +31,8 @@ __all__ = [
 ]
 
 GATE_KINDS = tuple(KINDS)
-BACKENDS = ("sampler", "timerlat")
-POLICIES = ("fifo", "rr", "other", "batch", "idle")
+BACKENDS = keys.MEASUREMENT["backend"].choices
+POLICIES = keys.POLICIES
 
 
 def _copy_lines(src: dict[Key, Where], src_key: Key, dst: dict[Key, Where], dst_key: Key) -> None:
@@ -54,7 +55,10 @@ def _merge(base: Any, over: Any, over_lines: dict[Key, Where], key: Key, out_lin
             out_lines[key] = over_lines[key]  # an overridden item is located where it was overridden
         merged = dict(base)
         for k, v in over.items():
-            if k in base:
+            if v is None and k in base and k not in keys.NULLABLE:  # `key: null` (or ~) removes an inherited key
+                del merged[k]
+                _copy_lines({}, (), out_lines, key + (k,))
+            elif k in base:
                 merged[k] = _merge(base[k], v, over_lines, key + (k,), out_lines)
             else:
                 merged[k] = v
@@ -128,106 +132,70 @@ def _load_chain(path: Path, seen: list[str]) -> tuple[dict[str, Any], dict[Key, 
 # ---------------------------------------------------------------- validation
 
 
-_SAMPLER_KEYS = {
-    "interval_us",
-    "distance_us",
-    "duration",
-    "loops",
-    "policy",
-    "priority",
-    "mlockall",
-    "latency_us",
-    "histogram_us",
-    "clock",
-    "posix_timers",
-    "relative",
-    "nsecs",
-    "breaktrace_us",
-    "block_seconds",
-    "checkpoint_seconds",
-    "threads",
-}
-_GROUP_KEYS = {"name", "count", "cpus", "priority", "policy"}
-_GATE_KEYS = {
-    "name",
-    "kind",
-    "limit_us",
-    "above_us",
-    "rate",
-    "percentile",
-    "max_count",
-    "max_rate",
-    "confidence",
-    "threads",
-    "cpus",
-    "scope",
-    "min_samples",
-    "critical",
-    "description",
-}
 _KIND_KEYS = sorted(set().union(*(k.takes for k in KINDS.values())))  # keys that only some kinds take
 
 
 def _sampler(c: Checker, raw: Any, key: Key) -> SamplerSettings:
-    m = c.mapping(raw if raw is not None else {}, key, _SAMPLER_KEYS)
+    m = c.mapping(raw if raw is not None else {}, key, set(keys.SAMPLER))
     s = SamplerSettings()
     if "interval_us" in m:
-        s.interval_us = c.integer(m["interval_us"], key + ("interval_us",), 1, 3_600_000_000)
+        s.interval_us = c.field(keys.SAMPLER, m, key, "interval_us")
     if "distance_us" in m:
-        s.distance_us = c.integer(m["distance_us"], key + ("distance_us",), 0, 3_600_000_000)
+        s.distance_us = c.field(keys.SAMPLER, m, key, "distance_us")
     if "duration" in m:
-        s.duration_s = c.duration(m["duration"], key + ("duration",))
+        s.duration_s = c.field(keys.SAMPLER, m, key, "duration")
     if "loops" in m:
-        s.loops = c.integer(m["loops"], key + ("loops",), 1, 2**62)
+        s.loops = c.field(keys.SAMPLER, m, key, "loops")
     if s.duration_s is None and s.loops is None:
         raise c.fail(key, "set duration or loops: an endless measurement is never a gate")
     policy = m.get("policy", "fifo")
     if policy not in POLICIES:
-        raise c.fail(key + ("policy",), f"unknown policy {policy!r} (one of {', '.join(POLICIES)})")
-    default_prio = m.get("priority", 80 if policy in ("fifo", "rr") else 0)
-    c.integer(default_prio, key + ("priority",), 0, 99)
-    if "mlockall" in m:
-        s.mlockall = c.boolean(m["mlockall"], key + ("mlockall",))
-    if "latency_us" in m:
-        s.latency_us = (
-            None if m["latency_us"] is None else c.integer(m["latency_us"], key + ("latency_us",), 0, 2**31 - 1)
+        raise c.fail(
+            key + ("policy",),
+            f"unknown policy {policy!r}{keys.did_you_mean(policy, POLICIES)} (one of {', '.join(POLICIES)})",
         )
+    default_prio = m.get("priority", 80 if policy in ("fifo", "rr") else 0)
+    c.checked(keys.SAMPLER["priority"], default_prio, key + ("priority",))
+    if "mlockall" in m:
+        s.mlockall = c.field(keys.SAMPLER, m, key, "mlockall")
+    if "latency_us" in m:
+        s.latency_us = None if m["latency_us"] is None else c.field(keys.SAMPLER, m, key, "latency_us")
     if "histogram_us" in m:
-        s.histogram_us = c.integer(m["histogram_us"], key + ("histogram_us",), 1, 1_000_000)
+        s.histogram_us = c.field(keys.SAMPLER, m, key, "histogram_us")
     if "clock" in m:
-        if m["clock"] not in ("monotonic", "realtime"):
-            raise c.fail(key + ("clock",), "must be monotonic or realtime")
+        if m["clock"] not in keys.SAMPLER["clock"].choices:
+            raise c.fail(key + ("clock",), "must be " + " or ".join(keys.SAMPLER["clock"].choices))
         s.clock = m["clock"]
     for flag in ("posix_timers", "relative", "nsecs"):
         if flag in m:
-            setattr(s, flag, c.boolean(m[flag], key + (flag,)))
+            setattr(s, flag, c.field(keys.SAMPLER, m, key, flag))
     if "breaktrace_us" in m:
-        s.breaktrace_us = c.integer(m["breaktrace_us"], key + ("breaktrace_us",), 1, 2**32 - 1)
+        s.breaktrace_us = c.field(keys.SAMPLER, m, key, "breaktrace_us")
     if "block_seconds" in m:
-        s.block_seconds = c.number(m["block_seconds"], key + ("block_seconds",), 0.001, 86400.0)
+        s.block_seconds = c.field(keys.SAMPLER, m, key, "block_seconds")
     if "checkpoint_seconds" in m:
-        s.checkpoint_seconds = c.integer(m["checkpoint_seconds"], key + ("checkpoint_seconds",), 0, 86400)
+        s.checkpoint_seconds = c.field(keys.SAMPLER, m, key, "checkpoint_seconds")
     groups = m.get("threads", [{"name": "all", "cpus": "all"}])
     if not isinstance(groups, list) or not groups:
         raise c.fail(key + ("threads",), "must be a non-empty list of thread groups")
     names: set[str] = set()
     for i, g in enumerate(groups):
         gk = key + ("threads", i)
-        gm = c.mapping(g, gk, _GROUP_KEYS, {"name"})
-        name = c.name(gm["name"], gk + ("name",))
+        gm = c.mapping(g, gk, set(keys.THREAD_GROUP), {"name"})
+        name = c.field(keys.THREAD_GROUP, gm, gk, "name")
         if name in names:
             raise c.fail(gk + ("name",), f"thread group {name!r} is defined twice")
         names.add(name)
         gpolicy = gm.get("policy", policy)
         if gpolicy != policy:
             raise c.fail(gk + ("policy",), "all thread groups of one measurement share its policy")
-        prio = c.integer(gm.get("priority", default_prio), gk + ("priority",), 0, 99)
+        prio = c.checked(keys.THREAD_GROUP["priority"], gm.get("priority", default_prio), gk + ("priority",))
         if policy in ("fifo", "rr") and prio < 1:
             raise c.fail(gk + ("priority",), f"SCHED_{policy.upper()} needs a priority from 1 to 99")
         if policy not in ("fifo", "rr") and prio != 0:
             raise c.fail(gk + ("priority",), f"policy {policy} takes no real-time priority")
         cpus = c.cpus(gm["cpus"], gk + ("cpus",)) if "cpus" in gm else None
-        count = c.integer(gm["count"], gk + ("count",), 1, 1024) if "count" in gm else None
+        count = c.field(keys.THREAD_GROUP, gm, gk, "count") if "count" in gm else None
         if cpus == "all" and count is not None:
             raise c.fail(gk + ("count",), "cpus: all runs one thread per CPU; drop count")
         if cpus == "all" and len(groups) > 1:
@@ -238,42 +206,39 @@ def _sampler(c: Checker, raw: Any, key: Key) -> SamplerSettings:
     return s
 
 
-_LOAD_KEYS = {
-    "kind",
-    "workers",
-    "cpus",
-    "size",
-    "command",
-    "warmup_seconds",
-    "min_cpu_percent",
-    "min_ops_per_second",
-    "tree",
-}
 # What a measurement needs of the system. architecture, compatible (a devicetree compatible string), dmi_product
 # and cpu_count name the machine a board file is for: elsewhere its budget means nothing.
-REQUIREMENTS = {
-    "preempt_rt": bool,
-    "isolated_cpus": bool,
-    "governor": str,
-    "bare_metal": bool,
-    "rt_throttling_off": bool,
-    "architecture": str,
-    "compatible": str,
-    "dmi_product": str,
-    "cpu_count": int,
-    "no_competing_rt": bool,
-}
+REQUIREMENTS = {k.name: {"bool": bool, "str": str, "int": int}[k.type] for k in keys.REQUIRE.values()}
+
+
+def _loads(c: Checker, raw: Any, key: Key) -> list[LoadSpec]:
+    """`load:` is one load (a kind's name or a mapping) or a list of them, run together."""
+    if not isinstance(raw, list):
+        spec = _load(c, raw, key)
+        return [] if spec.kind == "none" else [spec]
+    if not raw:
+        raise c.fail(key, "must be a load or a non-empty list of loads")
+    specs = [_load(c, item, key + (i,)) for i, item in enumerate(raw)]
+    for i, spec in enumerate(specs):
+        if spec.kind == "none" and len(specs) > 1:
+            raise c.fail(key + (i,), "none in a list of loads: drop it")
+    return [s for s in specs if s.kind != "none"]
 
 
 def _load(c: Checker, raw: Any, key: Key) -> LoadSpec:
     if isinstance(raw, str):
         raw = {"kind": raw}
-    m = c.mapping(raw, key, _LOAD_KEYS, {"kind"})
+    m = c.mapping(raw, key, set(keys.LOAD), {"kind"})
+    if isinstance(m["kind"], list):
+        raise c.fail(key + ("kind",), "one kind per load: several loads are a list, load: [cpu, memory]")
     if m["kind"] not in LOAD_KINDS:
-        raise c.fail(key + ("kind",), f"unknown load {m['kind']!r} (one of {', '.join(LOAD_KINDS)})")
+        raise c.fail(
+            key + ("kind",),
+            f"unknown load {m['kind']!r}{keys.did_you_mean(m['kind'], LOAD_KINDS)} (one of {', '.join(LOAD_KINDS)})",
+        )
     spec = LoadSpec(kind=m["kind"])
     if "workers" in m:
-        spec.workers = c.integer(m["workers"], key + ("workers",), 1, 4096)
+        spec.workers = c.field(keys.LOAD, m, key, "workers")
     if "cpus" in m:
         spec.cpus = m["cpus"] if m["cpus"] in ("measured", "others", "all") else c.cpus(m["cpus"], key + ("cpus",))
     if "size" in m:
@@ -288,15 +253,15 @@ def _load(c: Checker, raw: Any, key: Key) -> LoadSpec:
     if spec.kind == "custom" and not spec.command:
         raise c.fail(key, "a custom load needs command: [program, arg, ...]")
     if "warmup_seconds" in m:
-        spec.warmup_seconds = c.number(m["warmup_seconds"], key + ("warmup_seconds",), 0.0, 3600.0)
+        spec.warmup_seconds = c.field(keys.LOAD, m, key, "warmup_seconds")
     # CPU use can be asked of any load; an operation rate only of stress-ng's io, network and timer,
     # whose figures stress-ng reports (elsewhere the level would never be checked).
     if "min_cpu_percent" in m:
-        spec.min_cpu_percent = c.number(m["min_cpu_percent"], key + ("min_cpu_percent",), 0.0, 1e6)
+        spec.min_cpu_percent = c.field(keys.LOAD, m, key, "min_cpu_percent")
     if "min_ops_per_second" in m:
         if spec.kind not in ("io", "network", "timer"):
             raise c.fail(key + ("min_ops_per_second",), f"a {spec.kind} load's level is min_cpu_percent")
-        spec.min_ops_per_second = c.number(m["min_ops_per_second"], key + ("min_ops_per_second",), 0.0, 1e12)
+        spec.min_ops_per_second = c.field(keys.LOAD, m, key, "min_ops_per_second")
     if "tree" in m:
         if spec.kind != "kcompile" or not isinstance(m["tree"], str) or not m["tree"]:
             raise c.fail(key + ("tree",), "tree: a kernel source tree's path, for kind: kcompile only")
@@ -310,21 +275,23 @@ def _require(c: Checker, raw: Any, key: Key) -> dict[str, Any]:
     for k, kind in REQUIREMENTS.items():
         if k in m and (not isinstance(m[k], kind) or (kind is int and isinstance(m[k], bool))):
             raise c.fail(key + (k,), f"must be {words[kind]}, not {m[k]!r}")
+        if kind is str and k in m:
+            c.checked(keys.REQUIRE[k], m[k], key + (k,))  # an empty string would turn the check off
     if "cpu_count" in m:
-        c.integer(m["cpu_count"], key + ("cpu_count",), 1, 4096)
+        c.field(keys.REQUIRE, m, key, "cpu_count")
     return dict(m)
 
 
 def _history(c: Checker, raw: Any, key: Key) -> dict[str, Any]:
     """Regression-detection settings for `rtgate history compare`."""
-    m = c.mapping(raw, key, {"alpha", "min_effect", "min_runs", "metrics"})
+    m = c.mapping(raw, key, set(keys.HISTORY))
     out: dict[str, Any] = {}
     if "alpha" in m:
-        out["alpha"] = c.number(m["alpha"], key + ("alpha",), 0.0, 0.5, lo_open=True)
+        out["alpha"] = c.field(keys.HISTORY, m, key, "alpha")
     if "min_effect" in m:
-        out["min_effect"] = c.number(m["min_effect"], key + ("min_effect",), 0.0, 10.0)
+        out["min_effect"] = c.field(keys.HISTORY, m, key, "min_effect")
     if "min_runs" in m:
-        out["min_runs"] = c.integer(m["min_runs"], key + ("min_runs",), 2, 10000)
+        out["min_runs"] = c.field(keys.HISTORY, m, key, "min_runs")
     if "metrics" in m:
         metrics = m["metrics"]
         if not isinstance(metrics, list) or not all(
@@ -336,10 +303,13 @@ def _history(c: Checker, raw: Any, key: Key) -> dict[str, Any]:
 
 
 def _gate(c: Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
-    m = c.mapping(raw, key, _GATE_KEYS, {"name", "kind"})
+    m = c.mapping(raw, key, set(keys.GATE), {"name", "kind"})
     kind = m["kind"]
     if kind not in GATE_KINDS:
-        raise c.fail(key + ("kind",), f"unknown gate kind {kind!r} (one of {', '.join(GATE_KINDS)})")
+        raise c.fail(
+            key + ("kind",),
+            f"unknown gate kind {kind!r}{keys.did_you_mean(kind, GATE_KINDS)} (one of {', '.join(GATE_KINDS)})",
+        )
     spec = KINDS[kind]
     for k in sorted(spec.needs):
         if k not in m:
@@ -349,23 +319,23 @@ def _gate(c: Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
             raise c.fail(key + (k,), f"a {kind} gate does not take {k!r}")
     if spec.one_of and sum(k in m for k in spec.one_of) != 1:
         raise c.fail(key, f"a {kind} gate needs exactly one of {' or '.join(spec.one_of)}")
-    g = GateSpec(name=c.name(m["name"], key + ("name",)), kind=kind, where=c.where(key))
+    g = GateSpec(name=c.field(keys.GATE, m, key, "name"), kind=kind, where=c.where(key))
     if "limit_us" in m:
-        g.limit_us = c.number(m["limit_us"], key + ("limit_us",), 0.0, 1e9)
+        g.limit_us = c.field(keys.GATE, m, key, "limit_us")
     if "above_us" in m:
-        g.above_us = c.number(m["above_us"], key + ("above_us",), 0.0, 1e9)
+        g.above_us = c.field(keys.GATE, m, key, "above_us")
     if "rate" in m:
-        g.rate = c.rate(m["rate"], key + ("rate",))
+        g.rate = c.field(keys.GATE, m, key, "rate")
     if "percentile" in m:
-        g.percentile = c.number(m["percentile"], key + ("percentile",), 0.0, 100.0, lo_open=True)
+        g.percentile = c.field(keys.GATE, m, key, "percentile")
         if g.percentile >= 100.0:
             raise c.fail(key + ("percentile",), "percentile must be below 100 (use a max gate)")
     if "max_count" in m:
-        g.max_count = c.integer(m["max_count"], key + ("max_count",), 0, 2**62)
+        g.max_count = c.field(keys.GATE, m, key, "max_count")
     if "max_rate" in m:
-        g.max_rate = c.rate(m["max_rate"], key + ("max_rate",))
+        g.max_rate = c.field(keys.GATE, m, key, "max_rate")
     if "confidence" in m:
-        g.confidence = c.number(m["confidence"], key + ("confidence",), 0.5, 0.999999)
+        g.confidence = c.field(keys.GATE, m, key, "confidence")
     if "threads" in m:
         t = m["threads"]
         if isinstance(t, str):
@@ -385,15 +355,15 @@ def _gate(c: Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
             raise c.fail(key + ("cpus",), "name CPUs, or leave cpus out to gate every thread")
         g.cpus = [int(x) for x in cpus]
     if "scope" in m:
-        if m["scope"] not in ("per_thread", "worst"):
-            raise c.fail(key + ("scope",), "must be per_thread or worst")
+        if m["scope"] not in keys.GATE["scope"].choices:
+            raise c.fail(key + ("scope",), "must be " + " or ".join(keys.GATE["scope"].choices))
         g.scope = m["scope"]
     if "min_samples" in m:
-        g.min_samples = c.integer(m["min_samples"], key + ("min_samples",), 1, 2**62)
+        g.min_samples = c.field(keys.GATE, m, key, "min_samples")
     if "critical" in m:
-        g.critical = c.boolean(m["critical"], key + ("critical",))
+        g.critical = c.field(keys.GATE, m, key, "critical")
     if "description" in m:
-        g.description = c.string(m["description"], key + ("description",))
+        g.description = c.field(keys.GATE, m, key, "description")
     return g
 
 
@@ -412,15 +382,15 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
     top = c.mapping(
         data,
         (),
-        {"platform", "description", "measurements", "allow_inconclusive", "require", "history", "strict"},
+        set(keys.TOP) - {"extends"},  # extends is gone once the chain is merged
         {"platform", "measurements"},
     )
     history = _history(c, top["history"], ("history",)) if "history" in top else {}
     file_require = _require(c, top["require"], ("require",)) if "require" in top else {}
-    platform = c.name(top["platform"], ("platform",))
-    description = c.string(top["description"], ("description",)) if "description" in top else ""
-    allow = c.boolean(top["allow_inconclusive"], ("allow_inconclusive",)) if "allow_inconclusive" in top else False
-    file_strict = c.boolean(top["strict"], ("strict",)) if "strict" in top else False
+    platform = c.field(keys.TOP, top, (), "platform")
+    description = c.field(keys.TOP, top, (), "description") if "description" in top else ""
+    allow = c.field(keys.TOP, top, (), "allow_inconclusive") if "allow_inconclusive" in top else False
+    file_strict = c.field(keys.TOP, top, (), "strict") if "strict" in top else False
     ms = top["measurements"]
     if not isinstance(ms, dict) or not ms:
         raise c.fail(("measurements",), "must be a non-empty mapping of measurement names")
@@ -431,12 +401,15 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
         m = c.mapping(
             raw,
             key,
-            {"description", "backend", "sampler", "timerlat", "gates", "load", "require", "strict"},
+            set(keys.MEASUREMENT),
             {"gates"},
         )
         backend = m.get("backend", "sampler")
         if backend not in BACKENDS:
-            raise c.fail(key + ("backend",), f"unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
+            raise c.fail(
+                key + ("backend",),
+                f"unknown backend {backend!r}{keys.did_you_mean(backend, BACKENDS)} (one of {', '.join(BACKENDS)})",
+            )
         if backend != "sampler" and "sampler" in m:
             raise c.fail(key + ("sampler",), f"a {backend} measurement takes {backend}:, not sampler:")
         if backend != "timerlat" and "timerlat" in m:
@@ -463,8 +436,8 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
             if g.name in seen:
                 raise c.fail(key + ("gates", i, "name"), f"gate {g.name!r} is defined twice")
             seen.add(g.name)
-        desc = c.string(m["description"], key + ("description",)) if "description" in m else ""
-        load = _load(c, m["load"], key + ("load",)) if "load" in m else LoadSpec()
+        desc = c.field(keys.MEASUREMENT, m, key, "description") if "description" in m else ""
+        loads = _loads(c, m["load"], key + ("load",)) if "load" in m else []
         require = {**file_require, **(_require(c, m["require"], key + ("require",)) if "require" in m else {})}
         measurements[name] = Measurement(
             name=name,
@@ -472,11 +445,11 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
             sampler=sampler,
             gates=gates,
             where=c.where(key),
-            load=load,
+            loads=loads,
             require=require,
             backend=backend,
             timerlat=timerlat,
-            strict=c.boolean(m["strict"], key + ("strict",)) if "strict" in m else file_strict,
+            strict=c.field(keys.MEASUREMENT, m, key, "strict") if "strict" in m else file_strict,
         )
     return ThresholdFile(
         path=str(p),

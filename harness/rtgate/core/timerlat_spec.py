@@ -8,39 +8,32 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from rtgate.core import keys
 from rtgate.core.checker import Checker
 from rtgate.core.model import Histogram, RunResult, ThreadResult
 from rtgate.core.spec import Measurement, SamplerSettings, ThreadGroup, TimerlatSettings
 
 CONTEXTS = ("irq", "thread", "user")  # rtla's IRQ-, Thr- and Usr- columns; results list them in this order
 POLICIES = {"fifo": "f", "rr": "r", "other": "o"}
-KEYS = {
-    "interval_us",
-    "duration",
-    "priority",
-    "policy",
-    "cpus",
-    "latency_us",
-    "user_threads",
-    "bucket_us",
-    "histogram_us",
-    "analysis",
-}
+KEYS = set(keys.TIMERLAT)
 MAX_ENTRIES = 100_000  # rtla allows more; this keeps its memory modest (4 B per bucket, CPU and context)
 # timerlat -p: the kernel's timerlat tracer refuses a period under 100 us (trace_osnoise.c: timerlat_min_period),
-# rtla one over 1 s ("Period longer than 1 s")
-RTLA_PERIOD_US = (100, 1_000_000)
+# rtla one over 1 s ("Period longer than 1 s"): keys.TIMERLAT["interval_us"] declares that range
 
 
 def parse_settings(c: Checker, raw: Any, key: tuple[Any, ...]) -> TimerlatSettings:
     """The `timerlat:` section of a measurement, validated with file and line."""
     m = c.mapping(raw if raw is not None else {}, key, KEYS, {"duration"})
-    s = TimerlatSettings(duration_s=c.duration(m["duration"], key + ("duration",)))
+    s = TimerlatSettings(duration_s=c.field(keys.TIMERLAT, m, key, "duration"))
     if "interval_us" in m:
-        s.interval_us = c.integer(m["interval_us"], key + ("interval_us",), *RTLA_PERIOD_US)
+        s.interval_us = c.field(keys.TIMERLAT, m, key, "interval_us")
     if "policy" in m:
         if m["policy"] not in POLICIES:
-            raise c.fail(key + ("policy",), f"unknown policy {m['policy']!r} (one of {', '.join(POLICIES)})")
+            raise c.fail(
+                key + ("policy",),
+                f"unknown policy {m['policy']!r}{keys.did_you_mean(m['policy'], POLICIES)}"
+                f" (one of {', '.join(POLICIES)})",
+            )
         s.policy = m["policy"]
     if "priority" in m:
         lo, hi = (1, 99) if s.policy in ("fifo", "rr") else (-20, 19)
@@ -52,14 +45,14 @@ def parse_settings(c: Checker, raw: Any, key: tuple[Any, ...]) -> TimerlatSettin
         if isinstance(s.cpus, list):
             s.cpus = sorted(set(s.cpus))
     if "latency_us" in m:
-        s.latency_us = None if m["latency_us"] is None else c.integer(m["latency_us"], key + ("latency_us",), 0, 10000)
+        s.latency_us = None if m["latency_us"] is None else c.field(keys.TIMERLAT, m, key, "latency_us")
     for flag in ("user_threads", "analysis"):
         if flag in m:
-            setattr(s, flag, c.boolean(m[flag], key + (flag,)))
+            setattr(s, flag, c.field(keys.TIMERLAT, m, key, flag))
     if "bucket_us" in m:
-        s.bucket_us = c.integer(m["bucket_us"], key + ("bucket_us",), 1, 100_000)
+        s.bucket_us = c.field(keys.TIMERLAT, m, key, "bucket_us")
     if "histogram_us" in m:
-        s.histogram_us = c.integer(m["histogram_us"], key + ("histogram_us",), 10, 100_000_000)
+        s.histogram_us = c.field(keys.TIMERLAT, m, key, "histogram_us")
         if s.histogram_us // s.bucket_us > MAX_ENTRIES:
             raise c.fail(
                 key + ("histogram_us",), f"more than {MAX_ENTRIES} buckets of {s.bucket_us} us: raise bucket_us"

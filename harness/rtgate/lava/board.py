@@ -87,6 +87,11 @@ def named_values(args: str) -> dict[str, str]:
 
 def load_param(m: Measurement) -> str:
     """RTGATE_LOAD: the load as rtgate.sh runs it ('' for none)."""
+    if len(m.loads) > 1:  # rtgate.sh runs one load: the others would be missing from what is judged
+        raise RtgateError(
+            f"measurement {m.name} runs {len(m.loads)} loads together ({', '.join(ld.kind for ld in m.loads)}); "
+            "the board script runs one: measure it with rtgate run or the pytest plugin on the board"
+        )
     spec = m.load
     if spec.kind == "none":
         return ""

@@ -8,7 +8,7 @@ import resource
 from dataclasses import dataclass
 from typing import Any
 
-# Every check's id, as the results record it ("preflight") and README lists it.
+# Every check's id, as the results record it ("preflight") and doc/conditions.rst lists it.
 CHECK_IDS = (
     "privilege",
     "preempt_rt",

@@ -244,6 +244,12 @@ class Load:
     def start(self) -> None:
         """Start the load and let it warm up. A stop request (SIGINT/SIGTERM/SIGHUP) cuts the warm-up
         short: the caller sees STOP.requested and stops the load."""
+        self.launch()
+        if self.pgid is not None and STOP.sleep(self.spec.warmup_seconds):
+            self.settle()
+
+    def launch(self) -> None:
+        """Start the load, without its warm-up (Loads warms several up together)."""
         if self.spec.kind == "none":
             return
         if not shutil.which("timeout"):
@@ -267,8 +273,9 @@ class Load:
             folder.unlink(YAML_NAME)
             self._log = folder.create("load.log")
         self._spawn()
-        if not STOP.sleep(self.spec.warmup_seconds):
-            return
+
+    def settle(self) -> None:
+        """After the warm-up: did the load survive it? Its CPU use is counted from here."""
         if not self.alive():
             self.problem = f"the {self.spec.kind} load died during its warm-up (see {self.logdir / 'load.log'})"
         self._start_cpu = _pgid_cpu_seconds(self.pgid or 0)
@@ -450,3 +457,53 @@ class Load:
                 "reached": None if rate is None else round(rate, 3),
             }
         return out
+
+
+class Loads:
+    """Several loads in one measurement (`load: [cpu, memory]`): started together, warmed up
+    together (the longest warm-up), judged each against its own level, stopped together."""
+
+    def __init__(self, loads: list[Load]) -> None:
+        self.loads = loads
+
+    def start(self) -> None:
+        for load in self.loads:
+            load.launch()
+        warmup = max((ld.spec.warmup_seconds for ld in self.loads), default=0.0)
+        if self.loads and STOP.sleep(warmup):
+            for load in self.loads:
+                load.settle()
+
+    def finish(self) -> None:
+        for load in self.loads:
+            load.finish()
+
+    def stop(self) -> None:
+        """Stop every load, even when one of them leaves survivors; then say so."""
+        errors = []
+        for load in self.loads:
+            try:
+                load.stop()
+            except RtgateError as e:
+                errors.append(str(e))
+        if errors:
+            raise RtgateError("; ".join(errors))
+
+    @property
+    def problem(self) -> str | None:
+        problems = [ld.problem for ld in self.loads if ld.problem]
+        return "; ".join(problems) if problems else None
+
+    def summary(self) -> dict[str, Any]:
+        """One load's summary as it always was; several: each, under a combined kind and CPU list."""
+        if not self.loads:
+            return {"kind": "none"}
+        if len(self.loads) == 1:
+            return self.loads[0].summary()
+        each = [ld.summary() for ld in self.loads]
+        return {
+            "kind": "+".join(str(x["kind"]) for x in each),
+            "cpus": sorted({c for x in each for c in x.get("cpus") or []}),
+            "problem": self.problem,
+            "loads": each,
+        }

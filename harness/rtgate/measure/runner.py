@@ -27,7 +27,7 @@ from rtgate.core.thresholds import Measurement
 from rtgate.errors import RtgateError, SamplerError
 from rtgate.measure import busy
 from rtgate.measure.environment import loadavg
-from rtgate.measure.load import Load
+from rtgate.measure.load import Load, Loads
 from rtgate.measure.lock import StoppedWhileWaiting, measurement_lock
 from rtgate.measure.preflight import Preflight, competing_text
 from rtgate.measure.rt_tasks import RtTask, competitors, scan
@@ -159,7 +159,24 @@ class _Progress:
 def load_bound(m: Measurement, plan: ThreadPlan) -> int:
     """How long a load may run at most: its warm-up and the measurement, with room for a slow start."""
     expected = plan.expected_seconds or 86400.0
-    return int(m.load.warmup_seconds + expected * 1.1 + 30)
+    return int(max((ld.warmup_seconds for ld in m.loads), default=0.0) + expected * 1.1 + 30)
+
+
+def measurement_loads(m: Measurement, plan: ThreadPlan, outdir: Path) -> Loads:
+    """The measurement's loads, each with its CPUs and its own log folder beside the results: NAME.load
+    for one, NAME.load-<i>-<kind> for several (siblings, so none is opened through another)."""
+    one = len(m.loads) == 1
+    return Loads(
+        [
+            Load(
+                spec,
+                load_cpus(spec, plan),
+                outdir / (f"{m.name}.load" if one else f"{m.name}.load-{i}-{spec.kind}"),
+                bound_s=load_bound(m, plan),
+            )
+            for i, spec in enumerate(m.loads)
+        ]
+    )
 
 
 def run_measurement(
@@ -229,12 +246,7 @@ def _measure_sampler(
         env_path.name,
         _dumps({"results": json_path.name, "state": "measuring", "system": system, "preflight": checked.record()}),
     )
-    load = Load(
-        m.load,
-        load_cpus(m.load, plan) if m.load.kind != "none" else [],
-        outdir / f"{m.name}.load",
-        bound_s=load_bound(m, plan),
-    )
+    load = measurement_loads(m, plan, outdir)
     during: dict[tuple[int, int], RtTask] = {}
     try:
         # One measurement at a time on this machine, its load included: a second sampler or load
@@ -331,12 +343,7 @@ def _measure_rtla(
     outdir = out.path
     env_name = f"{m.name}.environment.json"
     out.unlink(env_name)
-    load = Load(
-        m.load,
-        load_cpus(m.load, plan) if m.load.kind != "none" else [],
-        outdir / f"{m.name}.load",
-        bound_s=load_bound(m, plan),
-    )
+    load = measurement_loads(m, plan, outdir)
     try:
         load.start()
         if STOP.requested:

@@ -244,6 +244,33 @@ def _machine_items(system: dict[str, Any], sysinfo: dict[str, Any]) -> dict[str,
     return items
 
 
+def _one_load(load: dict[str, Any]) -> tuple[str, str]:
+    """A load's kind and placement, and the level it reached."""
+    kind = str(load.get("kind"))
+    where = kind if kind == "none" else f"{kind} on CPUs {_cpus(load.get('cpus'))}"
+    level = load.get("level")
+    if kind == "none":
+        text = "none asked"
+    elif isinstance(level, dict):
+        reached = level.get("reached")
+        text = (
+            f"reached {reached:g} {level.get('unit')}"
+            if isinstance(reached, (int, float))
+            else _unknown("the tool reported no figure")
+        )
+        floor = level.get("min")
+        text = (
+            f"{text} (level {floor:g} {level.get('unit')})"
+            if isinstance(floor, (int, float))
+            else f"{text} (no level set)"
+        )
+    else:
+        text = _unknown("no level recorded for this load")
+    if load.get("problem"):
+        text += f"; {load['problem']}"
+    return where, text
+
+
 def _load_items(env: dict[str, Any], recorded: bool) -> tuple[dict[str, str], dict[str, Any] | None, list[str]]:
     load = env.get("load")
     items: dict[str, str] = {}
@@ -253,28 +280,13 @@ def _load_items(env: dict[str, Any], recorded: bool) -> tuple[dict[str, str], di
         items["load_level"] = _unknown(why)
         record = None
     else:
-        kind = str(load["kind"])
-        items["load"] = kind if kind == "none" else f"{kind} on CPUs {_cpus(load.get('cpus'))}"
-        level = load.get("level")
-        if kind == "none":
-            items["load_level"] = "none asked"
-        elif isinstance(level, dict):
-            reached = level.get("reached")
-            text = (
-                f"reached {reached:g} {level.get('unit')}"
-                if isinstance(reached, (int, float))
-                else _unknown("the tool reported no figure")
-            )
-            floor = level.get("min")
-            items["load_level"] = (
-                f"{text} (level {floor:g} {level.get('unit')})"
-                if isinstance(floor, (int, float))
-                else f"{text} (no level set)"
-            )
-        else:
-            items["load_level"] = _unknown("no level recorded for this load")
-        if load.get("problem"):
-            items["load_level"] += f"; {load['problem']}"
+        each = [x for x in load.get("loads") or [load] if isinstance(x, dict)]  # several loads: each its own
+        texts = [_one_load(x) for x in each]
+        items["load"] = " + ".join(t[0] for t in texts)
+        # several loads: each level named by its load ("cpu reached 36 % CPU (level 25 % CPU), memory ...")
+        items["load_level"] = (
+            texts[0][1] if len(texts) == 1 else ", ".join(f"{x.get('kind')} {t[1]}" for x, t in zip(each, texts))
+        )
         record = {k: load.get(k) for k in ("kind", "cpus", "level", "problem") if k in load}
     machine_load = env.get("machine_load")
     busy_lines: list[str] = []

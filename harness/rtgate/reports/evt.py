@@ -56,6 +56,7 @@ class Estimate:
     block_seconds: float
     fit: GEV
     checks: list[str] = field(default_factory=list)  # assumptions checked, with their outcome
+    failed: list[str] = field(default_factory=list)  # those of the checks that do not hold
     valid: bool = True
 
 
@@ -74,6 +75,7 @@ def estimate(
             fit=GEV(0.0, 0.0, 0.0),
         )
         nothing.checks.append(f"{len(maxima)} blocks of {block_seconds:g} s (too few: at least 30 are needed)")
+        nothing.failed = list(nothing.checks)
         nothing.valid = False
         return nothing
     fit = fit_pwm(maxima)
@@ -101,7 +103,9 @@ def estimate(
     est.checks.append(
         f"shape {fit.xi:+.3f} " + ("(heavy tail: extrapolation is fragile)" if fit.xi < -0.5 else "(sane)")
     )
-    est.valid = len(maxima) >= 30 and p >= 0.001 and fit.xi >= -0.5
+    held = [len(maxima) >= 30, p >= 0.001, fit.xi >= -0.5]
+    est.failed = [text for text, ok in zip(est.checks, held) if not ok]
     if median(maxima) <= 0:
-        est.valid = False
+        est.failed.append("the median block maximum is 0: nothing to extrapolate from")
+    est.valid = not est.failed
     return est

@@ -32,11 +32,13 @@ def render_report(
     sections = []
     for name, run in runs.items():
         m = tf.measurements.get(name)
-        images = [{"alt": f"latency histogram of {name}", "data": _b64(png(histogram_figure(run, m)))}]
+        images = [{"alt": f"latency histogram of {name}", "data": _b64(png(histogram_figure(run, m, tf.platform)))}]
         est = None
         blocks = [t.block_maxima for t in run.threads if t.block_maxima and t.block_maxima.values]
         if blocks:
-            images.append({"alt": f"latency over time of {name}", "data": _b64(png(timeline_figure(run, m)))})
+            images.append(
+                {"alt": f"latency over time of {name}", "data": _b64(png(timeline_figure(run, m, tf.platform)))}
+            )
             worst = max(blocks, key=lambda b: max(b.values))
             if len(worst.values) >= 2 and worst.block_seconds > 0:
                 est = estimate([v / run.units_per_us() for v in worst.values], worst.block_seconds)

@@ -44,6 +44,8 @@ def figures(v: Verdict) -> dict[str, object]:
         "value": v.value,
         "value_text": v.value_text,
         "limit": v.limit,
+        "limit_text": v.limit_text() or None,  # "80 us" beside value_text "183 us"
+        "unit": v.unit or None,
         "bound": v.bound,
         "samples": v.samples,
         "critical": v.critical,

@@ -4,30 +4,138 @@
 from __future__ import annotations
 
 import io
+import math
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from pathlib import Path
 from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
+import itertools
+
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from rtgate.core.gate_kinds import KINDS
+from rtgate.core.gate_kinds import KINDS, pct
 from rtgate.core.gates import thread_names
 from rtgate.core.model import RunResult
+from rtgate.core.recorded import recorded_environment
+from rtgate.core.setup import evaluate_measured
 from rtgate.core.thresholds import Measurement
 
+# Each limit its own colour and dash, in gate order, so two limits are never one red; dark colours
+# that matplotlib's thread-line cycle does not use.
+STYLES = [
+    ("black", "-"),
+    ("darkred", "--"),
+    ("darkviolet", "-."),
+    ("darkgreen", ":"),
+    ("saddlebrown", (0, (5, 1, 1, 1, 1, 1))),
+    ("dimgray", (0, (8, 2))),
+]
 
-def _limits(m: Measurement | None) -> list[tuple[str, float]]:
+
+@dataclass
+class Limit:
+    """A gate's latency drawn on a plot: where, labelled with the gate and what it asks."""
+
+    gate: str
+    latency_us: float
+    label: str
+    color: str
+    style: Any
+
+
+def _limits(m: Measurement | None, run: RunResult | None = None) -> list[Limit]:
     if m is None:
         return []
-    out = []
+    shares: dict[str, str] = {}
+    if run is not None:
+        shares = _measured_shares(m, run)
+    out: list[Limit] = []
     for g in m.gates:
         key = KINDS[g.kind].latency_key
         limit = getattr(g, key) if key else None
-        if limit is not None:
-            out.append((g.name, float(limit)))
+        if limit is None:
+            continue
+        if g.kind == "miss_rate":
+            asked = f"<= {pct(g.rate or 0.0)} of samples above {limit:g} us"
+            measured = f"; measured {shares[g.name]} above or missed (worst thread)" if g.name in shares else ""
+            label = f"{g.name}: {asked}{measured}"
+        elif g.kind == "percentile":
+            label = f"{g.name}: p{g.percentile:g} <= {limit:g} us"
+        else:
+            label = f"{g.name}: {g.kind} <= {limit:g} us"
+        color, style = STYLES[len(out) % len(STYLES)]
+        out.append(Limit(g.name, float(limit), label, color, style))
     return out
+
+
+def _measured_shares(m: Measurement, run: RunResult) -> dict[str, str]:
+    """Each miss-rate gate's measured share, the worst thread's, as its verdicts state it; where the
+    verdicts carry no figure (an invalid measurement), the histogram's count, at most."""
+    out: dict[str, tuple[float, str]] = {}
+    for v in evaluate_measured(m, run):
+        if v.kind == "miss_rate" and v.value is not None and v.value >= out.get(v.gate, (-1.0, ""))[0]:
+            out[v.gate] = (v.value, v.value_text)
+    scale = run.units_per_us()
+    for g in m.gates:
+        if g.kind != "miss_rate" or g.name in out or g.above_us is None:
+            continue
+        worst = -1.0
+        for t in run.threads:
+            missed = t.missed or 0
+            if t.histogram is not None and t.cycles + missed > 0:
+                above = t.histogram.count_above(g.above_us * scale, t.max)
+                worst = max(worst, (above + missed) / (t.cycles + missed))
+        if worst >= 0:
+            out[g.name] = (worst, f"at most {pct(worst)}")
+    return {name: text for name, (_, text) in out.items()}
+
+
+def title(kind: str, run: RunResult, m: Measurement | None, platform: str = "") -> str:
+    """What a plot shows and of what: platform, measurement, kernel and when, not a file path."""
+    env = recorded_environment(run)
+    system: dict[str, Any] = env["system"] if isinstance(env.get("system"), dict) else {}
+    sysinfo: dict[str, Any] = env["sysinfo"] if isinstance(env.get("sysinfo"), dict) else {}
+    kernel = system.get("kernel_release") or sysinfo.get("release")
+    when = run.start_time or run.end_time
+    try:
+        when = parsedate_to_datetime(when).strftime("%Y-%m-%d %H:%M") if when else None
+    except (TypeError, ValueError):
+        pass
+    what = " / ".join(x for x in (platform, m.name if m else "") if x) or Path(run.source).name
+    facts = ", ".join(x for x in (f"kernel {kernel}" if kernel else "", when or "") if x)
+    return f"{kind}: {what}" + (f"\n{facts}" if facts else "")
+
+
+def _legend_below(ax: Any) -> None:
+    """Under the plot: a legend inside would cover data or a limit line."""
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+
+
+def _spans_decades(xs: list[float]) -> bool:
+    """Latencies from a few us to milliseconds: a linear axis would squash the bulk into one column."""
+    positive = [x for x in xs if x > 0 and not math.isnan(x)]
+    return bool(positive) and max(positive) / min(positive) >= 100
+
+
+def _lone_buckets(xs: list[float], ys: list[float]) -> tuple[list[float], list[float]]:
+    """Runs of buckets narrower than 5 % of their latency, between empty latencies: a marker shows
+    them, since a 1-us step at 12 ms (or a few 0.8 %-wide buckets at 40 ms) is too narrow to see."""
+    out_x: list[float] = []
+    out_y: list[float] = []
+    edges = [-1] + [i for i, x in enumerate(xs) if math.isnan(x)] + [len(xs)]
+    for a, b in itertools.pairwise(edges):
+        if b - a < 3:
+            continue
+        x0, x1 = xs[a + 1], xs[b - 1]
+        if x1 > 0 and (x1 - x0) / x1 < 0.05:
+            out_x.append((x0 + x1) / 2)
+            out_y.append(max(ys[a + 1 : b]))
+    return out_x, out_y
 
 
 def _bucket_steps(buckets: list[tuple[int, int | None, int]], scale: float) -> tuple[list[float], list[float]]:
@@ -49,25 +157,37 @@ def _bucket_steps(buckets: list[tuple[int, int | None, int]], scale: float) -> t
     return xs, ys
 
 
-def histogram_figure(run: RunResult, m: Measurement | None = None) -> Figure:
-    """Samples per latency, log scale, one line per thread with its max in the label, limits drawn."""
-    fig, ax = plt.subplots(figsize=(9, 4.5))
+def histogram_figure(run: RunResult, m: Measurement | None = None, platform: str = "") -> Figure:
+    """Samples per latency, log scale, one line per thread with its max in the label, each limit
+    drawn in its own style and labelled with its gate; log latency axis when the data span decades."""
+    fig, ax = plt.subplots(figsize=(9, 4.8))
     scale = run.units_per_us()
+    seen: list[float] = []
     names = thread_names(run, m)
     for t in run.threads:
         if t.histogram is None or not t.histogram.buckets:
             continue
         xs, ys = _bucket_steps(t.histogram.buckets, scale)
+        seen += xs
         tid = names[t.index]
-        ax.plot(xs, ys, linewidth=1, label=f"{tid} (max {t.max / scale if t.max is not None else 0:g} us)")
-    # Limit labels sit on rows of their own, left to right by limit, so close limits never overlap.
-    for row, (name, limit) in enumerate(sorted(_limits(m), key=lambda nl: nl[1])):
-        ax.axvline(limit, color="red", linestyle="--", linewidth=1)
+        (line,) = ax.plot(xs, ys, linewidth=1, label=f"{tid} (max {t.max / scale if t.max is not None else 0:g} us)")
+        lx, ly = _lone_buckets(xs, ys)
+        ax.plot(lx, ly, linestyle="none", marker="o", markersize=3, color=line.get_color(), gid="lone")
+    limits = _limits(m, run)
+    if _spans_decades(seen + [lim.latency_us for lim in limits]):
+        ax.set_xscale("log")
+        ax.set_xlabel("latency (us, log scale)")
+    else:
+        ax.set_xlabel("latency (us)")
+    # Each limit: a line in its own style, the gate's name on a row of its own (close limits never
+    # overlap), and what the gate asks in the legend.
+    for row, lim in enumerate(sorted(limits, key=lambda x: x.latency_us)):
+        ax.axvline(lim.latency_us, color=lim.color, linestyle=lim.style, linewidth=1.3, label=lim.label, gid="limit")
         ax.text(
-            limit,
+            lim.latency_us,
             0.97 - 0.08 * (row % 10),
-            f" {name} {limit:g} us",
-            color="red",
+            f" {lim.gate}",
+            color=lim.color,
             va="top",
             ha="left",
             fontsize=8,
@@ -75,18 +195,18 @@ def histogram_figure(run: RunResult, m: Measurement | None = None) -> Figure:
             bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.7, "pad": 1},
         )
     ax.set_yscale("log")
-    ax.set_xlabel("latency (us)")
     ax.set_ylabel("samples")
-    ax.set_title(f"Latency histogram: {run.source}")
-    ax.legend(fontsize=8)
+    ax.set_title(title("Latency histogram", run, m, platform), fontsize=10)
+    _legend_below(ax)
     fig.tight_layout()
     return fig
 
 
-def timeline_figure(run: RunResult, m: Measurement | None = None) -> Figure:
-    """The max latency of each block over the run, per thread."""
-    fig, ax = plt.subplots(figsize=(9, 3.5))
+def timeline_figure(run: RunResult, m: Measurement | None = None, platform: str = "") -> Figure:
+    """The max latency of each block over the run, per thread, with the limits."""
+    fig, ax = plt.subplots(figsize=(9, 3.8))
     scale = run.units_per_us()
+    seen: list[float] = []
     names = thread_names(run, m)
     for t in run.threads:
         bm = t.block_maxima
@@ -96,6 +216,7 @@ def timeline_figure(run: RunResult, m: Measurement | None = None) -> Figure:
         values = list(bm.values)
         if bm.partial_max is not None:  # the block in progress when the run ended: its max may be the run's
             values.append(bm.partial_max)
+        seen += [v / scale for v in values]
         ax.plot(
             [i * bm.block_seconds for i in range(len(values))],
             [v / scale for v in values],
@@ -103,13 +224,18 @@ def timeline_figure(run: RunResult, m: Measurement | None = None) -> Figure:
             linewidth=1,
             label=tid,
         )
-    for name, limit in _limits(m):
-        ax.axhline(limit, color="red", linestyle="--", linewidth=1, label=f"{name} {limit:g} us")
+    limits = _limits(m, run)
+    for lim in limits:
+        ax.axhline(lim.latency_us, color=lim.color, linestyle=lim.style, linewidth=1.3, label=lim.label, gid="limit")
+    if _spans_decades(seen + [lim.latency_us for lim in limits]):
+        ax.set_yscale("log")
+        ax.set_ylabel("block max (us, log scale)")
+    else:
+        ax.set_ylabel("block max (us)")
     ax.set_xlabel("time (s)")
-    ax.set_ylabel("block max (us)")
-    ax.set_title("Latency over time (block maxima)")
+    ax.set_title(title("Latency over time (block maxima)", run, m, platform), fontsize=10)
     if ax.lines:
-        ax.legend(fontsize=8)
+        _legend_below(ax)
     fig.tight_layout()
     return fig
 
@@ -175,7 +301,7 @@ def trend_figure(
 
 def png(fig: Figure) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")  # with the legend under the axes
     plt.close(fig)
     return buf.getvalue()
 
@@ -184,7 +310,13 @@ def describe(fig: Figure) -> dict[str, Any]:
     """What a figure shows, for tests and logs: line labels, scales, limit lines."""
     ax = fig.axes[0]
     return {
-        "labels": [str(ln.get_label()) for ln in ax.lines if not str(ln.get_label()).startswith("_")],
+        "labels": [
+            str(ln.get_label())
+            for ln in ax.lines
+            if not str(ln.get_label()).startswith("_") and ln.get_gid() != "limit"
+        ],
+        "limits": [str(ln.get_label()) for ln in ax.lines if ln.get_gid() == "limit"],
+        "xscale": ax.get_xscale(),
         "yscale": ax.get_yscale(),
         "lines": len(ax.lines),
         "title": ax.get_title(),

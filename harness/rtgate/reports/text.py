@@ -9,13 +9,12 @@ from rtgate.core.setup import accepted_lines
 
 def limit_text(v: Verdict, units: bool = True) -> str:
     """A gate's limit as people read it: '0.1 %' for rates, '80 us' for latencies ('80' without units)."""
-    if v.limit is None:
-        return ""
-    if v.unit == "%":  # rates are fractions inside and percentages to people
-        return f"{v.limit * 100:g} %"
-    if v.unit == "periods":
-        return f"{v.limit:g} periods" if units else f"{v.limit:g}"
-    return f"{v.limit:g} us" if units else f"{v.limit:g}"
+    return v.limit_text(units)
+
+
+def plural(n: int, noun: str) -> str:
+    """'1 error', '2 errors'."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def summary_table(
@@ -24,7 +23,7 @@ def summary_table(
     """`header`: the conditions the measurements ran under, one or two lines (reports/described.py)."""
     rows = [("STATUS", "MEASUREMENT", "GATE", "THREAD", "VALUE", "LIMIT", "SAMPLES")]
     for v in verdicts:
-        limit = limit_text(v, units=False)
+        limit = limit_text(v)
         rows.append(
             (v.status.value, v.measurement, v.gate, v.thread, v.value_text or "-", limit or "-", str(v.samples or "-"))
         )
@@ -38,8 +37,12 @@ def summary_table(
     critical = [v for v in verdicts if v.critical and v.status == Status.FAIL]
     first = {id(v) for v in critical}
     bad = critical + [v for v in verdicts if v.status != Status.PASS and id(v) not in first]
+    # One line per distinct reason: four gates not measured for one reason are one line naming the four.
+    reasons: dict[tuple[bool, str, str], list[str]] = {}
     for v in bad:
-        lines.append(f"{'CRITICAL ' if id(v) in first else ''}{v.status.value}: {v.test_id}: {v.reason}")
+        reasons.setdefault((id(v) in first, v.status.value, v.reason), []).append(v.test_id)
+    for (crit, status, reason), ids in reasons.items():
+        lines.append(f"{'CRITICAL ' if crit else ''}{status}: {', '.join(ids)}: {reason}")
     quoted: set[str] = set()
     for v in bad:
         analysis = v.properties.get("analysis")
@@ -60,6 +63,6 @@ def summary_table(
         verdict = "INCONCLUSIVE"
     lines.append(
         f"rtgate: {verdict}: {counts[Status.PASS]} passed, {counts[Status.FAIL]} failed, "
-        f"{counts[Status.INCONCLUSIVE]} inconclusive, {counts[Status.ERROR]} errors"
+        f"{counts[Status.INCONCLUSIVE]} inconclusive, {plural(counts[Status.ERROR], 'error')}"
     )
     return "\n".join(lines) + "\n"
