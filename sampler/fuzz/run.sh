@@ -10,13 +10,13 @@ seconds=${1:-60}
 build=${2:-build-fuzz}
 mkdir -p "$build"
 printf '#define RTGATE_VERSION "fuzz"\n' > "$build/version.h"
-cflags="-g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I$build -I$src"
 lib="options.c numparse.c gate.c mathfns.c histogram.c result.c maxima.c"
 for target in options gate; do
-	files=""
-	for f in $lib; do files="$files $src/$f"; done
-	# shellcheck disable=SC2086 # word lists on purpose
-	clang $cflags -o "$build/fuzz_$target" "$here/fuzz_$target.c" $files -lm -lpthread
+	# The argument list is built word by word, so paths with blanks stay one word each.
+	set -- -g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -I"$build" -I"$src" -o "$build/fuzz_$target" "$here/fuzz_$target.c"
+	for f in $lib; do set -- "$@" "$src/$f"; done
+	clang "$@" -lm -lpthread
 	mkdir -p "$build/corpus_$target"
 	cp "$here/seeds_$target"/* "$build/corpus_$target/" 2>/dev/null || true
 	echo "fuzz_$target: ${seconds}s"
