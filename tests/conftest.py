@@ -67,3 +67,16 @@ def junit_figures(path: Path) -> dict[str, dict[str, str]]:
             if sep:
                 out.setdefault(case, {})[figure] = prop.value
     return out
+
+
+def sampler_child_of(pid: int) -> bool:
+    """An rtgate-sampler runs as a child of process `pid` (rtgate may wait for the measurement lock first)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            name = stat.read_text().split("(", 1)[1].rsplit(")", 1)[0]
+        except (OSError, IndexError):
+            continue
+        if name == "rtgate-sampler" and int(fields[1]) == pid:
+            return True
+    return False

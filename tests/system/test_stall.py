@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IS_ROOT
+from conftest import IS_ROOT, sampler_child_of
 
 needs_root = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
 pytestmark = needs_root
@@ -58,18 +58,6 @@ def rtgate(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str]
 
 
 @pytest.mark.slow
-def _sampler_child_of(pid: int) -> bool:
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            name = stat.read_text().split("(", 1)[1].rsplit(")", 1)[0]
-        except (OSError, IndexError):
-            continue
-        if name == "rtgate-sampler" and int(fields[1]) == pid:
-            return True
-    return False
-
-
 def test_a_stall_present_at_start_is_never_a_pass(tmp_path: Path) -> None:
     spec = tmp_path / "t.yaml"
     spec.write_text(SPEC.format(seconds=4, require=""))
@@ -85,7 +73,7 @@ def test_a_stall_present_at_start_is_never_a_pass(tmp_path: Path) -> None:
         )
         deadline = time.monotonic() + 60
         # The sampler itself has started (rtgate may first wait for another session's measurement lock).
-        while not _sampler_child_of(run.pid):
+        while not sampler_child_of(run.pid):
             assert time.monotonic() < deadline and run.poll() is None
             time.sleep(0.02)
         time.sleep(2.0)  # the hog holds CPU 1 from before the sampler started until now
