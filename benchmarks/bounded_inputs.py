@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import _vm_hwm_kib
+from common import watch_child
 
 GOAL_S, GOAL_MB = 5.0, 500
 
@@ -44,18 +41,8 @@ measurements:
 
 def measured(argv: list[str]) -> tuple[float, int, int, str]:
     """Wall seconds, peak RSS (KiB), exit status and the first line of stderr of one run."""
-    start = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak = 0
-    while True:
-        pid, status, _ = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        peak = max(peak, _vm_hwm_kib(proc.pid))
-        time.sleep(0.02)
-    wall = time.monotonic() - start
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    return wall, peak, os.waitstatus_to_exitcode(status), (err.strip().splitlines() or [""])[0]
+    wall, _, peak, status, err = watch_child(argv)
+    return wall, peak, status, (err.strip().splitlines() or [""])[0]
 
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "rt-tests" / "ct-new-S-h300.json"

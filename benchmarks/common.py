@@ -33,6 +33,14 @@ def run_measured(
     Peak RSS is the child's own VmHWM, polled: getrusage's ru_maxrss would carry over the
     high-water mark of the forking Python from before exec.
     """
+    wall, cpu, peak, status, err = watch_child(argv, env)
+    if status not in ok:
+        sys.exit(f"{argv[0]} failed: {err}")
+    return wall, cpu, peak
+
+
+def watch_child(argv: Sequence[str], env: dict[str, str] | None = None) -> tuple[float, float, int, int, str]:
+    """Wall seconds, CPU seconds, peak RSS (KiB, VmHWM polled), exit status and stderr of one child run."""
     start = time.monotonic()
     proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     peak = 0
@@ -43,10 +51,8 @@ def run_measured(
         peak = max(peak, _vm_hwm_kib(proc.pid))
         time.sleep(0.02)
     wall = time.monotonic() - start
-    if os.waitstatus_to_exitcode(status) not in ok:
-        err = proc.stderr.read().decode() if proc.stderr else ""
-        sys.exit(f"{argv[0]} failed: {err}")
-    return wall, usage.ru_utime + usage.ru_stime, peak
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    return wall, usage.ru_utime + usage.ru_stime, peak, os.waitstatus_to_exitcode(status), err
 
 
 def run_timed(
