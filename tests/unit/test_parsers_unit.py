@@ -174,3 +174,21 @@ def test_digits_of_other_scripts_are_refused_in_every_text_format(tmp_path: Path
         p.write_text(text)
         with pytest.raises(ResultsError, match=r"not a number in ASCII digits|not a verbose sample|malformed"):
             load_results(p)
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("[21, 22, 79]", "[21, 22, " + "9" * 4300 + "]"),  # its sum outgrew what str() prints: "internal error"
+        ("[21, 22, 79]", f"[21, 22, {2**64}]"),
+        ('"cycles": 400, "min": 18', f'"cycles": {2**64 + 400}, "min": 18'),
+    ],
+)
+def test_json_integers_beyond_64_bits_are_refused(tmp_path: Path, old: str, new: str) -> None:
+    """Found by tests/fuzz.py (issue 37): no parser reads an integer wider than the programs print."""
+    text = (RT_TESTS.parent / "rtgate-sampler" / "rs-t2-h200.json").read_text()
+    assert old in text
+    p = tmp_path / "wide.json"
+    p.write_text(text.replace(old, new, 1))
+    with pytest.raises(ResultsError, match=r"wide\.json: invalid JSON: the integer \d+(\.\.\.)? is beyond 64 bits"):
+        load_results(p)

@@ -68,9 +68,20 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return doc
 
 
+_LONG_DIGITS = re.compile(r"\d{20}")  # a 64-bit integer has at most 20 digits: only then check each one
+
+
+def _int64(text: str) -> int:
+    """Sums of integers of thousands of digits outgrow what str() prints (4,300 digits): refused here."""
+    if len(text.lstrip("-")) > 20 or not -(2**63) <= (value := int(text)) < 2**64:
+        raise ValueError(f"the integer {text[:24]}{'...' if len(text) > 24 else ''} is beyond 64 bits")
+    return value
+
+
 def _decode(path: Path, text: str) -> Any:
     def load(t: str) -> Any:
-        return json.loads(t, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+        ints = _int64 if _LONG_DIGITS.search(t) else None
+        return json.loads(t, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys, parse_int=ints)
 
     try:
         try:
