@@ -530,7 +530,9 @@ def run_target(
     inputs: int | None = None,
     seed: int = 0,
     save: Path | None = None,
+    progress: int = 0,
 ) -> Report:
+    """`progress`: print a line every that many inputs (a long campaign's counts survive its interruption)."""
     rng = random.Random(seed)
     report = Report(t.name)
     base: dict[str, Status | None] = {}
@@ -556,6 +558,8 @@ def run_target(
         path = d / name
         path.write_bytes(data)
         report.inputs += 1
+        if progress and report.inputs % progress == 0:
+            print(f"  seed {seed}: {report.line()}", flush=True)
         try:
             status = t.run(path)
         except RtgateError as e:
@@ -593,7 +597,7 @@ def _one(name: str, seconds: float | None, inputs: int | None, seed: int, save: 
     shm = Path("/dev/shm")  # an in-memory file system when there is one: most of the time is file I/O
     workdir = Path(tempfile.mkdtemp(prefix="rtgate-fuzz-", dir=shm if shm.is_dir() else None))
     try:
-        return run_target(targets(workdir)[name], workdir, seconds, inputs, seed, save)
+        return run_target(targets(workdir)[name], workdir, seconds, inputs, seed, save, progress=5000)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
