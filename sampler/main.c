@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* rtgate-sampler: wiring. Parse, prepare, start the threads, watch, stop, write every output. */
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -681,6 +684,13 @@ int main(int argc, char **argv)
 		if (sched_setaffinity(0, sizeof(set), &set))
 			fprintf(stderr, "rtgate-sampler: --mainaffinity: %s\n", strerror(errno));
 	}
+#ifdef __GLIBC__
+	/* glibc keeps 128 KiB spare at the heap's top, which -m would lock: the heap holds a few KiB */
+	if (s.p.mlockall) {
+		mallopt(M_TOP_PAD, 0);
+		malloc_trim(0);
+	}
+#endif
 	if (s.p.mlockall && mlockall(MCL_CURRENT | MCL_FUTURE)) {
 		char why[256];
 		sys_explain_mlock_failure(why, sizeof(why), errno);
