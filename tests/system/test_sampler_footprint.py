@@ -121,7 +121,7 @@ def test_locked_peak_rss_not_above_cyclictest(sampler: str, cyclictest: str, thr
     """-m maps and locks everything before the run, so both figures are steady: rtgate-sampler's
     per-thread cost (stack, the histogram's first 1 ms, the block maxima a 1 s run can fill) must
     stay under cyclictest's. Before issue 32 it was 1.01x at 2 threads and 2.19x at 64. Pages of
-    buckets above 1 ms that late samples touch add 4 KiB each; the margin is ~10 % at 2 threads
+    buckets above 1 ms that late samples touch add 4 KiB each; the margin is ~13 % at 2 threads
     and ~25 % at 64 (benchmarks/README.md)."""
     opts = ["-m", "-p", "80", "-t", threads, "-i", "1000", "-l", "1000", "-q"]
     ours, theirs = [], []
