@@ -353,6 +353,60 @@ def _gate_threads(c: Checker, t: Any, key: Key, groups: set[str]) -> list[str]:
     return list(t)
 
 
+def _measurement(c: Checker, name: Any, raw: Any, file_require: dict[str, Any], file_strict: bool) -> Measurement:
+    """One measurement of the file: its backend's settings, gates, loads and requirements."""
+    key: Key = ("measurements", name)
+    c.name(name, key)
+    m = c.mapping(raw, key, set(keys.MEASUREMENT), {"gates"})
+    backend = m.get("backend", "sampler")
+    if backend not in BACKENDS:
+        raise c.fail(
+            key + ("backend",),
+            f"unknown backend {backend!r}{keys.did_you_mean(backend, BACKENDS)} (one of {', '.join(BACKENDS)})",
+        )
+    if backend != "sampler" and "sampler" in m:
+        raise c.fail(key + ("sampler",), f"a {backend} measurement takes {backend}:, not sampler:")
+    if backend != "timerlat" and "timerlat" in m:
+        raise c.fail(key + ("timerlat",), "timerlat: needs backend: timerlat")
+    timerlat = TimerlatSettings()
+    if backend == "timerlat":
+        timerlat = parse_settings(c, m.get("timerlat"), key + ("timerlat",))
+        sampler = as_sampler(timerlat)
+    else:
+        sampler = _sampler(c, m.get("sampler"), key + ("sampler",))
+    groups = {g.name for g in sampler.threads}
+    raw_gates = m["gates"]
+    if not isinstance(raw_gates, list) or not raw_gates:
+        raise c.fail(key + ("gates",), "must be a non-empty list of gates")
+    gates = [_gate(c, g, key + ("gates", i), groups) for i, g in enumerate(raw_gates)]
+    for i, g in enumerate(gates):
+        if backend == "timerlat" and g.kind == "missed":
+            raise c.fail(
+                key + ("gates", i, "kind"),
+                "rtla does not count missed periods: a missed gate needs backend: sampler",
+            )
+    seen: set[str] = set()
+    for i, g in enumerate(gates):
+        if g.name in seen:
+            raise c.fail(key + ("gates", i, "name"), f"gate {g.name!r} is defined twice")
+        seen.add(g.name)
+    desc = c.field(keys.MEASUREMENT, m, key, "description") if "description" in m else ""
+    loads = _loads(c, m["load"], key + ("load",)) if "load" in m else []
+    require = {**file_require, **(_require(c, m["require"], key + ("require",)) if "require" in m else {})}
+    return Measurement(
+        name=name,
+        description=desc,
+        sampler=sampler,
+        gates=gates,
+        where=c.where(key),
+        loads=loads,
+        require=require,
+        backend=backend,
+        timerlat=timerlat,
+        strict=c.field(keys.MEASUREMENT, m, key, "strict") if "strict" in m else file_strict,
+    )
+
+
 def load_thresholds(path: str | Path) -> ThresholdFile:
     """A threshold file by path, or by the name of one shipped with rtgate (every command takes both)."""
     try:
@@ -382,61 +436,7 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
         raise c.fail(("measurements",), "must be a non-empty mapping of measurement names")
     measurements: dict[str, Measurement] = {}
     for name, raw in ms.items():
-        key: Key = ("measurements", name)
-        c.name(name, key)
-        m = c.mapping(
-            raw,
-            key,
-            set(keys.MEASUREMENT),
-            {"gates"},
-        )
-        backend = m.get("backend", "sampler")
-        if backend not in BACKENDS:
-            raise c.fail(
-                key + ("backend",),
-                f"unknown backend {backend!r}{keys.did_you_mean(backend, BACKENDS)} (one of {', '.join(BACKENDS)})",
-            )
-        if backend != "sampler" and "sampler" in m:
-            raise c.fail(key + ("sampler",), f"a {backend} measurement takes {backend}:, not sampler:")
-        if backend != "timerlat" and "timerlat" in m:
-            raise c.fail(key + ("timerlat",), "timerlat: needs backend: timerlat")
-        timerlat = TimerlatSettings()
-        if backend == "timerlat":
-            timerlat = parse_settings(c, m.get("timerlat"), key + ("timerlat",))
-            sampler = as_sampler(timerlat)
-        else:
-            sampler = _sampler(c, m.get("sampler"), key + ("sampler",))
-        groups = {g.name for g in sampler.threads}
-        raw_gates = m["gates"]
-        if not isinstance(raw_gates, list) or not raw_gates:
-            raise c.fail(key + ("gates",), "must be a non-empty list of gates")
-        gates = [_gate(c, g, key + ("gates", i), groups) for i, g in enumerate(raw_gates)]
-        for i, g in enumerate(gates):
-            if backend == "timerlat" and g.kind == "missed":
-                raise c.fail(
-                    key + ("gates", i, "kind"),
-                    "rtla does not count missed periods: a missed gate needs backend: sampler",
-                )
-        seen: set[str] = set()
-        for i, g in enumerate(gates):
-            if g.name in seen:
-                raise c.fail(key + ("gates", i, "name"), f"gate {g.name!r} is defined twice")
-            seen.add(g.name)
-        desc = c.field(keys.MEASUREMENT, m, key, "description") if "description" in m else ""
-        loads = _loads(c, m["load"], key + ("load",)) if "load" in m else []
-        require = {**file_require, **(_require(c, m["require"], key + ("require",)) if "require" in m else {})}
-        measurements[name] = Measurement(
-            name=name,
-            description=desc,
-            sampler=sampler,
-            gates=gates,
-            where=c.where(key),
-            loads=loads,
-            require=require,
-            backend=backend,
-            timerlat=timerlat,
-            strict=c.field(keys.MEASUREMENT, m, key, "strict") if "strict" in m else file_strict,
-        )
+        measurements[name] = _measurement(c, name, raw, file_require, file_strict)
     return ThresholdFile(
         path=str(p),
         platform=platform,
