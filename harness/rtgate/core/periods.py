@@ -158,6 +158,20 @@ class _Derivation:
         assert expected is not None
         return expected, basis
 
+    def reached_loops(self, t: ThreadResult, iv: int, lat_lo: int, lat_hi: int, lat: str) -> None:
+        """It stopped the run at -l N: periods it skipped itself show only in its latencies (and the clock)."""
+        hi = lat_hi
+        if self.elapsed:
+            hi = min(hi, max(lat_lo, math.floor(self.elapsed[1] * 1e6 / iv) - t.cycles))
+        _set_range(
+            t,
+            lat_lo,
+            hi,
+            f"reached -l {self.loops}, so only its latencies show what it skipped: {lat}"
+            + (f", the clock at most {hi}" if hi < lat_hi else ""),
+        )
+        t.expected_periods = None
+
     def thread(self, t: ThreadResult, iv: int, lat_lo: int, lat_hi: int) -> None:
         lat = f"its latencies allow {lat_lo}" if lat_lo == lat_hi else f"its latencies allow {lat_lo}..{lat_hi}"
         why = self.unknown_length()
@@ -165,18 +179,7 @@ class _Derivation:
             _set_range(t, lat_lo, lat_hi, f"expected periods unknown ({why}); {lat}")
             return
         if self.reached and id(t) in self.reached_ids:
-            # It stopped the run at -l N: periods it skipped itself show only in its latencies (and the clock).
-            hi = lat_hi
-            if self.elapsed:
-                hi = min(hi, max(lat_lo, math.floor(self.elapsed[1] * 1e6 / iv) - t.cycles))
-            _set_range(
-                t,
-                lat_lo,
-                hi,
-                f"reached -l {self.loops}, so only its latencies show what it skipped: {lat}"
-                + (f", the clock at most {hi}" if hi < lat_hi else ""),
-            )
-            t.expected_periods = None
+            self.reached_loops(t, iv, lat_lo, lat_hi, lat)
             return
         expected, basis = self.expected(iv)
         if t.cycles > expected + 2:
