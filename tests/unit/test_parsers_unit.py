@@ -192,5 +192,7 @@ def test_json_numbers_beyond_64_bits_or_a_double_are_refused(tmp_path: Path, old
     assert old in text
     p = tmp_path / "wide.json"
     p.write_text(text.replace(old, new, 1))
-    with pytest.raises(ResultsError, match=r"wide\.json: invalid JSON: the (integer|number) [\d.e]+ is beyond (64 bits|a double)"):
+    with pytest.raises(
+        ResultsError, match=r"wide\.json: invalid JSON: the (integer|number) [\d.e]+ is beyond (64 bits|a double)"
+    ):
         load_results(p)
