@@ -34,8 +34,8 @@ from statistics import median, stdev
 from typing import Any
 
 from rtgate.history.drift import Tolerance, differences, machine_differences, unknown_environment
+from rtgate.history.figures import Interval, histograms_needed, intervals, per_release_values
 from rtgate.history.stats import (
-    Interval,
     gehan_scores,
     hodges_lehmann,
     midranks,
@@ -195,65 +195,6 @@ def primary_metrics(gates: list[Any]) -> list[str]:
     return out
 
 
-def tail_fraction(t: StoredThread, limit_us: float, unit_scale: float = 1.0) -> float | None:
-    """Share of the run's samples (missed periods count) above a limit, counted conservatively."""
-    if t.histogram is None:
-        return None
-    limit = limit_us * unit_scale
-    above = 0
-    for lo, hi, c in t.histogram:
-        if lo == "overflow" or hi is None or hi - 1 > limit:
-            above += c
-    n = t.cycles + (t.missed or 0)
-    return (above + (t.missed or 0)) / n if n else None
-
-
-def _percentile(t: StoredThread, q: float) -> Interval | None:
-    """The stored percentile, or, when it lies in the overflow, the bound [range_end, max]."""
-    key = "p99" if q == 99.0 else "p99.9"
-    if t.figures.get(key) is not None:
-        return Interval(float(t.figures[key]), float(t.figures[key]))  # type: ignore[arg-type]
-    if not t.histogram:
-        return None
-    total = sum(c for _, _, c in t.histogram)
-    in_buckets = sum(c for lo, _, c in t.histogram if lo != "overflow")
-    end = overflow_range(t.histogram)
-    if end is None or total == 0 or in_buckets >= max(1, math.ceil(q * total / 100.0 - 1e-9)):
-        return None
-    top = t.figures.get("max")
-    return Interval(end, max(end, float(top)) if top is not None else math.inf)
-
-
-def _figure(t: StoredThread, metric: str) -> Interval | None:
-    if metric.startswith("above_"):
-        v = tail_fraction(t, float(metric[len("above_") :]))
-    elif metric in ("p99", "p99.9"):
-        return _percentile(t, float(metric[1:]))
-    else:
-        v = t.figures.get(metric)
-    return None if v is None else Interval(float(v), float(v))
-
-
-def _intervals(threads: list[StoredThread], metric: str) -> dict[str, dict[int, Interval]]:
-    """Per thread, and for the worst thread of each run, the figure of each run (by run id)."""
-    per: dict[str, dict[int, Interval]] = {}
-    worst: dict[int, Interval] = {}
-    for t in threads:
-        v = _figure(t, metric)
-        if v is None:
-            continue
-        per.setdefault(t.thread, {})[t.run_id] = v
-        w = worst.get(t.run_id)
-        worst[t.run_id] = v if w is None else Interval(max(w.lo, v.lo), max(w.hi, v.hi))
-    per["worst"] = worst
-    return per
-
-
-def _values(threads: list[StoredThread], metric: str) -> dict[str, list[float]]:
-    """Per thread and worst, one value per run (a censored figure as its lower bound): for trends."""
-    return {k: [v.lo for v in d.values()] for k, d in _intervals(threads, metric).items()}
-
-
 def _pairs(base_runs: list[StoredRun], new_runs: list[StoredRun], notes: list[str]) -> list[tuple[int, int]]:
     """(base run id, new run id) for each pair id that has a run of each release."""
     b = {r.pair_id: r.id for r in reversed(base_runs) if r.pair_id}
@@ -390,7 +331,7 @@ def _family(
     under a worse one must not hide). Every cell is in one min-P adjustment over the same runs; a
     run without a thread scores 0 (no evidence) in that thread's cell, which keeps the permutation
     exact. A cell with too few runs on either side is NOT ENOUGH DATA and not in the adjustment."""
-    figures = {m: (_intervals(base_t, m), _intervals(new_t, m)) for m in metrics}
+    figures = {m: (intervals(base_t, m), intervals(new_t, m)) for m in metrics}
     worst = {m: (figures[m][0]["worst"], figures[m][1]["worst"]) for m in metrics}
     labels = sorted({t.thread for t in base_t + new_t}, key=_thread_key)
 
@@ -616,7 +557,8 @@ def compare(
     for release in (base, new):
         bad = db.error_runs(platform, measurement, release)
         runs[release] = [r for r in db.runs(platform, measurement, release) if r.id not in bad]
-        threads[release] = [t for t in db.threads(platform, measurement, release) if t.run_id not in bad]
+        stored = db.threads(platform, measurement, release, histograms_needed(settings.metrics))
+        threads[release] = [t for t in stored if t.run_id not in bad]
         excluded[release] = len(bad)
         if bad:
             notes.append(
@@ -673,32 +615,6 @@ def compare_releases(
     db: HistoryDB, platform: str, measurement: str, base: str, new: str, settings: Settings
 ) -> list[Comparison]:
     return compare(db, platform, measurement, base, new, settings).comparisons
-
-
-def per_release_values(db: HistoryDB, platform: str, measurement: str, metric: str) -> dict[str, list[float]]:
-    """Per release in the order added, the metric of the worst thread of each valid run."""
-    out = {}
-    for release in db.releases(platform, measurement):
-        bad = db.error_runs(platform, measurement, release)
-        threads = [t for t in db.threads(platform, measurement, release) if t.run_id not in bad]
-        out[release] = _values(threads, metric).get("worst", [])
-    return out
-
-
-def trend(db: HistoryDB, platform: str, measurement: str, metric: str) -> list[dict[str, Any]]:
-    """Per release in the order added: runs, median and range of the metric over the worst thread."""
-    rows = []
-    for release, values in per_release_values(db, platform, measurement, metric).items():
-        rows.append(
-            {
-                "release": release,
-                "runs": len(values),
-                "median": median(values) if values else None,
-                "min": min(values) if values else None,
-                "max": max(values) if values else None,
-            }
-        )
-    return rows
 
 
 def text_lines(outcome: Outcome, drift_accepted: bool) -> list[str]:
