@@ -315,6 +315,25 @@ def _fewest_runs(paired: bool, alpha: float, min_runs: int) -> int:
     return k
 
 
+Cell = tuple[str, str, dict[int, Interval], dict[int, Interval]]  # metric, thread, base and new figures by run
+
+
+@dataclass
+class _Units:
+    """The runs (or pairs, base[i] with new[i]) that have every metric of the family."""
+
+    base: list[int]
+    new: list[int]
+    paired: bool
+
+    def present(self, b: dict[int, Interval], n: dict[int, Interval]) -> tuple[list[int], list[int]]:
+        """The units of one cell: those with its figure (both runs of a pair)."""
+        if self.paired:
+            both = [(x, y) for x, y in zip(self.base, self.new) if x in b and y in n]
+            return [x for x, _ in both], [y for _, y in both]
+        return [i for i in self.base if i in b], [i for i in self.new if i in n]
+
+
 def _family(
     metrics: list[str],
     base_t: list[StoredThread],
@@ -334,94 +353,113 @@ def _family(
     figures = {m: (intervals(base_t, m), intervals(new_t, m)) for m in metrics}
     worst = {m: (figures[m][0]["worst"], figures[m][1]["worst"]) for m in metrics}
     labels = sorted({t.thread for t in base_t + new_t}, key=_thread_key)
-
-    def complete(i: int, side: int) -> bool:
-        return all(i in w[side] for w in worst.values())
-
-    if pairs is not None:
-        units = [(x, y) for x, y in pairs if complete(x, 0) and complete(y, 1)]
-        bi, ni = [x for x, _ in units], [y for _, y in units]
-    else:
-        bi, ni = [i for i in base_ids if complete(i, 0)], [i for i in new_ids if complete(i, 1)]
-    lacking = len(base_ids) - len(bi) + len(new_ids) - len(ni) if pairs is None else len(pairs) - len(bi)
+    units = _family_units(worst, base_ids, new_ids, pairs)
+    lacking = (
+        len(base_ids) - len(units.base) + len(new_ids) - len(units.new)
+        if pairs is None
+        else len(pairs) - len(units.base)
+    )
     if lacking:
         notes.append(
             f"{lacking} {'pair(s)' if pairs is not None else 'run(s)'} lack one of {', '.join(metrics)} "
             "(no histogram or no figure): left out"
         )
     # Cells in report order: per metric the worst thread, then each thread (when there are several).
-    cells: list[tuple[str, str, dict[int, Interval], dict[int, Interval]]] = []
+    cells: list[Cell] = []
     for m in metrics:
         cells.append((m, "worst", *worst[m]))
         if len(labels) > 1:
             cells += [(m, t, figures[m][0].get(t, {}), figures[m][1].get(t, {})) for t in labels]
+    p_values = _family_p_values(cells, units, settings.min_runs, alpha)
+    return [_cell_comparison(cell, units, p_values.get(k), settings, alpha) for k, cell in enumerate(cells)]
 
-    def present(b: dict[int, Interval], n: dict[int, Interval]) -> tuple[list[int], list[int]]:
-        if pairs is not None:
-            both = [(x, y) for x, y in zip(bi, ni) if x in b and y in n]
-            return [x for x, _ in both], [y for _, y in both]
-        return [i for i in bi if i in b], [i for i in ni if i in n]
 
-    def testable(cb: list[int], cn: list[int]) -> bool:
-        return min(len(cb), len(cn)) >= settings.min_runs and smallest_p(len(cb), len(cn), pairs is not None) < alpha
+def _family_units(
+    worst: dict[str, tuple[dict[int, Interval], dict[int, Interval]]],
+    base_ids: list[int],
+    new_ids: list[int],
+    pairs: list[tuple[int, int]] | None,
+) -> _Units:
+    def complete(i: int, side: int) -> bool:
+        return all(i in w[side] for w in worst.values())
 
-    tested = [k for k, (_, _, b, n) in enumerate(cells) if testable(*present(b, n))]
-    pw: dict[int, float] = {}
-    pb: dict[int, float] = {}
-    if tested:
-        rows = []
-        for k in tested:
-            _, _, b, n = cells[k]
-            cb, cn = present(b, n)
-            if pairs is not None:
-                ranks = dict(zip(cb, signed_ranks([_pair_diff(b[x], n[y]) for x, y in zip(cb, cn)])))
-                rows.append([ranks.get(x, 0.0) for x in bi])
-            else:
-                scores = dict(zip(cb + cn, gehan_scores([b[i] for i in cb] + [n[i] for i in cn])))
-                rows.append([scores.get(i, 0.0) for i in bi + ni])
-        worse, better = paired_adjusted(rows) if pairs is not None else two_sample_adjusted(rows, len(bi))
-        pw, pb = dict(zip(tested, worse)), dict(zip(tested, better))
-    out = []
-    for k, (m, thread, b, n) in enumerate(cells):
-        cb, cn = present(b, n)
-        c = Comparison(m, thread, NOT_ENOUGH, [b[i].lo for i in cb], [n[i].lo for i in cn], _scale_unit(m))
-        c.paired, c.alpha = pairs is not None, alpha
-        c.censored = (sum(b[i].censored for i in cb), sum(n[i].censored for i in cn))
-        if c.base and c.new:
-            if c.paired:
-                diffs = [y - x for x, y in zip(c.base, c.new)]
-                c.change, c.interval = hodges_lehmann(diffs), shift_interval(diffs)
-            else:
-                c.change, c.interval = hodges_lehmann(c.new, c.base), shift_interval(c.new, c.base)
-            if min(len(c.base), len(c.new)) < 2:
-                c.interval = None  # one run cannot show its own spread
-            base_med = median(c.base)
-            c.effect = c.change / base_med if base_med else (0.0 if c.change == 0 else math.inf)
-        floor = smallest_p(len(cb), len(cn), c.paired)
-        if min(len(cb), len(cn)) < settings.min_runs:
-            have = f"{len(cb)} pair(s)" if c.paired else f"{len(cb)} base and {len(cn)} new run(s)"
-            c.evidence = (
-                f"at least {settings.min_runs} {'pairs' if c.paired else 'runs of each release'} are needed"
-                if thread == "worst"
-                else f"thread {thread} is in only {have}"
-            )
-        elif k not in pw:
-            c.evidence = f"no p-value from these runs can be below {floor:.3g} (alpha {alpha:.3g})"
+    if pairs is not None:
+        units = [(x, y) for x, y in pairs if complete(x, 0) and complete(y, 1)]
+        return _Units([x for x, _ in units], [y for _, y in units], True)
+    return _Units([i for i in base_ids if complete(i, 0)], [i for i in new_ids if complete(i, 1)], False)
+
+
+def _family_p_values(cells: list[Cell], units: _Units, min_runs: int, alpha: float) -> dict[int, tuple[float, float]]:
+    """Per testable cell (enough units, and an exact p-value that can reach alpha), the min-P
+    adjusted p-values (worse, better) of the one family."""
+    tested = []
+    for k, (_, _, b, n) in enumerate(cells):
+        cb, cn = units.present(b, n)
+        if min(len(cb), len(cn)) >= min_runs and smallest_p(len(cb), len(cn), units.paired) < alpha:
+            tested.append(k)
+    if not tested:
+        return {}
+    rows = []
+    for k in tested:
+        _, _, b, n = cells[k]
+        cb, cn = units.present(b, n)
+        if units.paired:
+            ranks = dict(zip(cb, signed_ranks([_pair_diff(b[x], n[y]) for x, y in zip(cb, cn)])))
+            rows.append([ranks.get(x, 0.0) for x in units.base])
         else:
-            c.p_worse, c.p_better = pw[k], pb[k]
-            c.evidence = f"p={c.p_worse:.3g} worse / {c.p_better:.3g} better, alpha {alpha:.3g} one-sided"
-            _decide(c, alpha, settings)
-        if any(c.censored):
-            c.evidence += (
-                f"; censored (in the -h overflow, kept as 'at least' the histogram range): "
-                f"{c.censored[0]} base and {c.censored[1]} new runs"
-            )
-        _resolving(c, alpha, settings.min_runs)
-        if c.decision == NOT_ENOUGH and c.runs_needed is None:
-            # Too few runs to estimate the spread: the smallest design that can decide anything.
-            c.runs_needed, c.runs_needed_floor = _fewest_runs(c.paired, alpha, settings.min_runs), True
-        out.append(c)
-    return out
+            scores = dict(zip(cb + cn, gehan_scores([b[i] for i in cb] + [n[i] for i in cn])))
+            rows.append([scores.get(i, 0.0) for i in units.base + units.new])
+    worse, better = paired_adjusted(rows) if units.paired else two_sample_adjusted(rows, len(units.base))
+    return dict(zip(tested, zip(worse, better)))
+
+
+def _shift(c: Comparison) -> None:
+    """The change (Hodges-Lehmann), its interval and the effect relative to the base median."""
+    if c.paired:
+        diffs = [y - x for x, y in zip(c.base, c.new)]
+        c.change, c.interval = hodges_lehmann(diffs), shift_interval(diffs)
+    else:
+        c.change, c.interval = hodges_lehmann(c.new, c.base), shift_interval(c.new, c.base)
+    if min(len(c.base), len(c.new)) < 2:
+        c.interval = None  # one run cannot show its own spread
+    base_med = median(c.base)
+    c.effect = c.change / base_med if base_med else (0.0 if c.change == 0 else math.inf)
+
+
+def _cell_comparison(
+    cell: Cell, units: _Units, p_values: tuple[float, float] | None, settings: Settings, alpha: float
+) -> Comparison:
+    m, thread, b, n = cell
+    cb, cn = units.present(b, n)
+    c = Comparison(m, thread, NOT_ENOUGH, [b[i].lo for i in cb], [n[i].lo for i in cn], _scale_unit(m))
+    c.paired, c.alpha = units.paired, alpha
+    c.censored = (sum(b[i].censored for i in cb), sum(n[i].censored for i in cn))
+    if c.base and c.new:
+        _shift(c)
+    floor = smallest_p(len(cb), len(cn), c.paired)
+    if min(len(cb), len(cn)) < settings.min_runs:
+        have = f"{len(cb)} pair(s)" if c.paired else f"{len(cb)} base and {len(cn)} new run(s)"
+        c.evidence = (
+            f"at least {settings.min_runs} {'pairs' if c.paired else 'runs of each release'} are needed"
+            if thread == "worst"
+            else f"thread {thread} is in only {have}"
+        )
+    elif p_values is None:
+        c.evidence = f"no p-value from these runs can be below {floor:.3g} (alpha {alpha:.3g})"
+    else:
+        c.p_worse, c.p_better = p_values
+        c.evidence = f"p={c.p_worse:.3g} worse / {c.p_better:.3g} better, alpha {alpha:.3g} one-sided"
+        _decide(c, alpha, settings)
+    if any(c.censored):
+        c.evidence += (
+            f"; censored (in the -h overflow, kept as 'at least' the histogram range): "
+            f"{c.censored[0]} base and {c.censored[1]} new runs"
+        )
+    _resolving(c, alpha, settings.min_runs)
+    if c.decision == NOT_ENOUGH and c.runs_needed is None:
+        # Too few runs to estimate the spread: the smallest design that can decide anything.
+        c.runs_needed, c.runs_needed_floor = _fewest_runs(c.paired, alpha, settings.min_runs), True
+    return c
 
 
 def _compare_tail(
