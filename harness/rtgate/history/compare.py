@@ -462,6 +462,14 @@ def _cell_comparison(
     return c
 
 
+def _pair_log_ratio(counts: dict[int, tuple[float, float]], x: int, y: int) -> float:
+    """The log rate ratio of a pair, new run y against base run x (+0.5: a run with no sample
+    above still counts); 0, no evidence, when either run lacks the cell's thread."""
+    if x not in counts or y not in counts:
+        return 0.0
+    return math.log((counts[y][0] + 0.5) / (counts[y][1] + 1)) - math.log((counts[x][0] + 0.5) / (counts[x][1] + 1))
+
+
 def _compare_tail(
     base_t: list[StoredThread],
     new_t: list[StoredThread],
@@ -510,15 +518,7 @@ def _compare_tail(
         if len(pairs) < settings.min_runs or not cells:
             c.evidence = f"{len(pairs)} complete pairs with histograms; at least {settings.min_runs} are needed"
             return c
-        # Log rate ratio within each pair (+0.5: a run with no sample above still counts).
-        logr = {
-            cell: [
-                math.log((counts[cell][y][0] + 0.5) / (counts[cell][y][1] + 1))
-                - math.log((counts[cell][x][0] + 0.5) / (counts[cell][x][1] + 1))
-                for x, y in pairs
-            ]
-            for cell in cells
-        }
+        logr = {cell: [_pair_log_ratio(counts[cell], x, y) for x, y in pairs] for cell in cells}
         c.p_worse, c.p_better, wi, bi = paired_max_test([signed_ranks(logr[cell]) for cell in cells])
         eff = {i: math.exp(median(logr[cells[i]])) - 1 for i in (wi, bi)}
         runs_said = f"{len(pairs)} pairs"
