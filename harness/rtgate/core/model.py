@@ -4,11 +4,84 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from itertools import chain, islice
+from typing import Any, overload
 
 UNIT_SCALE = {"us": 1, "ns": 1000}  # units per microsecond
+
+
+def compact_ints(values: Iterable[int]) -> array[int]:
+    """Whole numbers from 0 to 2^63-1 in 4 bytes each when they fit, else 8 (OverflowError beyond)."""
+    values = values if isinstance(values, (list, array)) else list(values)
+    try:
+        return array("i", values)
+    except OverflowError:
+        return array("q", values)
+
+
+class Buckets(Sequence[tuple[int, "int | None", int]]):
+    """Buckets held as arrays of whole numbers, read as (lo, hi, count) tuples.
+
+    A 24 h, 64-thread result has 200,000 buckets: as tuples of Python ints they cost ~100 bytes
+    each, here 8 to 12. `highs` None: every bucket is [lo, lo + 1). `open_top`: the last bucket
+    has no upper edge (its entry in `highs` is ignored). The parser that builds one checks that
+    lows increase strictly, so no sort is needed.
+    """
+
+    __slots__ = ("counts", "highs", "lows", "open_top")
+
+    def __init__(self, lows: array[int], highs: array[int] | None, counts: array[int], open_top: bool = False) -> None:
+        self.lows, self.highs, self.counts, self.open_top = lows, highs, counts, open_top
+
+    def __len__(self) -> int:
+        return len(self.lows)
+
+    def _highs(self) -> Iterable[int | None]:
+        if self.highs is not None:
+            return self.highs
+        return map((1).__add__, self.lows)
+
+    def __iter__(self) -> Iterator[tuple[int, int | None, int]]:
+        rows = zip(self.lows, self._highs(), self.counts)
+        if not self.open_top:
+            return rows
+        last = ((self.lows[-1], None, self.counts[-1]),)
+        return chain(islice(rows, len(self.lows) - 1), last)
+
+    def __reversed__(self) -> Iterator[tuple[int, int | None, int]]:
+        return (self[i] for i in range(len(self.lows) - 1, -1, -1))
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[int, int | None, int]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[int, int | None, int]]: ...
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return list(self)[i]
+        n = len(self.lows)
+        i = i + n if i < 0 else i
+        if not 0 <= i < n:
+            raise IndexError(i)
+        lo = self.lows[i]
+        if self.open_top and i == n - 1:
+            return lo, None, self.counts[i]
+        return lo, (lo + 1 if self.highs is None else self.highs[i]), self.counts[i]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[tuple[int, int | None, int]]:
+        # dataclasses.asdict copies each field deeply: a run's digest (reports/kcidb.py) serialises
+        # the buckets as the list of tuples every other parser gives, whatever holds them.
+        return list(self)
+
+    def __repr__(self) -> str:
+        return f"Buckets({list(self)!r})"
 
 
 @dataclass
@@ -21,11 +94,14 @@ class Histogram:
     """
 
     unit: str
-    buckets: list[tuple[int, int | None, int]]
+    buckets: list[tuple[int, int | None, int]] | Buckets
     overflow: int = 0
     range_end: int | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.buckets, Buckets):
+            self.total = sum(self.buckets.counts) + self.overflow
+            return
         self.buckets.sort()  # linear when already sorted, as every parser produces them
         self.total = sum(c for _, _, c in self.buckets) + self.overflow
 
