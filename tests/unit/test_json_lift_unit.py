@@ -33,7 +33,7 @@ def _outcome(path: Path) -> tuple[str, Any]:
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple[str, Any], tuple[str, Any]]:
     lifted = _outcome(path)
     with monkeypatch.context() as m:  # nothing lifted: json's tree, as before json_lift
-        m.setattr(json_results, "Lift", lambda text: types.SimpleNamespace(arrays=[], rest=text))
+        m.setattr(json_results, "Lift", lambda text, limit: types.SimpleNamespace(arrays=[], rest=text))
         tree = _outcome(path)
     return lifted, tree
 
@@ -210,3 +210,66 @@ def test_too_many_threads_are_refused(tmp_path: Path) -> None:
     doc["num_threads"] = 1026
     with pytest.raises(ResultsError, match="1026 threads: more than"):
         load_results(_write(tmp_path, json.dumps(doc)))
+
+
+def _random_histograms(seed: int) -> list[tuple[list[tuple[int, int | None, int]], Buckets]]:
+    """Valid histograms as both forms: 1-unit buckets, wide ones, an open top, empty buckets."""
+    import random
+    from array import array
+
+    rng = random.Random(seed)
+    out = []
+    for case in range(60):
+        lo, rows = rng.randrange(0, 50), []
+        for _ in range(rng.randrange(1, 80)):
+            width = 1 if case % 3 == 0 else rng.choice((1, 1, 2, 8, 64))
+            rows.append((lo, lo + width, rng.choice((0, 1, 1, 3, 1000))))
+            lo += width + rng.choice((0, 0, 1, 5))
+        open_top = case % 4 == 1
+        if open_top:
+            rows[-1] = (rows[-1][0], None, rows[-1][2])
+        lows = array("q", [r[0] for r in rows])
+        counts = array("q", [r[2] for r in rows])
+        if case % 3 == 0 and not open_top:
+            b = Buckets(lows, None, counts)
+        else:
+            b = Buckets(lows, array("q", [r[1] or 0 for r in rows]), counts, open_top)
+        assert list(b) == rows
+        out.append((rows, b))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_gates_read_arrays_as_they_read_tuples(seed: int) -> None:
+    """Bisection over arrays (model.Buckets) answers every question the loop over tuples does."""
+    from rtgate.core.model import ThreadResult
+    from rtgate.core.periods import latency_bounds
+
+    for rows, b in _random_histograms(seed):
+        for overflow, range_end in ((0, None), (5, (rows[-1][1] or rows[-1][0] + 1) + 3)):
+            tuples = Histogram(unit="us", buckets=list(rows), overflow=overflow, range_end=range_end)
+            arrays = Histogram(unit="us", buckets=b, overflow=overflow, range_end=range_end)
+            top = rows[-1][0] + 10
+            for limit in (-1, 0, 0.5, 3, 17, 49.9, 50, 100, 1e6, *(r[0] for r in rows[::7])):
+                for known in (None, limit, top):
+                    assert arrays.count_above(limit, known) == tuples.count_above(limit, known)
+                    assert arrays.count_range(limit, known) == tuples.count_range(limit, known)
+            for q in (1, 50, 90, 99, 99.9, 99.99, 99.9999):
+                for known in (None, float(top)):
+                    assert arrays.percentile(q, known) == tuples.percentile(q, known)
+                    assert arrays.percentile_range(q, known) == tuples.percentile_range(q, known)
+            run = RunResult(source="x", format="rt-tests-json", unit="us", threads=[])
+            for iv in (1, 2, 7, 40, 1000):
+                t_tuples = ThreadResult(0, tuples.total, rows[0][0], top, None, histogram=tuples)
+                t_arrays = ThreadResult(0, arrays.total, rows[0][0], top, None, histogram=arrays)
+                assert latency_bounds(run, t_arrays, iv) == latency_bounds(run, t_tuples, iv)
+
+
+def test_too_many_histogram_values_are_refused_without_reading_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(json_results, "MAX_JSON_HISTOGRAM_VALUES", 50)
+    with pytest.raises(ResultsError, match="more than 50 histogram values"):
+        load_results(SAMPLER_JSON)
+    lift = json_lift.Lift(SAMPLER_JSON.read_text(), 50)
+    assert 50 < lift.values and len(lift.arrays) < len(json_lift.Lift(SAMPLER_JSON.read_text()).arrays)
