@@ -33,7 +33,7 @@ def _outcome(path: Path) -> tuple[str, Any]:
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple[str, Any], tuple[str, Any]]:
     lifted = _outcome(path)
     with monkeypatch.context() as m:  # nothing lifted: json's tree, as before json_lift
-        m.setattr(json_results, "Lift", lambda text, limit: types.SimpleNamespace(arrays=[], rest=text))
+        m.setattr(json_results, "Lift", lambda text, *limits: types.SimpleNamespace(arrays=[], rest=text))
         tree = _outcome(path)
     return lifted, tree
 
@@ -67,7 +67,7 @@ def _write(tmp_path: Path, text: str, name: str = "r.json") -> Path:
 
 def test_recorded_results_are_lifted_and_read_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     for path in (SAMPLER_JSON, CT_JSON, RT_TESTS / "ct-24-S-h300.json", RT_TESTS / "ct-new-t2-H200.json"):
-        lift = json_lift.Lift(path.read_text())
+        lift = json_lift.Lift(path.read_text(), 10**6)
         assert lift.arrays, path  # the test would prove nothing if nothing were lifted
         kind, run = _same(path, monkeypatch)
         assert kind == "ok"
@@ -107,7 +107,7 @@ HISTOGRAM_EDITS = {
     "nested deeper": lambda h: h.replace("[[", "[[[", 1),
     "an object": lambda h: "{}",
     "a string": lambda h: '"[[1, 2, 3]]"',
-    "a tag": lambda h: f'"{json_lift.Lift("").tag}0"',
+    "a tag": lambda h: f'"{json_lift.Lift("", 1).tag}0"',
     "a guessed tag": lambda h: '"rtgate-lifted-0000000000000000-0"',
 }
 
@@ -272,4 +272,15 @@ def test_too_many_histogram_values_are_refused_without_reading_on(
     with pytest.raises(ResultsError, match="more than 50 histogram values"):
         load_results(SAMPLER_JSON)
     lift = json_lift.Lift(SAMPLER_JSON.read_text(), 50)
-    assert 50 < lift.values and len(lift.arrays) < len(json_lift.Lift(SAMPLER_JSON.read_text()).arrays)
+    assert 50 < lift.values and len(lift.arrays) < len(json_lift.Lift(SAMPLER_JSON.read_text(), 10**6).arrays)
+
+
+def test_a_file_of_many_threads_is_refused_before_it_is_all_read(tmp_path: Path) -> None:
+    """Lifting stops after three arrays a thread of the most threads a file may hold."""
+    doc = json.loads(CT_JSON.read_text())
+    one = doc["thread"]["0"]
+    doc["thread"] = {str(i): one for i in range(5000)}
+    text = json.dumps(doc)
+    assert len(json_lift.Lift(text, 10**7, 30).arrays) == 30
+    with pytest.raises(ResultsError, match="5000 threads: more than"):
+        load_results(_write(tmp_path, text))

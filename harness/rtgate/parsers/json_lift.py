@@ -41,9 +41,6 @@ _DIGITS = str.maketrans("", "", "0123456789")
 _NO_SPACE = str.maketrans("", "", " \t\n\r")
 _COUNTS_FLAT = str.maketrans(":", ",", '{}"')
 _SPACE = " \t\n\r"
-# Values in one lifted array (~40 bytes each while read): a thread of the sampler has at most 68,000,
-# cyclictest -h 300000 900,000. A larger one is left to json and to its limit on values.
-MAX_LIFTED = 1_000_000
 
 
 @dataclass
@@ -159,9 +156,10 @@ def _after_key(text: str, key: re.Match[str]) -> int | None:
 class Lift:
     """The text with its well-formed histograms replaced by tags, and the arrays read from them."""
 
-    def __init__(self, text: str, limit: int | None = None) -> None:
-        """`limit`: stop once the arrays hold more values than this (the file is refused: the rest need
-        not be read)."""
+    def __init__(self, text: str, limit: int, arrays: int = 3 * 1025) -> None:
+        """`limit`: the most values the arrays may hold; past it `values` is above it and the rest of the
+        text is not read (the file is refused). Read, a value costs ~40 bytes for a moment. `arrays`: the
+        most arrays lifted (three a thread); the rest stays text, for the parser's limits to refuse."""
         self.tag = "rtgate-lifted-" + secrets.token_hex(8) + "-"
         self.arrays: list[Lifted] = []
         self.values = 0
@@ -175,15 +173,17 @@ class Lift:
             kinds = ("buckets", "counts") if key.group(1) == "histogram" else ("ints",)
             for kind in kinds:
                 stop = ends(kind, start)
-                small = stop is not None and text.count(",", start, stop) < MAX_LIFTED
-                lifted = _convert(kind, text[start:stop]) if small else None
+                if stop is not None and text.count(",", start, stop) >= limit - self.values:
+                    self.values = limit + 1  # more than may be read: refused before it is
+                    break
+                lifted = _convert(kind, text[start:stop]) if stop is not None else None
                 if lifted is not None:
                     parts += (text[end:start], f'"{self.tag}{len(self.arrays)}"')
                     self.arrays.append(lifted)
                     self.values += len(lifted)
                     end = stop  # type: ignore[assignment]
                     break
-            if limit is not None and self.values > limit:
+            if self.values > limit or len(self.arrays) >= arrays:
                 break
         parts.append(text[end:])
         self.rest = "".join(parts) if self.arrays else text

@@ -58,7 +58,7 @@ def _read_document(path: Path, text: str) -> Any:
     document cannot be decoded or a lifted array sits where no histogram belongs, the whole text is
     decoded as before, so errors name the same column and key.
     """
-    lifted = Lift(text, MAX_JSON_HISTOGRAM_VALUES)
+    lifted = Lift(text, MAX_JSON_HISTOGRAM_VALUES, 3 * MAX_COLUMNS)  # a thread: two histograms, block maxima
     if lifted.arrays:
         _check_size(path, lifted.rest.count(","), lifted.values)
         try:
