@@ -33,7 +33,7 @@ def _outcome(path: Path) -> tuple[str, Any]:
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple[str, Any], tuple[str, Any]]:
     lifted = _outcome(path)
     with monkeypatch.context() as m:  # nothing lifted: json's tree, as before json_lift
-        m.setattr(json_results, "Lift", lambda text, *limits: types.SimpleNamespace(arrays=[], rest=text))
+        m.setattr(json_results, "Lift", lambda text, *limits: types.SimpleNamespace(arrays=[], rest=text, values=0))
         tree = _outcome(path)
     return lifted, tree
 

@@ -173,7 +173,9 @@ class Lift:
             kinds = ("buckets", "counts") if key.group(1) == "histogram" else ("ints",)
             for kind in kinds:
                 stop = ends(kind, start)
-                if stop is not None and text.count(",", start, stop) >= limit - self.values:
+                # its values, from its commas: n - 1 in n numbers, 3n - 1 in n buckets, n - 1 in n pairs
+                values = (text.count(",", start, stop) + 1) * (2 if kind == "counts" else 1) if stop else 0
+                if values > limit - self.values:
                     self.values = limit + 1  # more than may be read: refused before it is
                     break
                 lifted = _convert(kind, text[start:stop]) if stop is not None else None

@@ -59,8 +59,8 @@ def _read_document(path: Path, text: str) -> Any:
     decoded as before, so errors name the same column and key.
     """
     lifted = Lift(text, MAX_JSON_HISTOGRAM_VALUES, 3 * MAX_COLUMNS)  # a thread: two histograms, block maxima
+    _check_size(path, lifted.rest.count(","), lifted.values)
     if lifted.arrays:
-        _check_size(path, lifted.rest.count(","), lifted.values)
         try:
             doc = _decode(path, lifted.rest)
         except ResultsError:
