@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import json
 import operator
+import os
 import re
-import secrets
 from array import array
 from dataclasses import dataclass
 from typing import Any
@@ -160,7 +160,7 @@ class Lift:
         """`limit`: the most values the arrays may hold; past it `values` is above it and the rest of the
         text is not read (the file is refused). Read, a value costs ~40 bytes for a moment. `arrays`: the
         most arrays lifted (three a thread); the rest stays text, for the parser's limits to refuse."""
-        self.tag = "rtgate-lifted-" + secrets.token_hex(8) + "-"
+        self.tag = "rtgate-lifted-" + os.urandom(8).hex() + "-"
         self.arrays: list[Lifted] = []
         self.values = 0
         parts: list[str] = []
