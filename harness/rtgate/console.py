@@ -4,6 +4,7 @@ taken over before anything heavy is imported (by bin/rtgate's first statements, 
 a Ctrl-C in the first instants ends rtgate with one line and exit 130, never a KeyboardInterrupt
 traceback. cli.main() then guards the rest."""
 
+import gc
 import os
 import signal
 import sys
@@ -33,6 +34,9 @@ def main() -> int:
     finally:
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: a Ctrl-C now cannot interrupt the exit
+        # Every output is written and closed: the interpreter's exit need not search the ~300 modules'
+        # objects for reference cycles (~20 ms of CPU, measured, after every command and every run).
+        gc.freeze()
 
 
 if __name__ == "__main__":

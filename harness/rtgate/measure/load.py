@@ -64,6 +64,18 @@ def pgid_processes(pgid: int) -> list[int]:
     return pids
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether any process (a zombie included, as pgid_processes counts it) is left in the group: one
+    system call, where pgid_processes reads every /proc/<pid>/stat."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _cpulist(cpus: list[int]) -> str:
     return ",".join(map(str, cpus))
 
@@ -357,11 +369,11 @@ class Load:
             except ProcessLookupError:
                 break
             deadline = time.monotonic() + 5.0
-            while time.monotonic() < deadline and pgid_processes(pgid):
+            while time.monotonic() < deadline and _group_alive(pgid):
                 if self.proc:
                     self.proc.poll()
-                time.sleep(0.05)
-            if not pgid_processes(pgid):
+                time.sleep(0.01)  # after the sampler: every 10 ms here is rtgate's overhead
+            if not _group_alive(pgid):
                 break
         if self.proc:
             try:
