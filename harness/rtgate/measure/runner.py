@@ -248,6 +248,9 @@ def _measure_sampler(
         env_path.name,
         _dumps({"results": json_path.name, "state": "measuring", "system": system, "preflight": checked.record()}),
     )
+    # The command line is written before the lock: inside it, only the load and the sampler run.
+    argv = [sampler] + sampler_args(m, str(json_path), duration_s=duration_s)
+    out.replace(f"{m.name}.cmdline", " ".join(argv) + "\n")
     load = measurement_loads(m, plan, outdir)
     during: dict[tuple[int, int], RtTask] = {}
     try:
@@ -258,7 +261,7 @@ def _measure_sampler(
                 load.start()
                 if STOP.requested:
                     raise StoppedBeforeMeasuring(STOP.signal or "a signal", "during the load's warm-up")
-                killed = _run_sampler(sampler, m, out, duration_s, plan, progress, during)
+                killed = _run_sampler(argv, m, out, plan, progress, during)
                 busy_after = busy.snapshot()
                 after = scan(priorities)
                 load.finish()  # did the load hold until the sampler stopped?
@@ -446,18 +449,17 @@ class _Exited:
 
 
 def _run_sampler(
-    sampler: str,
+    argv: list[str],
     m: Measurement,
     out: Folder,
-    duration_s: int | None,
     plan: ThreadPlan,
     progress: bool | None,
     during: dict[tuple[int, int], RtTask],
 ) -> str | None:
-    """Returns, when a signal killed the sampler before it could write its final results, what killed it."""
+    """Run the sampler command `argv`. Returns, when a signal killed the sampler before it could write
+    its final results, what killed it."""
+    sampler = argv[0]
     json_path = out.path / f"{m.name}.json"
-    argv = [sampler] + sampler_args(m, str(json_path), duration_s=duration_s)
-    out.replace(f"{m.name}.cmdline", " ".join(argv) + "\n")
     if progress is None:
         progress = sys.stderr.isatty()
     with out.create(f"{m.name}.stdout") as stdout, out.create(f"{m.name}.stderr") as stderr:
