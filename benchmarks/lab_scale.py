@@ -76,11 +76,13 @@ def follow(lava: LocalLava, lab: Path, work: Path, label: str, pythonpath: str |
         env["PYTHONPATH"] = pythonpath
     verdicts = work / f"{label}.json"
     lava.wait_idle()
+    time.sleep(1)  # gunicorn writes a request's line after its answer: the last of ours first
     access = lava.base / "logs" / "access.log"
     since = access.stat().st_size
     wall, cpu, status, err = run_child(
         [sys.executable, "-m", "rtgate", "lab", str(lab), "--timeout", "30m", "--json", str(verdicts)], env
     )
+    time.sleep(1)
     reqs = requests_of(access, since)
     if status != 0 or not verdicts.is_file():
         sys.exit(f"rtgate lab ({label}) exited {status}:\n{err[-4000:]}\n{lava.logs()}")

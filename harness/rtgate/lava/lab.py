@@ -362,18 +362,17 @@ def _follow(
     pending = [r for r in runs if r.job_id is not None]
     failures = 0
     while pending:
-        before = server.requests
         try:
-            _poll(pending, server, progress)
+            polls = _poll(pending, server, progress)
             failures = 0
         except LavaApiError as e:
-            failures += 1
+            polls, failures = 1, failures + 1
             _say_lab(progress, f"cannot read the state of {len(pending)} jobs: {e}; retrying")
         pending = [r for r in pending if r.state != FINAL]
         if pending and deadline and time.monotonic() > deadline:
             return False
         if pending:
-            time.sleep(_pause(poll_s, server.requests - before, failures))
+            time.sleep(_pause(poll_s, polls, failures))
     return True
 
 
@@ -384,20 +383,24 @@ def _pause(poll_s: float, requests: int, failures: int) -> float:
     return max(backoff, requests * 60.0 / MAX_POLLS_PER_MINUTE)
 
 
-def _poll(pending: list[BoardRun], server: LavaServer, progress: Callable[[str], None]) -> None:
+def _poll(pending: list[BoardRun], server: LavaServer, progress: Callable[[str], None]) -> int:
     """One tick: every pending job's state in one list query (per 100 jobs); a job the list does not
-    show is asked for alone."""
+    show is asked for alone. The polling requests it made (not the reads of finished jobs' results)."""
+    before = server.requests
     jobs = server.jobs([r.job_id for r in pending if r.job_id is not None])
+    polls = server.requests - before
     for run in pending:
         assert run.job_id is not None
         job = jobs.get(run.job_id)
         if job is None:
+            polls += 1
             try:
                 job = server.job(run.job_id)
             except LavaApiError as e:
                 _say(progress, run.board, f"job {run.job_id}: {e}; retrying")
                 continue
         _update(run, job, server, progress)
+    return polls
 
 
 def _update(run: BoardRun, job: dict[str, Any], server: LavaServer, progress: Callable[[str], None]) -> None:
