@@ -138,6 +138,9 @@ def main() -> None:
     ap.add_argument("--boards", type=int, default=50)
     ap.add_argument("--seconds", type=int, default=60, help="each board's measurement")
     ap.add_argument("--baseline", metavar="DIR", help="another rtgate (PYTHONPATH=DIR), run after this one")
+    ap.add_argument(
+        "--baseline-first", action="store_true", help="run the baseline first (the first run's jobs are slower)"
+    )
     ap.add_argument("--smoke", action="store_true", help="2 boards, 2 s: that the script still runs")
     args = ap.parse_args()
     if args.smoke:
@@ -154,10 +157,10 @@ def main() -> None:
         base = Path(tmp)
         lava, lab = local_lab(base, args.boards, args.seconds, sampler, ROOT / "lava-defs" / "rtgate.sh")
         results = []
+        runs = [("this", None)] + ([("baseline", args.baseline)] if args.baseline else [])
         with started(lava):
-            results.append(follow(lava, lab, base, "this", None))
-            if args.baseline:
-                results.append(follow(lava, lab, base, "baseline", args.baseline))
+            for label, pythonpath in reversed(runs) if args.baseline_first else runs:
+                results.append(follow(lava, lab, base, label, pythonpath))
     load = os.getloadavg()
     print(f"rtgate lab, {args.boards} boards, {args.seconds} s measurements (load {load[0]:.1f} after):")
     for r in results:
