@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #define HIST_SUB_BITS 7
+/* With -m, buckets below this latency (us) are locked before the run; later ones on first use. */
+#define HIST_HOT_US 1000
 
 struct hist_layout {
 	unsigned lin_bits;

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* rtgate-sampler: wiring. Parse, prepare, start the threads, watch, stop, write every output. */
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -88,15 +91,74 @@ static void *zpages(size_t n, size_t size)
 }
 
 /*
+ * -m: a buffer whose first hot bytes are locked and mapped now; the kernel maps and locks each
+ * later page when it is first written (MCL_ONFAULT). A histogram's later pages hold only
+ * buckets at or above HIST_HOT_US, so the thread first writes one after reading the time of a
+ * sample already that late: the fault cannot change a measured latency, and runs whose samples
+ * stay below the hot end never pay for the rest. Without MCL_ONFAULT (kernel < 4.4), all is
+ * locked now, as before.
+ */
+static void *zpages_hot_head(const struct params *p, size_t bytes, size_t hot)
+{
+	char *ptr;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	hot = (hot + page - 1) / page * page;
+#ifdef MCL_ONFAULT
+	if (p->mlockall && hot < bytes && mlockall(MCL_FUTURE | MCL_ONFAULT) == 0) {
+		ptr = zpages(bytes, 1);
+		/* back to locking every later mapping (stacks, buffers) whole, now */
+		if (mlockall(MCL_FUTURE) || mlock(ptr, hot)) {
+			fprintf(stderr, "rtgate-sampler: cannot lock memory: %s\n", strerror(errno));
+			exit(1);
+		}
+		/* no 2 MiB page for one late sample (a -h of seconds makes a large linear range) */
+		madvise(ptr + hot, bytes - hot, MADV_NOHUGEPAGE);
+		return ptr;
+	}
+#else
+	(void)p;
+	(void)hot;
+#endif
+	return zpages(bytes, 1);
+}
+
+/*
+ * Block-maxima entries a thread can fill: a run with an end (-l, -D) closes at most
+ * cycles / block_cycles blocks, so it gets that many and two more (it never fills them, so it
+ * coarsens exactly when a BLOCK_CAP buffer would: never); an endless run gets BLOCK_CAP.
+ */
+static uint64_t block_entries(const struct params *p, uint64_t interval_ns, uint64_t block_cycles)
+{
+	uint64_t cycles = UINT64_MAX, n;
+
+	if (p->loops)
+		cycles = p->loops;
+	if (p->duration_s) {
+		/* -D: the wakes in [first, first - interval + duration]: at most duration / interval + 1 */
+		uint64_t d = p->duration_s * 1000000000ULL / interval_ns + 1;
+		if (d < cycles)
+			cycles = d;
+	}
+	if (cycles == UINT64_MAX)
+		return BLOCK_CAP;
+	n = cycles / block_cycles + 2;
+	n += n & 1;
+	return n < BLOCK_CAP ? n : BLOCK_CAP;
+}
+
+/*
  * Everything a thread will touch is allocated here, before the first sample. Buffers come
- * zeroed from mmap and are not written: with -m, mlockall(MCL_FUTURE) maps every page now;
- * without it, as with cyclictest, only the pages a run uses become resident (a histogram
- * of 17,665 buckets touches the few pages its latencies fall in).
+ * zeroed from mmap and are not written: with -m, mlockall(MCL_FUTURE) maps every page now
+ * (a histogram: its hot head, zpages_hot_head); without it, as with cyclictest, only the pages
+ * a run uses become resident (a histogram of 17,665 buckets touches the few pages its
+ * latencies fall in).
  */
 static void prepare_threads(struct sampler *s)
 {
 	const struct params *p = &s->p;
 	const size_t nb = s->ctl.layout.nbuckets;
+	const size_t hot = hist_index(&s->ctl.layout, p->nsecs ? HIST_HOT_US * 1000 : HIST_HOT_US) + 1;
 	const int n = p->num_threads;
 
 	s->ts = aligned_alloc(THREAD_STATE_ALIGN, (size_t)n * sizeof(*s->ts)); /* sizeof is a multiple */
@@ -112,7 +174,7 @@ static void prepare_threads(struct sampler *s)
 	for (int i = 0; i < n; i++) {
 		struct thread_state *ts = &s->ts[i];
 		uint64_t interval_ns = (p->interval_us + p->distance_us * (uint64_t)i) * 1000;
-		uint64_t block_cycles = (uint64_t)(p->block_s * 1e9 / (double)interval_ns + 0.5);
+		uint64_t block_cycles = (uint64_t)(p->block_s * 1e9 / (double)interval_ns + 0.5), nblocks;
 
 		ts->index = i;
 		ts->cpu = p->thread_cpu[i];
@@ -120,13 +182,15 @@ static void prepare_threads(struct sampler *s)
 		ts->policy = p->policy;
 		ts->priority = p->thread_prio[i] >= 0 ? p->thread_prio[i] : p->priority - (p->priospread ? i : 0);
 		ts->interval_ns = interval_ns;
-		ts->hist = zpages(nb, sizeof(*ts->hist));
+		ts->hist = zpages_hot_head(p, nb * sizeof(*ts->hist), hot * sizeof(*ts->hist));
 		if (p->hist_limit) {
 			ts->overflow_cap = p->hist_limit;
 			ts->overflow_cycles = zpages(p->hist_limit, sizeof(uint64_t));
 		}
-		bm_init(&ts->maxima, zpages(BLOCK_CAP, sizeof(ctr64)), BLOCK_CAP,
-			block_cycles ? block_cycles : 1, &ts->wseq);
+		if (!block_cycles)
+			block_cycles = 1;
+		nblocks = block_entries(p, interval_ns, block_cycles);
+		bm_init(&ts->maxima, zpages(nblocks, sizeof(ctr64)), nblocks, block_cycles, &ts->wseq);
 		if (p->verbose) {
 			ts->ring = zpages(RING_SIZE, sizeof(*ts->ring));
 			ts->ring_mask = RING_SIZE - 1;
@@ -620,6 +684,13 @@ int main(int argc, char **argv)
 		if (sched_setaffinity(0, sizeof(set), &set))
 			fprintf(stderr, "rtgate-sampler: --mainaffinity: %s\n", strerror(errno));
 	}
+#ifdef __GLIBC__
+	/* glibc keeps 128 KiB spare at the heap's top, which -m would lock: the heap holds a few KiB */
+	if (s.p.mlockall) {
+		mallopt(M_TOP_PAD, 0);
+		malloc_trim(0);
+	}
+#endif
 	if (s.p.mlockall && mlockall(MCL_CURRENT | MCL_FUTURE)) {
 		char why[256];
 		sys_explain_mlock_failure(why, sizeof(why), errno);

@@ -16,6 +16,7 @@ The package, in pipeline order (no module imports from a stage after its own; te
 - ``reports/``: what people read: text, verdict JSON, JUnit, HTML, plots, KCIDB, the worst-case estimate.
 - adapters: ``lava/`` (jobs and results of a LAVA lab), ``fuego/`` (Benchmark.rtgate criteria), ``pytest_plugin/``
   (the hooks, and ``session``: measurements shared by their gates, with the session's reports).
+- ``options``: the options the ``rtgate`` command and the pytest plugin share, each declared once.
 - ``commands/`` and ``cli``: the ``rtgate`` command, one module per subcommand; ``console``: its script, which guards
   Ctrl-C from the first instant.
 """

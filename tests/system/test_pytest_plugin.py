@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -154,6 +155,49 @@ def test_help_lists_the_rtgate_group(pytester: pytest.Pytester) -> None:
     r.stdout.fnmatch_lines(
         ["rtgate latency gates:", "*--rtgate-thresholds=FILE*", "*--rtgate-duration=TIME*", "*rtgate_duration*"]
     )
+
+
+def _subcommand_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found += [sub, *_subcommand_parsers(sub)]
+    return found
+
+
+def test_the_shared_options_are_one_declaration_in_the_command_and_the_plugin(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each option of rtgate.options.SHARED is a subcommand's --NAME and the plugin's --rtgate-NAME with its
+    ini setting rtgate_NAME: the same help, value name, type and default on both sides."""
+    from rtgate.cli import build_parser
+    from rtgate.options import SHARED
+
+    commands = _subcommand_parsers(build_parser())
+    monkeypatch.setenv("COLUMNS", "1000")  # help on one line each, so it reads back whole
+    shown = " ".join(pytester.runpytest("--help").stdout.str().split())
+    for o in SHARED:
+        # the command: every subcommand that takes it takes the declared one (doctor --strict or plot's
+        # --output-dir mean something else, and say so in a help of their own)
+        taken = [a for p in commands for a in p._actions if f"--{o.name}" in a.option_strings and a.help == o.help]
+        assert taken, f"no subcommand takes the shared --{o.name}"
+        for a in taken:
+            assert (a.metavar, a.default, a.nargs == 0) == (o.metavar, o.default, o.flag), a.option_strings
+            assert a.type is o.type
+        # the plugin: the option (unset: the ini setting decides), its value read by the same type, the ini default
+        value_text = "7"  # a value every shared option takes: 7 seconds, a file or folder named 7, ...
+        config = pytester.parseconfig()
+        given = pytester.parseconfig(o.plugin_option) if o.flag else pytester.parseconfig(o.plugin_option, value_text)
+        assert config.getoption(o.ini) is None
+        assert config.getini(o.ini) == ("" if o.default is None else o.default)
+        assert given.getoption(o.ini) == (True if o.flag else (o.type or str)(value_text))
+        # the plugin's help: the command's, with its ini setting
+        option = o.plugin_option if o.flag else f"{o.plugin_option}={o.metavar}"
+        assert f"{option} {o.help} (ini: {o.ini})" in shown
+        assert f"{o.ini} ({'bool' if o.flag else 'string'}): {o.help}" in shown
+        written = f"``{o.plugin_option}{'' if o.flag else ' ' + str(o.metavar)}``"
+        assert written in (ROOT / "doc" / "pytest.rst").read_text(), f"doc/pytest.rst's table lacks {written}"
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="needs root for SCHED_FIFO")

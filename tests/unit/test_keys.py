@@ -45,8 +45,18 @@ def test_every_key_the_loader_reads_is_declared() -> None:
     read: set[str] = set()
     for name in ("thresholds.py", "timerlat_spec.py"):
         tree = ast.parse((ROOT / "harness" / "rtgate" / "core" / name).read_text())
+        tuples = {  # module-level tuples of names, such as the keys handed to Checker.fields
+            n.targets[0].id: n.value
+            for n in tree.body
+            if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Tuple)
+        }
         for node in ast.walk(tree):
             target = None
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fields":
+                names = node.args[3]  # Checker.fields(table, m, key, names, out): each of names read from m
+                names = tuples[names.id] if isinstance(names, ast.Name) else names
+                assert isinstance(names, ast.Tuple)
+                read.update(e.value for e in names.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
             if (
                 isinstance(node, ast.Subscript)
                 and isinstance(node.value, ast.Name)

@@ -23,6 +23,7 @@ STAGES = [
     "reports",
     "lava",
     "fuego",
+    "options",
     "pytest_plugin",
     "commands",
     "cli",

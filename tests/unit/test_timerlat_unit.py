@@ -178,6 +178,9 @@ def test_results_of_the_other_backend_are_an_error(tmp_path: Path) -> None:
         ("    backend: timerlat\n    timerlat: {duration: 5s, interval_us: 99}\n", "from 100 to 1000000"),
         ("    backend: timerlat\n    timerlat: {duration: 5s, interval_us: 1000001}\n", "from 100 to 1000000"),
         ("    backend: timerlat\n    timerlat: {duration: 5s, loops: 10}\n", "unknown key"),
+        # a list or mapping where a policy goes: named, not a TypeError (found by comparing loaders on mutated files)
+        ("    backend: timerlat\n    timerlat: {duration: 5s, policy: [fifo]}\n", r"unknown policy \['fifo'\]"),
+        ("    backend: timerlat\n    timerlat: {duration: 5s, policy: {fifo: 1}}\n", "unknown policy"),
     ],
 )
 def test_threshold_file_mistakes_are_named(tmp_path: Path, body: str, message: str) -> None:

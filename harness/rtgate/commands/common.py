@@ -9,8 +9,10 @@ from collections.abc import Callable, Mapping
 
 from rtgate.core.gates import Verdict, exit_code
 from rtgate.core.model import RunResult
-from rtgate.core.thresholds import ThresholdFile, parse_duration
+from rtgate.core.thresholds import ThresholdFile
 from rtgate.errors import RtgateError
+from rtgate.options import REPORTS
+from rtgate.options import parse_seconds as parse_seconds  # re-exported: the type of every duration option
 from rtgate.reports.described import describe_runs, environment_document, header_lines
 from rtgate.reports.text import summary_table
 
@@ -18,13 +20,8 @@ EXIT_LOST = 2  # an output (report, history) was lost: the run is incomplete wha
 
 
 def add_report_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--junit", metavar="FILE", help="write JUnit XML (one testcase per gate and thread)")
-    p.add_argument("--json", metavar="FILE", help="write the verdicts as JSON")
-    p.add_argument(
-        "--allow-inconclusive",
-        action="store_true",
-        help="do not fail on INCONCLUSIVE gates (too few samples, stopped early)",
-    )
+    for option in REPORTS:
+        option.add_to(p)
 
 
 def check_report_outputs(args: argparse.Namespace) -> None:
@@ -34,13 +31,6 @@ def check_report_outputs(args: argparse.Namespace) -> None:
     for output in (getattr(args, "junit", None), getattr(args, "json", None)):
         if output:
             check_output_file(output)
-
-
-def parse_seconds(text: str) -> int:
-    try:
-        return parse_duration(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def report(

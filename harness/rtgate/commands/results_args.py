@@ -8,21 +8,15 @@ from pathlib import Path
 
 from rtgate.core.model import RunResult
 from rtgate.core.recorded import refuse_own_files
-from rtgate.core.setup import ASPECTS
 from rtgate.core.thresholds import ThresholdFile
 from rtgate.errors import RtgateError
+from rtgate.options import ACCEPT_SETUP
 from rtgate.parsers import check_plausible_unit, load_results
 
 
 def add_accept_setup(p: argparse.ArgumentParser) -> None:
     """--accept-setup, for every subcommand that judges existing results (check, report, export)."""
-    p.add_argument(
-        "--accept-setup",
-        metavar="LIST",
-        default="",
-        help="accept these differences between how the results were measured and how the "
-        f"thresholds ask ({', '.join(ASPECTS)}, or all); every report shows them",
-    )
+    ACCEPT_SETUP.add_to(p)
 
 
 def _recorded_measurement(tf: ThresholdFile, run: RunResult) -> str | None:

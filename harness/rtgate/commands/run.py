@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from rtgate.commands import add_command
-from rtgate.commands.common import add_report_options, parse_seconds, report
+from rtgate.commands.common import add_report_options, report
 from rtgate.core.gates import Verdict
 from rtgate.core.model import RunResult
 from rtgate.core.thresholds import ThresholdFile, default_thresholds_path, load_thresholds
@@ -18,6 +18,7 @@ from rtgate.history.record import add_run_options, run_adder
 from rtgate.measure.orchestrate import HistoryRow, measure_and_judge
 from rtgate.measure.runner import find_sampler, output_names
 from rtgate.measure.stop import STOP
+from rtgate.options import DURATION, OUTPUT_DIR, SAMPLER, STRICT
 from rtgate.safe_io import check_output_dir, check_output_file
 
 
@@ -27,22 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "thresholds", nargs="?", metavar="THRESHOLDS", help="threshold file (default: the built-in default platform)"
     )
     p.add_argument("--measurement", action="append", metavar="NAME", help="run only this measurement (repeatable)")
-    p.add_argument(
-        "--duration", type=parse_seconds, metavar="TIME", help="override every measurement's duration (e.g. 10s, 5m)"
-    )
-    p.add_argument("--sampler", metavar="PATH", help="rtgate-sampler to use")
-    p.add_argument(
-        "--output-dir",
-        default="rtgate-results",
-        metavar="DIR",
-        help="where results, histograms and logs go (default: rtgate-results)",
-    )
+    for option in (DURATION, SAMPLER, OUTPUT_DIR):  # shared with the pytest plugin (rtgate.options)
+        option.add_to(p)
     add_run_options(p)
-    p.add_argument(
-        "--strict",
-        action="store_true",
-        help="a preflight warning (what rtgate doctor warns of) makes every gate of the measurement ERROR, unmeasured",
-    )
+    STRICT.add_to(p)
     add_report_options(p)
     p.set_defaults(handler=handle)
 

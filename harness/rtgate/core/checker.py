@@ -120,6 +120,31 @@ class Checker:
         """m[name] checked against table[name]."""
         return self.checked(table[name], m[name], key + (name,))
 
+    def fields(
+        self,
+        table: dict[str, keys.Key],
+        m: dict[str, Any],
+        key: Key,
+        names: Collection[str],
+        out: object,
+        attributes: dict[str, str] | None = None,
+    ) -> None:
+        """Each of `names` that m has, in order, checked against table[name] and set on `out` (on the
+        attribute of its name, or the one `attributes` gives). A nullable key's null is kept as None;
+        a choice must be one of its choices."""
+        for name in names:
+            if name not in m:
+                continue
+            spec, value = table[name], m[name]
+            if spec.nullable and value is None:
+                pass  # null is a value here: latency_us: null leaves the DMA latency alone
+            elif spec.type == "choice":
+                if value not in spec.choices:
+                    raise self.fail(key + (name,), "must be " + " or ".join(spec.choices))
+            else:
+                value = self.checked(spec, value, key + (name,))
+            setattr(out, (attributes or {}).get(name, name), value)
+
     def checked(self, spec: keys.Key, value: Any, key: Key) -> Any:
         """A value checked against its declaration: type and range from core/keys.py."""
         if spec.type == "int":

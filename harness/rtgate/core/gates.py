@@ -213,42 +213,12 @@ def _select(
 
 def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
     """Every gate of a measurement against one run."""
-    if measurement.backend == "timerlat":
-        if run.format == "rtla-timerlat-hist" and isinstance(measurement.timerlat.cpus, list):
-            from rtgate.core.timerlat_spec import with_all_cpus  # rtla prints no column for a CPU without samples
-
-            run = with_all_cpus(run, measurement, measurement.timerlat.cpus)
-        labels = [t.label for t in run.threads]  # the parser names rtla's columns irq, thread, user
-    else:
-        labels = plan_for_results(measurement, len(run.threads)).labels(len(run.threads))
+    run, labels = _labelled(measurement, run)
     planned = planned_cpus(measurement, len(run.threads))
     ids = thread_ids(run, labels, planned)
     for t, label in zip(run.threads, labels):
         t.label = label
-    problem = None
-    invalid = validity.problems(run)
-    if (measurement.backend == "timerlat") != (run.format == "rtla-timerlat-hist"):
-        problem = (
-            Status.ERROR,
-            f"the measurement uses the {measurement.backend} backend but the results are {run.format}",
-        )
-    elif invalid:
-        problem = (Status.ERROR, "the measurement is invalid: " + "; ".join(invalid))
-    elif not run.complete:
-        problem = (Status.ERROR, "the results are a checkpoint of a run that did not finish")
-    elif run.stop_reason == "error":
-        problem = (Status.ERROR, "the sampler stopped on an error")
-    if problem is None and not run.threads:
-        problem = (
-            Status.ERROR,
-            "the results hold no thread"
-            + (" (rtla stopped before it counted a sample)" if run.stop_reason == "threshold" else ""),
-        )
-    expected = plan_for_results(measurement, len(run.threads)).fixed_count
-    if problem is None and expected is not None and expected != len(run.threads):
-        problem = (Status.ERROR, f"the measurement has {expected} threads but the results have {len(run.threads)}")
-    early = run.stop_reason in ("signal", "threshold")
-    stopper = "rtla's stop-tracing threshold" if run.stop_reason == "threshold" else (run.signal or "a signal")
+    problem = _run_problem(measurement, run)
     analysis = run.environment.get("analysis")
     verdicts: list[Verdict] = []
     props: dict[int, dict[str, Any]] = {}  # per thread, shared by its gates
@@ -270,31 +240,7 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
                 )
             )
             continue
-        per_thread = []
-        for t in chosen:
-            who = t.describe() if measurement.backend != "timerlat" else f"cpu {t.cpu} ({t.label} latency)"
-            status, reason, kw = _Eval(run, gate, t, who).run_eval()
-            if early and status == Status.PASS:
-                status = Status.INCONCLUSIVE
-                reason += f"; but the run was stopped early by {stopper}"
-            if t.index not in props:
-                props[t.index] = _properties(run, t)
-            per_thread.append(
-                Verdict(
-                    measurement.name,
-                    gate.name,
-                    gate.kind,
-                    ids[t.index],
-                    status,
-                    reason,
-                    unit=figure_unit(gate),
-                    critical=gate.critical,
-                    properties=dict(props[t.index]),
-                    **kw,
-                )
-            )
-            if analysis and status != Status.PASS:
-                per_thread[-1].properties["analysis"] = analysis  # what rtla saw when it stopped
+        per_thread = [_thread_verdict(measurement, run, gate, t, ids[t.index], props) for t in chosen]
         if gate.scope == "worst":
             worst = max(per_thread, key=lambda v: (SEVERITY[v.status], v.value if v.value is not None else -1.0))
             worst.properties["worst_of"] = [v.thread for v in per_thread]
@@ -307,6 +253,70 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
         if cause:
             v.reason += f"; {cause}"
     return verdicts
+
+
+def _labelled(measurement: Measurement, run: RunResult) -> tuple[RunResult, list[str | None]]:
+    """The run (rtla's with every measured CPU) and each thread's label: its group, or rtla's context."""
+    if measurement.backend != "timerlat":
+        return run, plan_for_results(measurement, len(run.threads)).labels(len(run.threads))
+    if run.format == "rtla-timerlat-hist" and isinstance(measurement.timerlat.cpus, list):
+        from rtgate.core.timerlat_spec import with_all_cpus  # rtla prints no column for a CPU without samples
+
+        run = with_all_cpus(run, measurement, measurement.timerlat.cpus)
+    return run, [t.label for t in run.threads]  # the parser names rtla's columns irq, thread, user
+
+
+def _run_problem(measurement: Measurement, run: RunResult) -> tuple[Status, str] | None:
+    """Why no gate of the run can be judged (each is then ERROR with this reason), or None."""
+    invalid = validity.problems(run)
+    if (measurement.backend == "timerlat") != (run.format == "rtla-timerlat-hist"):
+        return Status.ERROR, f"the measurement uses the {measurement.backend} backend but the results are {run.format}"
+    if invalid:
+        return Status.ERROR, "the measurement is invalid: " + "; ".join(invalid)
+    if not run.complete:
+        return Status.ERROR, "the results are a checkpoint of a run that did not finish"
+    if run.stop_reason == "error":
+        return Status.ERROR, "the sampler stopped on an error"
+    if not run.threads:
+        return (
+            Status.ERROR,
+            "the results hold no thread"
+            + (" (rtla stopped before it counted a sample)" if run.stop_reason == "threshold" else ""),
+        )
+    expected = plan_for_results(measurement, len(run.threads)).fixed_count
+    if expected is not None and expected != len(run.threads):
+        return Status.ERROR, f"the measurement has {expected} threads but the results have {len(run.threads)}"
+    return None
+
+
+def _thread_verdict(
+    measurement: Measurement, run: RunResult, gate: GateSpec, t: ThreadResult, thread_id: str, props: dict[int, Any]
+) -> Verdict:
+    """One gate on one thread; `props`: each thread's figures, shared by its gates (filled here)."""
+    who = t.describe() if measurement.backend != "timerlat" else f"cpu {t.cpu} ({t.label} latency)"
+    status, reason, kw = _Eval(run, gate, t, who).run_eval()
+    if run.stop_reason in ("signal", "threshold") and status == Status.PASS:
+        stopper = "rtla's stop-tracing threshold" if run.stop_reason == "threshold" else (run.signal or "a signal")
+        status = Status.INCONCLUSIVE
+        reason += f"; but the run was stopped early by {stopper}"
+    if t.index not in props:
+        props[t.index] = _properties(run, t)
+    verdict = Verdict(
+        measurement.name,
+        gate.name,
+        gate.kind,
+        thread_id,
+        status,
+        reason,
+        unit=figure_unit(gate),
+        critical=gate.critical,
+        properties=dict(props[t.index]),
+        **kw,
+    )
+    analysis = run.environment.get("analysis")
+    if analysis and status != Status.PASS:
+        verdict.properties["analysis"] = analysis  # what rtla saw when it stopped
+    return verdict
 
 
 def error_verdicts(measurement: Measurement, reason: str) -> list[Verdict]:

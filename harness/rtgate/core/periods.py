@@ -87,14 +87,7 @@ def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> Non
             t.missed = None
             t.missed_derivation = "relative sleeps (-r) never skip a period, they stretch it: unknowable"
         return
-    broke = (
-        setup is not None
-        and setup.breaktrace is not None
-        and any(t.max is not None and t.max > setup.breaktrace for t in run.threads)
-    )
-    loops = setup.loops if setup else None
-    reached = [t for t in run.threads if loops and t.cycles >= loops]
-    reached_ids = {id(t) for t in reached}  # `t in reached` compared dataclasses: quadratic in threads
+    derivation = _Derivation(run, setup, what, early)
     bounds: dict[int, tuple[int, int]] = {}
     for t in run.threads:
         iv = _interval_of(t)
@@ -106,53 +99,99 @@ def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> Non
             t.missed = None
             t.missed_derivation = f"{what} do not say the interval: missed periods cannot be known"
             continue
-        lat_lo, lat_hi = bounds[t.index]
-        lat = f"its latencies allow {lat_lo}" if lat_lo == lat_hi else f"its latencies allow {lat_lo}..{lat_hi}"
-        expected: int | None = None
-        basis = ""
-        if setup is None or broke or (setup.duration_s is None and loops is None):
-            why = (
-                "the run stopped at -b"
-                if broke
-                else "the command line has neither -D nor -l"
-                if setup is not None and "command line" in setup.source
-                else f"{what} do not say how long the run was"
-            )
-            t.missed, t.missed_upper = lat_lo, (lat_hi if lat_hi > lat_lo else None)
-            t.missed_derivation = f"expected periods unknown ({why}); {lat}"
-            continue
-        if reached and id(t) in reached_ids:
-            # It stopped the run at -l N: periods it skipped itself show only in its latencies (and the clock).
-            hi = lat_hi
-            if elapsed:
-                hi = min(hi, max(lat_lo, math.floor(elapsed[1] * 1e6 / iv) - t.cycles))
-            t.missed, t.missed_upper = lat_lo, (hi if hi > lat_lo else None)
-            t.expected_periods = None
-            t.missed_derivation = f"reached -l {loops}, so only its latencies show what it skipped: {lat}" + (
-                f", the clock at most {hi}" if hi < lat_hi else ""
-            )
-            continue
-        if reached:
-            first = reached[0]
+        derivation.thread(t, iv, *bounds[t.index])
+    if setup is not None and early:
+        setup.stopped_early = "; ".join(early)
+
+
+def _set_range(t: ThreadResult, lo: int, hi: int, derivation: str) -> None:
+    t.missed, t.missed_upper = lo, (hi if hi > lo else None)
+    t.missed_derivation = derivation
+
+
+class _Derivation:
+    """What the whole run says about its length (-D, -l, -b, its clock), applied to each thread."""
+
+    def __init__(self, run: RunResult, setup: MeasuredSetup | None, what: str, early: list[str]) -> None:
+        self.run = run
+        self.setup = setup
+        self.what = what
+        self.early = early  # why the run looks stopped early: added to as threads show it
+        self.elapsed = setup.elapsed_s if setup else None
+        self.broke = (
+            setup is not None
+            and setup.breaktrace is not None
+            and any(t.max is not None and t.max > setup.breaktrace for t in run.threads)
+        )
+        self.loops = setup.loops if setup else None
+        self.reached = [t for t in run.threads if self.loops and t.cycles >= self.loops]
+        self.reached_ids = {id(t) for t in self.reached}  # `t in reached` compared dataclasses: quadratic in threads
+
+    def unknown_length(self) -> str | None:
+        """Why the periods a thread should have had are unknown, or None when the run says them."""
+        setup = self.setup
+        if setup is not None and not self.broke and (setup.duration_s is not None or self.loops is not None):
+            return None
+        if self.broke:
+            return "the run stopped at -b"
+        if setup is not None and "command line" in setup.source:
+            return "the command line has neither -D nor -l"
+        return f"{self.what} do not say how long the run was"
+
+    def expected(self, iv: int) -> tuple[int, str]:
+        """The periods a thread at interval iv should have had, and why."""
+        loops = self.loops
+        if self.reached:
+            first = self.reached[0]
             first_iv = _interval_of(first) or iv
             expected = math.floor((loops or 0) * first_iv / iv) if loops else None
             basis = f"thread {first.index} reached -l {loops} at -i {first_iv}, which stops every thread"
-        elif setup.duration_s is not None:
-            expected = math.floor(setup.duration_s * 1e6 / iv)
-            basis = f"-D {setup.duration_s:g} s at -i {iv}"
+        elif self.setup is not None and self.setup.duration_s is not None:
+            expected = math.floor(self.setup.duration_s * 1e6 / iv)
+            basis = f"-D {self.setup.duration_s:g} s at -i {iv}"
         else:
-            early.append(f"no thread reached -l {loops} ({max(x.cycles for x in run.threads)} cycles at most)")
+            self.early.append(
+                f"no thread reached -l {loops} ({max(x.cycles for x in self.run.threads)} cycles at most)"
+            )
             expected = loops
             basis = f"-l {loops}"
         assert expected is not None
+        return expected, basis
+
+    def reached_loops(self, t: ThreadResult, iv: int, lat_lo: int, lat_hi: int, lat: str) -> None:
+        """It stopped the run at -l N: periods it skipped itself show only in its latencies (and the clock)."""
+        hi = lat_hi
+        if self.elapsed:
+            hi = min(hi, max(lat_lo, math.floor(self.elapsed[1] * 1e6 / iv) - t.cycles))
+        _set_range(
+            t,
+            lat_lo,
+            hi,
+            f"reached -l {self.loops}, so only its latencies show what it skipped: {lat}"
+            + (f", the clock at most {hi}" if hi < lat_hi else ""),
+        )
+        t.expected_periods = None
+
+    def thread(self, t: ThreadResult, iv: int, lat_lo: int, lat_hi: int) -> None:
+        lat = f"its latencies allow {lat_lo}" if lat_lo == lat_hi else f"its latencies allow {lat_lo}..{lat_hi}"
+        why = self.unknown_length()
+        if why is not None:
+            _set_range(t, lat_lo, lat_hi, f"expected periods unknown ({why}); {lat}")
+            return
+        if self.reached and id(t) in self.reached_ids:
+            self.reached_loops(t, iv, lat_lo, lat_hi, lat)
+            return
+        expected, basis = self.expected(iv)
         if t.cycles > expected + 2:
             # More samples than the periods the command line allows: it did not run as we read it.
-            t.missed, t.missed_upper = lat_lo, (lat_hi if lat_hi > lat_lo else None)
-            t.missed_derivation = (
+            _set_range(
+                t,
+                lat_lo,
+                lat_hi,
                 f"{basis}: {expected} periods expected but {t.cycles} cycles, so the command "
-                f"line does not say how it ran; {lat}"
+                f"line does not say how it ran; {lat}",
             )
-            continue
+            return
         t.expected_periods = expected
         deficit = expected - t.cycles
         cnt_lo = max(0, deficit - 1)  # one period of start/stop slack
@@ -161,23 +200,25 @@ def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> Non
             # Periods nobody skipped: the thread was not measuring (stopped early, or started late).
             unaccounted = cnt_lo - lat_hi
             if unaccounted > max(2, min(EARLY_SHARE * expected, START_SLACK_S * 1e6 / iv)):
-                early.append(
+                self.early.append(
                     f"thread {t.index} has {t.cycles} cycles of {expected} expected ({basis}) and its "
                     f"latencies explain at most {lat_hi} skipped"
                 )
-            t.missed, t.missed_upper = lat_lo, (lat_hi if lat_hi > lat_lo else None)
-            t.missed_derivation = (
+            _set_range(
+                t,
+                lat_lo,
+                lat_hi,
                 f"{basis}: {expected} periods expected, {t.cycles} cycles; {lat}, so "
-                f"{unaccounted} periods were not measured rather than missed"
+                f"{unaccounted} periods were not measured rather than missed",
             )
-            continue
+            return
         # A late last wake-up can skip periods past the end of the run: the count caps the latencies.
         lo = max(cnt_lo, min(lat_lo, cnt_hi))
         hi = max(lo, min(lat_hi, cnt_hi))
-        t.missed, t.missed_upper = lo, (hi if hi > lo else None)
         shown = f"{lo}" if hi == lo else f"{lo}..{hi}"
-        t.missed_derivation = (
-            f"{basis}: {expected} periods expected, {t.cycles} cycles, {shown} missed (one period of slack; {lat})"
+        _set_range(
+            t,
+            lo,
+            hi,
+            f"{basis}: {expected} periods expected, {t.cycles} cycles, {shown} missed (one period of slack; {lat})",
         )
-    if setup is not None and early:
-        setup.stopped_early = "; ".join(early)

@@ -73,59 +73,85 @@ class SetupCheck:
         return f"measured {measured}; thresholds ask {asked}"
 
 
+Pairs = list[tuple[ThreadResult, dict[str, Any]]]  # each thread of the results with what is asked of it
+Difference = tuple[str, str, str] | None  # (aspect, as measured, as asked), or None: no difference
+
+
 def reconcile(m: Measurement, run: RunResult, duration_s: int | None = None) -> SetupCheck:
     """Compare what the results say about their set-up with what the measurement asks."""
     setup: MeasuredSetup | None = run.measured_setup
     check = SetupCheck(differences={})
     if setup is None:
         return check
-    asked = _asked_threads(m, len(run.threads))
-    pairs = list(zip(run.threads, asked))
+    pairs = list(zip(run.threads, _asked_threads(m, len(run.threads))))
+    for compare in (_interval, _policy, _priority, _cpus):
+        found = compare(m, setup, pairs)
+        if found is not None:
+            aspect, measured, asked = found
+            check.differences[aspect] = (measured, asked)
+    _duration(m, run, setup, duration_s, check)
+    return check
 
-    # interval (with distance): cyclictest's -v headers print the next thread's interval
+
+def _interval(m: Measurement, setup: MeasuredSetup, pairs: Pairs) -> Difference:
+    """Interval (with distance): cyclictest's -v headers print the next thread's interval."""
     got_i = [t.interval_us for t, _ in pairs]
     want_i = [a["interval"] for _, a in pairs]
-    if all(v is not None for v in got_i) and got_i:
-        same = got_i == want_i
-        if not same and setup.verbose_intervals:
-            d = m.sampler.distance_us
-            same = all(g in (w, w + d) for g, w in zip(got_i, want_i))
-        if not same:
-            check.differences["interval"] = (f"-i {_join(got_i)}", f"-i {_join(want_i)}")
+    if not got_i or not all(v is not None for v in got_i):
+        return None
+    same = got_i == want_i
+    if not same and setup.verbose_intervals:
+        d = m.sampler.distance_us
+        same = all(g in (w, w + d) for g, w in zip(got_i, want_i))
+    return None if same else ("interval", f"-i {_join(got_i)}", f"-i {_join(want_i)}")
 
-    # policy, then priority (only meaningful for the real-time policies)
+
+def _policy(m: Measurement, setup: MeasuredSetup, pairs: Pairs) -> Difference:
     got_p = [t.policy or setup.policy for t, _ in pairs]
     want_p = [a["policy"] for _, a in pairs]
     if got_p and all(p is not None for p in got_p) and got_p != want_p:
-        check.differences["policy"] = (f"policy {_join(got_p)}", f"policy {_join(want_p)}")
+        return "policy", f"policy {_join(got_p)}", f"policy {_join(want_p)}"
+    return None
+
+
+def _priority(m: Measurement, setup: MeasuredSetup, pairs: Pairs) -> Difference:
+    """Priority: only meaningful for the real-time policies."""
     rt = [i for i, (_, a) in enumerate(pairs) if a["policy"] in ("fifo", "rr")]
     got_pr = [pairs[i][0].priority for i in rt]
     want_pr = [pairs[i][1]["priority"] for i in rt]
     if got_pr and all(p is not None for p in got_pr) and got_pr != want_pr:
         spread = " (--priospread)" if setup.priospread else ""
-        check.differences["priority"] = (f"at prio {_join(got_pr)}{spread}", f"at prio {_join(want_pr)}")
+        return "priority", f"at prio {_join(got_pr)}{spread}", f"at prio {_join(want_pr)}"
+    return None
 
-    # CPUs: a pinned thread must run where asked; "all" asks one pinned thread per CPU
+
+def _cpus(m: Measurement, setup: MeasuredSetup, pairs: Pairs) -> Difference:
+    """CPUs: a pinned thread must run where asked; "all" asks one pinned thread per CPU."""
     cpus = [t.cpu for t, _ in pairs]
-    if any(c is not None for c in cpus):
-        got_c = [c if c is not None and c >= 0 else None for c in cpus]
-        bad = False
-        for c, (_, a) in zip(got_c, pairs):
-            if a["cpu"] == "any":
-                bad |= c is None
-            elif a["cpu"] is not None:
-                bad |= c != a["cpu"]
-        if any(a["cpu"] == "any" for _, a in pairs):
-            pinned = [c for c in got_c if c is not None]
-            bad |= len(set(pinned)) != len(pinned)
-        if bad:
-            want_c = ["every CPU" if a["cpu"] == "any" else ("any" if a["cpu"] is None else a["cpu"]) for _, a in pairs]
-            check.differences["cpus"] = (
-                f"on cpu {_join(['unpinned' if c is None else c for c in got_c])}",
-                f"on cpu {_join(want_c)}" if "every CPU" not in want_c else "on every CPU, one thread each",
-            )
+    if all(c is None for c in cpus):
+        return None
+    got_c = [c if c is not None and c >= 0 else None for c in cpus]
+    bad = False
+    for c, (_, a) in zip(got_c, pairs):
+        if a["cpu"] == "any":
+            bad |= c is None
+        elif a["cpu"] is not None:
+            bad |= c != a["cpu"]
+    if any(a["cpu"] == "any" for _, a in pairs):
+        pinned = [c for c in got_c if c is not None]
+        bad |= len(set(pinned)) != len(pinned)
+    if not bad:
+        return None
+    want_c = ["every CPU" if a["cpu"] == "any" else ("any" if a["cpu"] is None else a["cpu"]) for _, a in pairs]
+    return (
+        "cpus",
+        f"on cpu {_join(['unpinned' if c is None else c for c in got_c])}",
+        f"on cpu {_join(want_c)}" if "every CPU" not in want_c else "on every CPU, one thread each",
+    )
 
-    # duration: a longer run is fine, a shorter one cannot stand for the asked one
+
+def _duration(m: Measurement, run: RunResult, setup: MeasuredSetup, duration_s: int | None, check: SetupCheck) -> None:
+    """Duration: a longer run is fine, a shorter one cannot stand for the asked one."""
     s = m.sampler
     asked_len: list[tuple[float, str]] = []
     if duration_s is not None:
@@ -149,17 +175,20 @@ def reconcile(m: Measurement, run: RunResult, duration_s: int | None = None) -> 
             check.differences["duration"] = (f"for {measured_text}", f"for {asked_text}")
     elif setup.elapsed_s is None:
         # Text formats: cycles and the missed-period bound say how long the run was at most.
-        longest = 0.0
-        known = True
-        for t in run.threads:
-            hi = t.missed_upper if t.missed_upper is not None else t.missed
-            if t.interval_us is None or hi is None:
-                known = False
-                break
-            longest = max(longest, (t.cycles + hi + 1) * t.interval_us / 1e6)
-        if known and run.threads and longest < want_s:
+        longest = _longest(run)
+        if longest is not None and run.threads and longest < want_s:
             check.shorter = f"the results hold at most {longest:.3g} s of periods; thresholds ask for {asked_text}"
-    return check
+
+
+def _longest(run: RunResult) -> float | None:
+    """The longest a thread can have run, in seconds, from its cycles and missed-period bound (None: unknown)."""
+    longest = 0.0
+    for t in run.threads:
+        hi = t.missed_upper if t.missed_upper is not None else t.missed
+        if t.interval_us is None or hi is None:
+            return None
+        longest = max(longest, (t.cycles + hi + 1) * t.interval_us / 1e6)
+    return longest
 
 
 # ---------------------------------------------------------------- results that do not say how they ran
@@ -271,59 +300,73 @@ def evaluate_measured(
     if any(t.missed_upper is not None and t.missed is not None and t.missed_upper > t.missed for t in run.threads):
         upper = evaluate(m, _with_missed_upper(run))
         verdicts = [_combine(lo, hi, _thread_of(run, lo)) for lo, hi in zip(verdicts, upper)]
-    setup: MeasuredSetup | None = run.measured_setup
-    check = reconcile(m, run, duration_s)
-    bad = [a for a in ASPECTS if a in check.differences and a not in accept]
-    accepted = [a for a in ASPECTS if a in check.differences and a in accept]
-    out = []
-    for v in verdicts:
-        t = _thread_of(run, v)
+    judging = _AsMeasured(run, reconcile(m, run, duration_s), accept, shortened)
+    return [judging.verdict(v) for v in verdicts]
+
+
+class _AsMeasured:
+    """A gate's verdict with what the results say of how they were measured."""
+
+    def __init__(
+        self, run: RunResult, check: SetupCheck, accept: set[str] | frozenset[str], shortened: str | None
+    ) -> None:
+        self.run = run
+        self.setup: MeasuredSetup | None = run.measured_setup
+        self.check = check
+        self.bad = [a for a in ASPECTS if a in check.differences and a not in accept]
+        self.accepted = [a for a in ASPECTS if a in check.differences and a in accept]
+        self.shortened = shortened
+
+    def verdict(self, v: Verdict) -> Verdict:
+        t = _thread_of(self.run, v)
         props = dict(v.properties)
         reason = v.reason
-        status = v.status
         if t is not None:
             if t.missed_derivation:
                 props["missed_derivation"] = t.missed_derivation
-                if v.kind in KINDS and KINDS[v.kind].counts_missed:
+                if _counts_missed(v):
                     reason += f" [missed periods: {t.missed_derivation}]"
             if t.expected_periods is not None:
                 props["expected_periods"] = t.expected_periods
             if t.missed_upper is not None:
                 props["missed_periods_upper"] = t.missed_upper
-        if setup is not None:
-            props["setup_source"] = setup.source
-        if accepted:
-            props["setup_accepted"] = check.text(accepted)
-        if shortened:
-            props["duration_requested"] = shortened
-            reason += f"; {shortened}"
-        if [a for a in bad if a != "duration"] and SEVERITY[status] < SEVERITY[Status.ERROR]:
-            status = Status.ERROR
-            reason = (
+        if self.setup is not None:
+            props["setup_source"] = self.setup.source
+        if self.accepted:
+            props["setup_accepted"] = self.check.text(self.accepted)
+        if self.shortened:
+            props["duration_requested"] = self.shortened
+            reason += f"; {self.shortened}"
+        status, reason = self.status(v, t, reason)
+        return dataclasses.replace(v, status=status, reason=reason, properties=props)
+
+    def status(self, v: Verdict, t: ThreadResult | None, reason: str) -> tuple[Status, str]:
+        """A set-up difference not accepted makes the gate ERROR; a PASS that the results cannot
+        vouch for (periods missed unknown, stopped early, shorter than asked) INCONCLUSIVE."""
+        bad, check, setup = self.bad, self.check, self.setup
+        if [a for a in bad if a != "duration"] and SEVERITY[v.status] < SEVERITY[Status.ERROR]:
+            return Status.ERROR, (
                 f"measured differently from what the thresholds ask: {check.text(bad)} "
                 f"(--accept-setup {','.join(bad)} to accept); the gate alone said: {reason}"
             )
-        elif status == Status.PASS:
-            if (
-                t is not None
-                and t.missed is None
-                and run.format in SKIPS_SILENTLY
-                and v.kind in KINDS
-                and KINDS[v.kind].counts_missed
-            ):
-                status = Status.INCONCLUSIVE
-                reason += f"; but the periods it missed are unknown ({t.missed_derivation or 'not counted'})"
-            elif setup is not None and setup.stopped_early:
-                status = Status.INCONCLUSIVE
-                reason += f"; but the run stopped early: {setup.stopped_early}"
-            elif "duration" in bad:
-                status = Status.INCONCLUSIVE
-                reason += f"; but the run was shorter than asked: {check.text(['duration'])}"
-            elif check.shorter:
-                status = Status.INCONCLUSIVE
-                reason += f"; but the run was shorter than asked: {check.shorter}"
-        out.append(dataclasses.replace(v, status=status, reason=reason, properties=props))
-    return out
+        if v.status != Status.PASS:
+            return v.status, reason
+        if t is not None and t.missed is None and self.run.format in SKIPS_SILENTLY and _counts_missed(v):
+            return (
+                Status.INCONCLUSIVE,
+                f"{reason}; but the periods it missed are unknown ({t.missed_derivation or 'not counted'})",
+            )
+        if setup is not None and setup.stopped_early:
+            return Status.INCONCLUSIVE, f"{reason}; but the run stopped early: {setup.stopped_early}"
+        if "duration" in bad:
+            return Status.INCONCLUSIVE, f"{reason}; but the run was shorter than asked: {check.text(['duration'])}"
+        if check.shorter:
+            return Status.INCONCLUSIVE, f"{reason}; but the run was shorter than asked: {check.shorter}"
+        return v.status, reason
+
+
+def _counts_missed(v: Verdict) -> bool:
+    return v.kind in KINDS and KINDS[v.kind].counts_missed
 
 
 def _shortened(m: Measurement, duration_s: int | None) -> str | None:

@@ -135,17 +135,27 @@ def _load_chain(path: Path, seen: list[str]) -> tuple[dict[str, Any], dict[Key, 
 _KIND_KEYS = sorted(set().union(*(k.takes for k in KINDS.values())))  # keys that only some kinds take
 
 
+# Plain keys, each checked against its declaration in core/keys.py and set on the attribute of its name; in
+# the order they are checked (the first mistake in a file is the one named).
+_SAMPLER_TIMING = ("interval_us", "distance_us", "duration", "loops")
+_SAMPLER_OPTIONS = (
+    "mlockall",
+    "latency_us",
+    "histogram_us",
+    "clock",
+    "posix_timers",
+    "relative",
+    "nsecs",
+    "breaktrace_us",
+    "block_seconds",
+    "checkpoint_seconds",
+)
+
+
 def _sampler(c: Checker, raw: Any, key: Key) -> SamplerSettings:
     m = c.mapping(raw if raw is not None else {}, key, set(keys.SAMPLER))
     s = SamplerSettings()
-    if "interval_us" in m:
-        s.interval_us = c.field(keys.SAMPLER, m, key, "interval_us")
-    if "distance_us" in m:
-        s.distance_us = c.field(keys.SAMPLER, m, key, "distance_us")
-    if "duration" in m:
-        s.duration_s = c.field(keys.SAMPLER, m, key, "duration")
-    if "loops" in m:
-        s.loops = c.field(keys.SAMPLER, m, key, "loops")
+    c.fields(keys.SAMPLER, m, key, _SAMPLER_TIMING, s, {"duration": "duration_s"})
     if s.duration_s is None and s.loops is None:
         raise c.fail(key, "set duration or loops: an endless measurement is never a gate")
     policy = m.get("policy", "fifo")
@@ -156,54 +166,42 @@ def _sampler(c: Checker, raw: Any, key: Key) -> SamplerSettings:
         )
     default_prio = m.get("priority", 80 if policy in ("fifo", "rr") else 0)
     c.checked(keys.SAMPLER["priority"], default_prio, key + ("priority",))
-    if "mlockall" in m:
-        s.mlockall = c.field(keys.SAMPLER, m, key, "mlockall")
-    if "latency_us" in m:
-        s.latency_us = None if m["latency_us"] is None else c.field(keys.SAMPLER, m, key, "latency_us")
-    if "histogram_us" in m:
-        s.histogram_us = c.field(keys.SAMPLER, m, key, "histogram_us")
-    if "clock" in m:
-        if m["clock"] not in keys.SAMPLER["clock"].choices:
-            raise c.fail(key + ("clock",), "must be " + " or ".join(keys.SAMPLER["clock"].choices))
-        s.clock = m["clock"]
-    for flag in ("posix_timers", "relative", "nsecs"):
-        if flag in m:
-            setattr(s, flag, c.field(keys.SAMPLER, m, key, flag))
-    if "breaktrace_us" in m:
-        s.breaktrace_us = c.field(keys.SAMPLER, m, key, "breaktrace_us")
-    if "block_seconds" in m:
-        s.block_seconds = c.field(keys.SAMPLER, m, key, "block_seconds")
-    if "checkpoint_seconds" in m:
-        s.checkpoint_seconds = c.field(keys.SAMPLER, m, key, "checkpoint_seconds")
+    c.fields(keys.SAMPLER, m, key, _SAMPLER_OPTIONS, s)
     groups = m.get("threads", [{"name": "all", "cpus": "all"}])
     if not isinstance(groups, list) or not groups:
         raise c.fail(key + ("threads",), "must be a non-empty list of thread groups")
     names: set[str] = set()
     for i, g in enumerate(groups):
-        gk = key + ("threads", i)
-        gm = c.mapping(g, gk, set(keys.THREAD_GROUP), {"name"})
-        name = c.field(keys.THREAD_GROUP, gm, gk, "name")
-        if name in names:
-            raise c.fail(gk + ("name",), f"thread group {name!r} is defined twice")
-        names.add(name)
-        gpolicy = gm.get("policy", policy)
-        if gpolicy != policy:
-            raise c.fail(gk + ("policy",), "all thread groups of one measurement share its policy")
-        prio = c.checked(keys.THREAD_GROUP["priority"], gm.get("priority", default_prio), gk + ("priority",))
-        if policy in ("fifo", "rr") and prio < 1:
-            raise c.fail(gk + ("priority",), f"SCHED_{policy.upper()} needs a priority from 1 to 99")
-        if policy not in ("fifo", "rr") and prio != 0:
-            raise c.fail(gk + ("priority",), f"policy {policy} takes no real-time priority")
-        cpus = c.cpus(gm["cpus"], gk + ("cpus",)) if "cpus" in gm else None
-        count = c.field(keys.THREAD_GROUP, gm, gk, "count") if "count" in gm else None
-        if cpus == "all" and count is not None:
-            raise c.fail(gk + ("count",), "cpus: all runs one thread per CPU; drop count")
-        if cpus == "all" and len(groups) > 1:
-            raise c.fail(gk + ("cpus",), "cpus: all is only for a measurement with one thread group")
-        if cpus is None and count is None:
-            count = 1
-        s.threads.append(ThreadGroup(name=name, count=count, cpus=cpus, priority=prio, policy=gpolicy))
+        s.threads.append(_thread_group(c, g, key + ("threads", i), names, policy, default_prio, len(groups)))
     return s
+
+
+def _thread_group(
+    c: Checker, g: Any, gk: Key, names: set[str], policy: str, default_prio: int, ngroups: int
+) -> ThreadGroup:
+    """One of the sampler's thread groups; `names`: the groups' names so far (this one is added)."""
+    gm = c.mapping(g, gk, set(keys.THREAD_GROUP), {"name"})
+    name = c.field(keys.THREAD_GROUP, gm, gk, "name")
+    if name in names:
+        raise c.fail(gk + ("name",), f"thread group {name!r} is defined twice")
+    names.add(name)
+    gpolicy = gm.get("policy", policy)
+    if gpolicy != policy:
+        raise c.fail(gk + ("policy",), "all thread groups of one measurement share its policy")
+    prio = c.checked(keys.THREAD_GROUP["priority"], gm.get("priority", default_prio), gk + ("priority",))
+    if policy in ("fifo", "rr") and prio < 1:
+        raise c.fail(gk + ("priority",), f"SCHED_{policy.upper()} needs a priority from 1 to 99")
+    if policy not in ("fifo", "rr") and prio != 0:
+        raise c.fail(gk + ("priority",), f"policy {policy} takes no real-time priority")
+    cpus = c.cpus(gm["cpus"], gk + ("cpus",)) if "cpus" in gm else None
+    count = c.field(keys.THREAD_GROUP, gm, gk, "count") if "count" in gm else None
+    if cpus == "all" and count is not None:
+        raise c.fail(gk + ("count",), "cpus: all runs one thread per CPU; drop count")
+    if cpus == "all" and ngroups > 1:
+        raise c.fail(gk + ("cpus",), "cpus: all is only for a measurement with one thread group")
+    if cpus is None and count is None:
+        count = 1
+    return ThreadGroup(name=name, count=count, cpus=cpus, priority=prio, policy=gpolicy)
 
 
 # What a measurement needs of the system. architecture, compatible (a devicetree compatible string), dmi_product
@@ -237,27 +235,18 @@ def _load(c: Checker, raw: Any, key: Key) -> LoadSpec:
             f"unknown load {m['kind']!r}{keys.did_you_mean(m['kind'], LOAD_KINDS)} (one of {', '.join(LOAD_KINDS)})",
         )
     spec = LoadSpec(kind=m["kind"])
-    if "workers" in m:
-        spec.workers = c.field(keys.LOAD, m, key, "workers")
+    c.fields(keys.LOAD, m, key, ("workers",), spec)
     if "cpus" in m:
         spec.cpus = m["cpus"] if m["cpus"] in ("measured", "others", "all") else c.cpus(m["cpus"], key + ("cpus",))
     if "size" in m:
-        if not isinstance(m["size"], str) or not re.fullmatch(r"\d+[KMG]?", m["size"]):
-            raise c.fail(key + ("size",), f"must be a size such as 64M or 1G, not {m['size']!r}")
-        spec.size = m["size"]
+        spec.size = _load_size(c, m["size"], key + ("size",))
     if "command" in m:
-        cmd = m["command"]
-        if not isinstance(cmd, list) or not cmd or not all(isinstance(w, str) and w for w in cmd):
-            raise c.fail(key + ("command",), "must be a list of words (the program and its arguments; no shell)")
-        spec.command = list(cmd)
+        spec.command = _load_command(c, m["command"], key + ("command",))
     if spec.kind == "custom" and not spec.command:
         raise c.fail(key, "a custom load needs command: [program, arg, ...]")
-    if "warmup_seconds" in m:
-        spec.warmup_seconds = c.field(keys.LOAD, m, key, "warmup_seconds")
     # CPU use can be asked of any load; an operation rate only of stress-ng's io, network and timer,
     # whose figures stress-ng reports (elsewhere the level would never be checked).
-    if "min_cpu_percent" in m:
-        spec.min_cpu_percent = c.field(keys.LOAD, m, key, "min_cpu_percent")
+    c.fields(keys.LOAD, m, key, ("warmup_seconds", "min_cpu_percent"), spec)
     if "min_ops_per_second" in m:
         if spec.kind not in ("io", "network", "timer"):
             raise c.fail(key + ("min_ops_per_second",), f"a {spec.kind} load's level is min_cpu_percent")
@@ -267,6 +256,18 @@ def _load(c: Checker, raw: Any, key: Key) -> LoadSpec:
             raise c.fail(key + ("tree",), "tree: a kernel source tree's path, for kind: kcompile only")
         spec.tree = m["tree"]
     return spec
+
+
+def _load_size(c: Checker, value: Any, key: Key) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"\d+[KMG]?", value):
+        raise c.fail(key, f"must be a size such as 64M or 1G, not {value!r}")
+    return value
+
+
+def _load_command(c: Checker, value: Any, key: Key) -> list[str]:
+    if not isinstance(value, list) or not value or not all(isinstance(w, str) and w for w in value):
+        raise c.fail(key, "must be a list of words (the program and its arguments; no shell)")
+    return list(value)
 
 
 def _require(c: Checker, raw: Any, key: Key) -> dict[str, Any]:
@@ -302,6 +303,12 @@ def _history(c: Checker, raw: Any, key: Key) -> dict[str, Any]:
     return out
 
 
+# A gate's plain keys, in the order they are checked (threads and cpus come between counts and options).
+_GATE_LIMITS = ("limit_us", "above_us", "rate", "percentile")
+_GATE_COUNTS = ("max_count", "max_rate", "confidence")
+_GATE_OPTIONS = ("scope", "min_samples", "critical", "description")
+
+
 def _gate(c: Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
     m = c.mapping(raw, key, set(keys.GATE), {"name", "kind"})
     kind = m["kind"]
@@ -320,51 +327,84 @@ def _gate(c: Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
     if spec.one_of and sum(k in m for k in spec.one_of) != 1:
         raise c.fail(key, f"a {kind} gate needs exactly one of {' or '.join(spec.one_of)}")
     g = GateSpec(name=c.field(keys.GATE, m, key, "name"), kind=kind, where=c.where(key))
-    if "limit_us" in m:
-        g.limit_us = c.field(keys.GATE, m, key, "limit_us")
-    if "above_us" in m:
-        g.above_us = c.field(keys.GATE, m, key, "above_us")
-    if "rate" in m:
-        g.rate = c.field(keys.GATE, m, key, "rate")
-    if "percentile" in m:
-        g.percentile = c.field(keys.GATE, m, key, "percentile")
-        if g.percentile >= 100.0:
-            raise c.fail(key + ("percentile",), "percentile must be below 100 (use a max gate)")
-    if "max_count" in m:
-        g.max_count = c.field(keys.GATE, m, key, "max_count")
-    if "max_rate" in m:
-        g.max_rate = c.field(keys.GATE, m, key, "max_rate")
-    if "confidence" in m:
-        g.confidence = c.field(keys.GATE, m, key, "confidence")
+    c.fields(keys.GATE, m, key, _GATE_LIMITS, g)
+    if g.percentile is not None and g.percentile >= 100.0:
+        raise c.fail(key + ("percentile",), "percentile must be below 100 (use a max gate)")
+    c.fields(keys.GATE, m, key, _GATE_COUNTS, g)
     if "threads" in m:
-        t = m["threads"]
-        if isinstance(t, str):
-            t = [t]
-        if not isinstance(t, list) or not t:
-            raise c.fail(key + ("threads",), "must be a thread group name or a list of them")
-        for name in t:
-            if not isinstance(name, str) or name not in groups:
-                raise c.fail(
-                    key + ("threads",),
-                    f"no thread group {name!r} in this measurement (groups: {', '.join(sorted(groups))})",
-                )
-        g.threads = list(t)
+        g.threads = _gate_threads(c, m["threads"], key + ("threads",), groups)
     if "cpus" in m:
         cpus = c.cpus(m["cpus"], key + ("cpus",))
         if cpus == "all":
             raise c.fail(key + ("cpus",), "name CPUs, or leave cpus out to gate every thread")
         g.cpus = [int(x) for x in cpus]
-    if "scope" in m:
-        if m["scope"] not in keys.GATE["scope"].choices:
-            raise c.fail(key + ("scope",), "must be " + " or ".join(keys.GATE["scope"].choices))
-        g.scope = m["scope"]
-    if "min_samples" in m:
-        g.min_samples = c.field(keys.GATE, m, key, "min_samples")
-    if "critical" in m:
-        g.critical = c.field(keys.GATE, m, key, "critical")
-    if "description" in m:
-        g.description = c.field(keys.GATE, m, key, "description")
+    c.fields(keys.GATE, m, key, _GATE_OPTIONS, g)
     return g
+
+
+def _gate_threads(c: Checker, t: Any, key: Key, groups: set[str]) -> list[str]:
+    if isinstance(t, str):
+        t = [t]
+    if not isinstance(t, list) or not t:
+        raise c.fail(key, "must be a thread group name or a list of them")
+    for name in t:
+        if not isinstance(name, str) or name not in groups:
+            raise c.fail(key, f"no thread group {name!r} in this measurement (groups: {', '.join(sorted(groups))})")
+    return list(t)
+
+
+def _measurement(c: Checker, name: Any, raw: Any, file_require: dict[str, Any], file_strict: bool) -> Measurement:
+    """One measurement of the file: its backend's settings, gates, loads and requirements."""
+    key: Key = ("measurements", name)
+    c.name(name, key)
+    m = c.mapping(raw, key, set(keys.MEASUREMENT), {"gates"})
+    backend = m.get("backend", "sampler")
+    if backend not in BACKENDS:
+        raise c.fail(
+            key + ("backend",),
+            f"unknown backend {backend!r}{keys.did_you_mean(backend, BACKENDS)} (one of {', '.join(BACKENDS)})",
+        )
+    if backend != "sampler" and "sampler" in m:
+        raise c.fail(key + ("sampler",), f"a {backend} measurement takes {backend}:, not sampler:")
+    if backend != "timerlat" and "timerlat" in m:
+        raise c.fail(key + ("timerlat",), "timerlat: needs backend: timerlat")
+    timerlat = TimerlatSettings()
+    if backend == "timerlat":
+        timerlat = parse_settings(c, m.get("timerlat"), key + ("timerlat",))
+        sampler = as_sampler(timerlat)
+    else:
+        sampler = _sampler(c, m.get("sampler"), key + ("sampler",))
+    groups = {g.name for g in sampler.threads}
+    raw_gates = m["gates"]
+    if not isinstance(raw_gates, list) or not raw_gates:
+        raise c.fail(key + ("gates",), "must be a non-empty list of gates")
+    gates = [_gate(c, g, key + ("gates", i), groups) for i, g in enumerate(raw_gates)]
+    for i, g in enumerate(gates):
+        if backend == "timerlat" and g.kind == "missed":
+            raise c.fail(
+                key + ("gates", i, "kind"),
+                "rtla does not count missed periods: a missed gate needs backend: sampler",
+            )
+    seen: set[str] = set()
+    for i, g in enumerate(gates):
+        if g.name in seen:
+            raise c.fail(key + ("gates", i, "name"), f"gate {g.name!r} is defined twice")
+        seen.add(g.name)
+    desc = c.field(keys.MEASUREMENT, m, key, "description") if "description" in m else ""
+    loads = _loads(c, m["load"], key + ("load",)) if "load" in m else []
+    require = {**file_require, **(_require(c, m["require"], key + ("require",)) if "require" in m else {})}
+    return Measurement(
+        name=name,
+        description=desc,
+        sampler=sampler,
+        gates=gates,
+        where=c.where(key),
+        loads=loads,
+        require=require,
+        backend=backend,
+        timerlat=timerlat,
+        strict=c.field(keys.MEASUREMENT, m, key, "strict") if "strict" in m else file_strict,
+    )
 
 
 def load_thresholds(path: str | Path) -> ThresholdFile:
@@ -396,61 +436,7 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
         raise c.fail(("measurements",), "must be a non-empty mapping of measurement names")
     measurements: dict[str, Measurement] = {}
     for name, raw in ms.items():
-        key: Key = ("measurements", name)
-        c.name(name, key)
-        m = c.mapping(
-            raw,
-            key,
-            set(keys.MEASUREMENT),
-            {"gates"},
-        )
-        backend = m.get("backend", "sampler")
-        if backend not in BACKENDS:
-            raise c.fail(
-                key + ("backend",),
-                f"unknown backend {backend!r}{keys.did_you_mean(backend, BACKENDS)} (one of {', '.join(BACKENDS)})",
-            )
-        if backend != "sampler" and "sampler" in m:
-            raise c.fail(key + ("sampler",), f"a {backend} measurement takes {backend}:, not sampler:")
-        if backend != "timerlat" and "timerlat" in m:
-            raise c.fail(key + ("timerlat",), "timerlat: needs backend: timerlat")
-        timerlat = TimerlatSettings()
-        if backend == "timerlat":
-            timerlat = parse_settings(c, m.get("timerlat"), key + ("timerlat",))
-            sampler = as_sampler(timerlat)
-        else:
-            sampler = _sampler(c, m.get("sampler"), key + ("sampler",))
-        groups = {g.name for g in sampler.threads}
-        raw_gates = m["gates"]
-        if not isinstance(raw_gates, list) or not raw_gates:
-            raise c.fail(key + ("gates",), "must be a non-empty list of gates")
-        gates = [_gate(c, g, key + ("gates", i), groups) for i, g in enumerate(raw_gates)]
-        for i, g in enumerate(gates):
-            if backend == "timerlat" and g.kind == "missed":
-                raise c.fail(
-                    key + ("gates", i, "kind"),
-                    "rtla does not count missed periods: a missed gate needs backend: sampler",
-                )
-        seen: set[str] = set()
-        for i, g in enumerate(gates):
-            if g.name in seen:
-                raise c.fail(key + ("gates", i, "name"), f"gate {g.name!r} is defined twice")
-            seen.add(g.name)
-        desc = c.field(keys.MEASUREMENT, m, key, "description") if "description" in m else ""
-        loads = _loads(c, m["load"], key + ("load",)) if "load" in m else []
-        require = {**file_require, **(_require(c, m["require"], key + ("require",)) if "require" in m else {})}
-        measurements[name] = Measurement(
-            name=name,
-            description=desc,
-            sampler=sampler,
-            gates=gates,
-            where=c.where(key),
-            loads=loads,
-            require=require,
-            backend=backend,
-            timerlat=timerlat,
-            strict=c.field(keys.MEASUREMENT, m, key, "strict") if "strict" in m else file_strict,
-        )
+        measurements[name] = _measurement(c, name, raw, file_require, file_strict)
     return ThresholdFile(
         path=str(p),
         platform=platform,

@@ -25,10 +25,9 @@ def parse_settings(c: Checker, raw: Any, key: tuple[Any, ...]) -> TimerlatSettin
     """The `timerlat:` section of a measurement, validated with file and line."""
     m = c.mapping(raw if raw is not None else {}, key, KEYS, {"duration"})
     s = TimerlatSettings(duration_s=c.field(keys.TIMERLAT, m, key, "duration"))
-    if "interval_us" in m:
-        s.interval_us = c.field(keys.TIMERLAT, m, key, "interval_us")
+    c.fields(keys.TIMERLAT, m, key, ("interval_us",), s)
     if "policy" in m:
-        if m["policy"] not in POLICIES:
+        if not isinstance(m["policy"], str) or m["policy"] not in POLICIES:  # a list or mapping: not a policy
             raise c.fail(
                 key + ("policy",),
                 f"unknown policy {m['policy']!r}{keys.did_you_mean(m['policy'], POLICIES)}"
@@ -44,19 +43,9 @@ def parse_settings(c: Checker, raw: Any, key: tuple[Any, ...]) -> TimerlatSettin
         s.cpus = c.cpus(m["cpus"], key + ("cpus",))
         if isinstance(s.cpus, list):
             s.cpus = sorted(set(s.cpus))
-    if "latency_us" in m:
-        s.latency_us = None if m["latency_us"] is None else c.field(keys.TIMERLAT, m, key, "latency_us")
-    for flag in ("user_threads", "analysis"):
-        if flag in m:
-            setattr(s, flag, c.field(keys.TIMERLAT, m, key, flag))
-    if "bucket_us" in m:
-        s.bucket_us = c.field(keys.TIMERLAT, m, key, "bucket_us")
-    if "histogram_us" in m:
-        s.histogram_us = c.field(keys.TIMERLAT, m, key, "histogram_us")
-        if s.histogram_us // s.bucket_us > MAX_ENTRIES:
-            raise c.fail(
-                key + ("histogram_us",), f"more than {MAX_ENTRIES} buckets of {s.bucket_us} us: raise bucket_us"
-            )
+    c.fields(keys.TIMERLAT, m, key, ("latency_us", "user_threads", "analysis", "bucket_us", "histogram_us"), s)
+    if s.histogram_us is not None and s.histogram_us // s.bucket_us > MAX_ENTRIES:
+        raise c.fail(key + ("histogram_us",), f"more than {MAX_ENTRIES} buckets of {s.bucket_us} us: raise bucket_us")
     return s
 
 

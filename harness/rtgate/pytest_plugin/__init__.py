@@ -19,6 +19,18 @@ import pytest
 from rtgate.core.gates import Status, Verdict, predicted_thread_ids
 from rtgate.core.thresholds import Measurement, ThresholdFile, load_thresholds
 from rtgate.errors import RtgateError, ThresholdsError
+from rtgate.options import (
+    ACCEPT_SETUP,
+    ALLOW_INCONCLUSIVE,
+    DURATION,
+    JSON,
+    JUNIT,
+    OUTPUT_DIR,
+    SAMPLER,
+    SHARED,
+    STRICT,
+    Option,
+)
 from rtgate.pytest_plugin.session import GateSession, LatencyResult, Settings
 from rtgate.reports.text import limit_text
 
@@ -31,95 +43,58 @@ _CONFIG: dict[str, pytest.Config] = {}  # for hooks that get no config (pytest_r
 # ------------------------------------------------------------------ options
 
 
+# The plugin's own options (the command takes threshold and results files as arguments); the others are the
+# rtgate command's, declared once in rtgate.options.
+THRESHOLDS = Option("thresholds", "collect the gates of this threshold file (repeatable)", "FILE", default=[])
+RESULTS = Option("results", "evaluate these results instead of running the sampler", "[MEASUREMENT=]PATH", default=[])
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("rtgate", "rtgate latency gates")
     group.addoption(
-        "--rtgate-thresholds",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="collect the gates of this threshold file (repeatable; ini: rtgate_thresholds)",
+        THRESHOLDS.plugin_option, action="append", default=[], metavar=THRESHOLDS.metavar, help=_help(THRESHOLDS)
     )
     group.addoption(
-        "--rtgate-results",
-        action="extend",
-        nargs="+",
-        default=[],
-        metavar="[MEASUREMENT=]PATH",
-        help="evaluate these results instead of running the sampler (ini: rtgate_results)",
+        RESULTS.plugin_option, action="extend", nargs="+", default=[], metavar=RESULTS.metavar, help=_help(RESULTS)
     )
-    group.addoption(
-        "--rtgate-accept-setup",
-        metavar="LIST",
-        help="accept these set-up differences of --rtgate-results: interval, priority, policy, "
-        "cpus, duration or all (ini: rtgate_accept_setup)",
-    )
-    group.addoption(
-        "--rtgate-duration",
-        metavar="TIME",
-        help="override every measurement's duration, e.g. 5s (ini: rtgate_duration)",
-    )
-    group.addoption("--rtgate-sampler", metavar="PATH", help="rtgate-sampler to run (ini: rtgate_sampler)")
-    group.addoption(
-        "--rtgate-allow-inconclusive",
-        action="store_true",
-        default=None,
-        help="report INCONCLUSIVE gates as skipped, not failed (ini: rtgate_allow_inconclusive)",
-    )
-    group.addoption(
-        "--rtgate-output-dir",
-        metavar="DIR",
-        help="where measurement results go (default rtgate-results; ini: rtgate_output_dir)",
-    )
-    group.addoption(
-        "--rtgate-junit",
-        metavar="FILE",
-        help="also write rtgate's own JUnit report for the session (ini: rtgate_junit)",
-    )
-    group.addoption("--rtgate-json", metavar="FILE", help="write the session's verdicts as JSON (ini: rtgate_json)")
-    group.addoption(
-        "--rtgate-strict",
-        action="store_true",
-        default=None,
-        help="a preflight warning (what rtgate doctor warns of) makes the measurement's gates ERROR, "
-        "unmeasured (ini: rtgate_strict)",
-    )
-    parser.addini("rtgate_thresholds", "threshold files whose gates are collected", type="args", default=[])
-    parser.addini("rtgate_results", "results to evaluate instead of running the sampler", type="args", default=[])
-    parser.addini("rtgate_accept_setup", "set-up differences of results to accept", default="")
-    parser.addini("rtgate_duration", "duration override for every measurement", default="")
-    parser.addini("rtgate_sampler", "rtgate-sampler to run", default="")
-    parser.addini("rtgate_allow_inconclusive", "INCONCLUSIVE gates are skipped, not failed", type="bool", default=False)
-    parser.addini("rtgate_output_dir", "where measurement results go", default="rtgate-results")
-    parser.addini("rtgate_junit", "rtgate's own JUnit report for the session", default="")
-    parser.addini("rtgate_json", "the session's verdicts as JSON", default="")
-    parser.addini(
-        "rtgate_strict", "a preflight warning keeps a measurement from being made", type="bool", default=False
-    )
+    parser.addini(THRESHOLDS.ini, THRESHOLDS.help, type="args", default=[])
+    parser.addini(RESULTS.ini, RESULTS.help, type="args", default=[])
+    for o in SHARED:
+        # default None: an option not given leaves the word to the ini setting, whose default is the option's
+        if o.flag:
+            group.addoption(o.plugin_option, action="store_true", default=None, help=_help(o))
+            parser.addini(o.ini, o.help, type="bool", default=o.default)
+        else:
+            group.addoption(o.plugin_option, metavar=o.metavar, type=o.type, default=None, help=_help(o))
+            parser.addini(o.ini, o.help, default="" if o.default is None else o.default)
+
+
+def _help(o: Option) -> str:
+    return f"{o.help} (ini: {o.ini})"
 
 
 def _settings(config: pytest.Config) -> Settings:
     """Command line first, then the ini file."""
 
-    def pick(option: str, ini: str) -> Any:
-        value = config.getoption(option)
-        return value if value not in (None, [], "") else config.getini(ini)
+    def pick(o: Option) -> Any:
+        value = config.getoption(o.ini)
+        return value if value not in (None, [], "") else config.getini(o.ini)
 
-    output_dir = Path(str(pick("rtgate_output_dir", "rtgate_output_dir") or "rtgate-results"))
+    output_dir = Path(str(pick(OUTPUT_DIR) or OUTPUT_DIR.default))
     worker = getattr(config, "workerinput", None)
     if worker is not None:  # a pytest-xdist worker: its results in a folder of its own
         output_dir = output_dir / str(worker.get("workerid", "worker"))
     return Settings(
-        thresholds=[str(p) for p in pick("rtgate_thresholds", "rtgate_thresholds")],
-        results=[str(p) for p in pick("rtgate_results", "rtgate_results")],
-        duration=pick("rtgate_duration", "rtgate_duration") or None,
-        sampler=pick("rtgate_sampler", "rtgate_sampler") or None,
-        allow_inconclusive=bool(pick("rtgate_allow_inconclusive", "rtgate_allow_inconclusive")),
+        thresholds=[str(p) for p in pick(THRESHOLDS)],
+        results=[str(p) for p in pick(RESULTS)],
+        duration=pick(DURATION) or None,
+        sampler=pick(SAMPLER) or None,
+        allow_inconclusive=bool(pick(ALLOW_INCONCLUSIVE)),
         output_dir=output_dir,
-        junit=pick("rtgate_junit", "rtgate_junit") or None,
-        json=pick("rtgate_json", "rtgate_json") or None,
-        accept_setup=str(pick("rtgate_accept_setup", "rtgate_accept_setup") or ""),
-        strict=bool(pick("rtgate_strict", "rtgate_strict")),
+        junit=pick(JUNIT) or None,
+        json=pick(JSON) or None,
+        accept_setup=str(pick(ACCEPT_SETUP) or ""),
+        strict=bool(pick(STRICT)),
     )
 
 

@@ -41,7 +41,7 @@ from rtgate.reports.verdicts_json import verdicts_document, write_json
 class Settings:
     thresholds: list[str] = field(default_factory=list)
     results: list[str] = field(default_factory=list)
-    duration: str | None = None
+    duration: str | int | None = None  # text (ini), or seconds (the option, read by rtgate.options)
     sampler: str | None = None
     allow_inconclusive: bool = False
     output_dir: Path = Path("rtgate-results")

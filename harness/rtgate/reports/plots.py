@@ -112,7 +112,10 @@ def title(kind: str, run: RunResult, m: Measurement | None, platform: str = "") 
 
 
 def _legend_below(ax: Any) -> None:
-    """Under the plot: a legend inside would cover data or a limit line."""
+    """Under the plot: a legend inside would cover data or a limit line. None when nothing is labelled
+    (an empty histogram and no limit): matplotlib would warn and draw an empty box."""
+    if not ax.get_legend_handles_labels()[1]:
+        return
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
 
 
@@ -294,7 +297,8 @@ def trend_figure(
     ax.set_ylabel(f"{metric} ({unit})")
     title = f"{metric} over releases (worst thread per run)"
     ax.set_title(title + (f"\n{verdict}" if verdict else ""), fontsize=10)
-    ax.legend(fontsize=8, loc="best")
+    if ax.get_legend_handles_labels()[1]:
+        ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
     return fig
 
