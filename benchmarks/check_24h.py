@@ -10,8 +10,9 @@ the imports and the code are the same: what is left grows with the data).
 The result has full-range histograms (a long tail into the log-linear buckets) and block maxima
 coarsened as the sampler does for 86400 one-second blocks, and is self-consistent
 (sum and avg follow the histogram): rtgate check refuses a file that contradicts itself.
---baseline DIR: another rtgate there (a copy of a revision's harness/ directory, run with
-PYTHONPATH=DIR), run alternately with this one and reported as ratios. --smoke: 4 threads, one run, seconds.
+--no-junit: check alone (its text report), without the JUnit file. --baseline DIR: another rtgate there
+(a copy of a revision's harness/ directory, run with PYTHONPATH=DIR), run alternately with this one and
+reported as ratios. --smoke: 4 threads, one run, seconds.
 """
 
 from __future__ import annotations
@@ -145,6 +146,7 @@ def main() -> None:
     ap.add_argument("--threads", default="64,256")
     ap.add_argument("--baseline", metavar="DIR", help="another rtgate (pip install --target DIR), for ratios")
     ap.add_argument("--smoke", action="store_true", help="seconds: that the script still runs (the suite runs this)")
+    ap.add_argument("--no-junit", action="store_true", help="check alone, without the JUnit report")
     args = ap.parse_args()
     if args.smoke:
         args.runs, args.threads = 1, "4"
@@ -157,11 +159,12 @@ def main() -> None:
             synthetic(res, threads)
             spec.write_text(thresholds(threads))
             size_kib = res.stat().st_size / 1024
-            check = ["check", "--junit", f"{tmp}/j.xml", str(spec), str(res)]
+            junit = [] if args.no_junit else ["--junit", f"{tmp}/j.xml"]
+            check = ["check", *junit, str(spec), str(res)]
             one, one_spec = Path(tmp) / "r1.json", Path(tmp) / "t1.yaml"  # the same imports and code
             synthetic(one, 1)
             one_spec.write_text(thresholds(1))
-            start = ["check", "--junit", f"{tmp}/j1.xml", str(one_spec), str(one)]
+            start = ["check", *(["--junit", f"{tmp}/j1.xml"] if junit else []), str(one_spec), str(one)]
             figures: dict[str, dict[str, list[float]]] = {v: {"cpu": [], "wall": [], "mem": []} for v in versions}
             for i in range(args.runs):  # alternating: the machine's load hits both alike
                 for name, env in versions.items() if i % 2 == 0 else reversed(versions.items()):
@@ -170,7 +173,8 @@ def main() -> None:
                     figures[name]["cpu"].append(cpu)
                     figures[name]["wall"].append(wall)
                     figures[name]["mem"].append(max(0, peak - base))
-            print(f"rtgate check --junit, 24 h x {threads} threads ({size_kib / 1024:.2f} MB JSON), {args.runs} runs:")
+            what = "rtgate check" + ("" if args.no_junit else " --junit")
+            print(f"{what}, 24 h x {threads} threads ({size_kib / 1024:.2f} MB JSON), {args.runs} runs:")
             for name, f in figures.items():
                 cpu, mem = median(f["cpu"]), median(f["mem"])
                 print(

@@ -19,7 +19,8 @@ import pytest
 
 from conftest import IS_ROOT, RT_TESTS
 from rtgate.core.model import Histogram, RunResult, ThreadResult
-from rtgate.history.compare import Settings, compare_releases, trend
+from rtgate.history.compare import Settings, compare_releases
+from rtgate.history.figures import trend
 from rtgate.history.stats import mann_whitney_greater
 from rtgate.history.store import HistoryDB
 

@@ -6,13 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,99 +16,21 @@ import pytest
 
 from conftest import RT_TESTS
 from history_sim import synthetic_run
+from pg_cluster import available, free_port, fresh_database, private_postgres
 from rtgate.history.compare import Settings, compare
+from rtgate.history.figures import per_release_values
 from rtgate.history.store import HistoryDB
-
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
 def pg_url() -> Iterator[str]:
-    if not (PG_BIN / "initdb").exists():
+    if not available():
         if os.environ.get("CI"):
             pytest.fail("PostgreSQL 15 is required in CI: scripts/bootstrap installs postgresql-15")
         pytest.skip("PostgreSQL 15 not installed")
     pytest.importorskip("psycopg")
-    data = Path(tempfile.mkdtemp(prefix="rtgate-pg-"))
-    # initdb refuses root: run the server as the postgres user, in our own directory.
-    as_user: list[str] = []
-    if os.geteuid() == 0:
-        shutil.chown(data, "postgres", "postgres")
-        as_user = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"]
-    port = _free_port()
-    try:
-        subprocess.run(
-            as_user
-            + [
-                str(PG_BIN / "initdb"),
-                "-D",
-                str(data / "db"),
-                "-U",
-                "rtgate",
-                "--auth=trust",
-                "-E",
-                "UTF8",
-                "--no-sync",
-            ],
-            check=True,
-            capture_output=True,
-            timeout=300,
-        )
-        server = subprocess.Popen(
-            as_user
-            + [
-                str(PG_BIN / "postgres"),
-                "-D",
-                str(data / "db"),
-                "-p",
-                str(port),
-                "-k",
-                str(data),
-                "-c",
-                "listen_addresses=127.0.0.1",
-                "-c",
-                "fsync=off",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=open(data / "server.log", "wb"),
-        )
-        url = f"postgresql://rtgate@127.0.0.1:{port}/postgres"
-        import psycopg
-
-        for _ in range(600):
-            try:
-                psycopg.connect(url, connect_timeout=2).close()
-                break
-            except psycopg.OperationalError:
-                if server.poll() is not None:
-                    pytest.fail("postgres did not start: " + (data / "server.log").read_text()[-2000:])
-                time.sleep(0.1)
-        else:
-            pytest.fail("postgres did not accept connections in 60 s")
+    with private_postgres() as url:
         yield url
-        server.send_signal(signal.SIGINT)  # fast shutdown of our own server, by its PID
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-    finally:
-        shutil.rmtree(data, ignore_errors=True)
-
-
-def _fresh(url: str, name: str) -> str:
-    """A new database on the throwaway server, so tests do not see each other's runs."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as c:
-        c.execute(f'CREATE DATABASE "{name}"')
-    return url.rsplit("/", 1)[0] + "/" + name
 
 
 def rtgate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -121,7 +38,7 @@ def rtgate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_on_postgres_matches_sqlite(pg_url: str, tmp_path: Path) -> None:
-    url = _fresh(pg_url, "cli")
+    url = fresh_database(pg_url, "cli")
     outputs = []
     for db in (url, str(tmp_path / "h.db")):
         for release in ("6.1", "6.2"):
@@ -171,7 +88,7 @@ def test_cli_on_postgres_matches_sqlite(pg_url: str, tmp_path: Path) -> None:
 
 
 def test_postgres_compare_finds_a_regression_and_says_censored(pg_url: str) -> None:
-    url = _fresh(pg_url, "censored")
+    url = fresh_database(pg_url, "censored")
     rng = np.random.default_rng(5)
     with HistoryDB(url) as db:
         assert db.dialect == "postgresql"
@@ -184,11 +101,31 @@ def test_postgres_compare_finds_a_regression_and_says_censored(pg_url: str) -> N
     assert found[("p99.9", "worst")].censored[1] > 0
 
 
+def test_trend_reads_on_postgres_match_sqlite(pg_url: str, tmp_path: Path) -> None:
+    """Trend's aggregate and bounded reads (GROUP BY in the server, histograms only of runs whose
+    percentile is in an overflow) answer on PostgreSQL as on SQLite, for every figure."""
+    from rtgate.core.gates import Verdict
+    from rtgate.core.status import Status
+
+    bad = [Verdict("m", "g", "max", "worst", Status.ERROR, "results have no max")]
+    rng = np.random.default_rng(9)
+    runs = [synthetic_run(rng, samples=3000, histogram_limit=60 if i % 2 else None) for i in range(12)]
+    answers = []
+    for target in (fresh_database(pg_url, "trend"), str(tmp_path / "h.db")):
+        with HistoryDB(target) as db:
+            for i, run in enumerate(runs):
+                db.add_run(run, "b", "m", f"r{i // 4}", verdicts=bad if i == 5 else ())
+            answers.append([per_release_values(db, "b", "m", m) for m in ("max", "avg", "p99", "p99.9", "above_40")])
+    assert answers[0] == answers[1]
+    assert [len(v) for v in answers[0][0].values()] == [4, 3, 4]
+
+
 WRITER = """
 import sys
 sys.path.insert(0, sys.argv[3])
 import numpy as np
 from history_sim import synthetic_run
+from pg_cluster import available, free_port, fresh_database, private_postgres
 from rtgate.history.store import HistoryDB
 rng = np.random.default_rng(int(sys.argv[2]))
 with HistoryDB(sys.argv[1]) as db:
@@ -200,7 +137,9 @@ with HistoryDB(sys.argv[1]) as db:
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_concurrent_writers_all_land(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """Four writers at once, the schema created by whichever comes first: every run lands whole."""
-    target = str(tmp_path / "h.db") if backend == "sqlite" else _fresh(request.getfixturevalue("pg_url"), "writers")
+    target = (
+        str(tmp_path / "h.db") if backend == "sqlite" else fresh_database(request.getfixturevalue("pg_url"), "writers")
+    )
     here = str(Path(__file__).resolve().parents[1])  # tests/: history_sim
     writers = [
         subprocess.Popen([sys.executable, "-c", WRITER, target, str(i), here, "10"], stderr=subprocess.PIPE, text=True)
@@ -223,7 +162,7 @@ def test_unreachable_postgres_is_a_clean_error(tmp_path: Path) -> None:
         "history",
         "trend",
         "--db",
-        f"postgresql://nobody:secret@127.0.0.1:{_free_port()}/x",
+        f"postgresql://nobody:secret@127.0.0.1:{free_port()}/x",
         "--platform",
         "p",
         cwd=tmp_path,

@@ -77,6 +77,20 @@ def test_check_imports_junitparser_only_for_junit(tmp_path: Path) -> None:
     assert 'failures="0"' in junit.read_text()
 
 
+def test_history_trend_loads_no_statistics(tmp_path: Path) -> None:
+    """`history trend` reads stored figures: neither numpy (the comparisons' statistics) nor
+    matplotlib without --plot; `history add` neither."""
+    db = str(tmp_path / "h.db")
+    res = f"smp={RT_TESTS / 'ct-24-S-h300.json'}"
+    add = ["history", "add", "--db", db, "--platform", "vm", "--kernel-release", "6.1", "--force-label", res]
+    assert heavy(loaded_by(*add)) == {"sqlite3"}
+    from rtgate.history.store import HistoryDB
+
+    with HistoryDB(db) as store:  # the run landed: trend below has something to read
+        assert store.count_runs() == 1
+    assert heavy(loaded_by("history", "trend", "--db", db, "--platform", "vm", "--metric", "p99.9")) == {"sqlite3"}
+
+
 def test_help_lists_every_command() -> None:
     from rtgate.commands import COMMANDS
 

@@ -226,3 +226,19 @@ def test_release_label_comes_from_the_data() -> None:
     assert release_label(bare, "mine") == "mine"
     with pytest.raises(RtgateError, match="do not say the kernel release"):
         release_label(bare, None)
+
+
+def test_paired_tail_with_a_run_missing_a_thread(tmp_path: Path) -> None:
+    """Six interleaved pairs, every latency x3 in the new release; one new run lost its second
+    thread. That pair is no evidence in the thread's own tail cell (it stopped compare with a
+    KeyError): the tail family still finds the regression."""
+    rng = np.random.default_rng(21)
+    with HistoryDB(tmp_path / "h.db") as db:
+        for i in range(6):
+            values = [latencies(rng, 4000, 1.0) for _ in range(2)]
+            db.add_run(run_result(values), "b", "m", "old", pair_id=f"p{i}")
+            db.add_run(run_result([v * 3 for v in values[: 1 if i == 2 else 2]]), "b", "m", "new", pair_id=f"p{i}")
+        out = compare(db, "b", "m", "old", "new", Settings(metrics=["tail"]), paired=True)
+    (tail,) = out.comparisons
+    assert tail.metric == "tail" and tail.paired and len(tail.new) == 6
+    assert tail.decision == REGRESSION, summary(tail)

@@ -199,7 +199,7 @@ def handle_compare(args: argparse.Namespace) -> int:
 
 
 def handle_trend(args: argparse.Namespace) -> int:
-    from rtgate.history.compare import per_release_values, trend
+    from rtgate.history.figures import per_release_values, trend
     from rtgate.history.store import HistoryDB
 
     tf = load_thresholds(args.thresholds) if args.thresholds else None

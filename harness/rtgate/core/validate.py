@@ -13,7 +13,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import cast
 
-from rtgate.core.model import Histogram, RunResult, ThreadResult
+from rtgate.core.model import Buckets, Histogram, RunResult, ThreadResult
 from rtgate.errors import ResultsError
 
 # cyclictest and rtgate-sampler keep latencies and counts in 64-bit integers.
@@ -86,6 +86,26 @@ def _latency(v: object) -> bool:
 
 
 def _check_thread(run: RunResult, pos: int, t: ThreadResult, fail: Callable[[int, str, str], ResultsError]) -> None:
+    _check_fields(pos, t, fail)
+    # A checkpoint of a running rtgate-sampler reads min, max and sum a moment before the histogram:
+    # one sample per thread may be in one and not the other. Its gates are ERROR (not finished) anyway.
+    racy = run.format == "rtgate-json" and not run.complete
+    if t.histogram is not None:
+        _check_histogram(pos, t, t.histogram, fail, racy)
+    if t.block_maxima is not None and not racy:
+        _check_blocks(pos, t, fail)
+    if t.cycles == 0:
+        return  # nothing measured: min, max and avg say nothing
+    if t.min is None or t.max is None:
+        raise fail(pos, "max" if t.min is not None else "min", f"missing for a thread with {t.cycles} cycles")
+    if t.min > t.max:
+        raise fail(pos, "min", f"min {t.min:g} is above max {t.max:g}")
+    if t.avg is not None:
+        _check_avg(run, pos, t, fail, racy)
+
+
+def _check_fields(pos: int, t: ThreadResult, fail: Callable[[int, str, str], ResultsError]) -> None:
+    """Each field alone: whole numbers in range, a name, finite latencies."""
     if not _count(t.cycles):
         raise fail(pos, "cycles", f"cycles must be a whole number from 0 to 2^63-1, not {t.cycles!r}")
     if t.missed is not None and not _count(t.missed):
@@ -101,34 +121,26 @@ def _check_thread(run: RunResult, pos: int, t: ThreadResult, fail: Callable[[int
         raise fail(pos, "policy", f"must be a name, not {t.policy!r}")
     for name, latency in (("min", t.min), ("max", t.max)):
         if latency is not None and not _latency(latency):
-            raise fail(pos, name, f"must be a whole, non-negative latency, not {value!r}")
+            raise fail(pos, name, f"must be a whole, non-negative latency, not {latency!r}")
     if t.avg is not None and not (is_number(t.avg) and 0 <= t.avg <= MAX_VALUE):
         raise fail(pos, "avg", f"must be a finite, non-negative latency, not {t.avg!r}")
-    # A checkpoint of a running rtgate-sampler reads min, max and sum a moment before the histogram:
-    # one sample per thread may be in one and not the other. Its gates are ERROR (not finished) anyway.
-    racy = run.format == "rtgate-json" and not run.complete
-    if t.histogram is not None:
-        _check_histogram(pos, t, t.histogram, fail, racy)
-    if t.block_maxima is not None and not racy:
-        _check_blocks(pos, t, fail)
-    if t.cycles == 0:
-        return  # nothing measured: min, max and avg say nothing
-    if t.min is None or t.max is None:
-        raise fail(pos, "max" if t.min is not None else "min", f"missing for a thread with {t.cycles} cycles")
-    if t.min > t.max:
-        raise fail(pos, "min", f"min {t.min:g} is above max {t.max:g}")
-    if t.avg is not None:
-        below, above = AVG_SLACK.get(run.format, (0.005, 0.005))
-        lowest, highest = float(t.min), float(t.max)  # what the sum over cycles can average to
-        if run.format == "summary-text" or racy:
-            # a live snapshot: the sum may hold one sample more or less than the cycle count
-            n = t.cycles
-            lowest, highest = lowest * (n - 1) / n, highest * (n + 1) / n
-        # a truncated print is a bound: the true average is below avg + 1, never at it
-        if (t.avg + above <= lowest) if above >= 1.0 else (t.avg + above < lowest):
-            raise fail(pos, "avg", f"avg {t.avg:g} is below min {t.min:g}")
-        if t.avg - below > highest:
-            raise fail(pos, "avg", f"avg {t.avg:g} is above max {t.max:g}")
+
+
+def _check_avg(
+    run: RunResult, pos: int, t: ThreadResult, fail: Callable[[int, str, str], ResultsError], racy: bool
+) -> None:
+    assert t.avg is not None and t.min is not None and t.max is not None
+    below, above = AVG_SLACK.get(run.format, (0.005, 0.005))
+    lowest, highest = float(t.min), float(t.max)  # what the sum over cycles can average to
+    if run.format == "summary-text" or racy:
+        # a live snapshot: the sum may hold one sample more or less than the cycle count
+        n = t.cycles
+        lowest, highest = lowest * (n - 1) / n, highest * (n + 1) / n
+    # a truncated print is a bound: the true average is below avg + 1, never at it
+    if (t.avg + above <= lowest) if above >= 1.0 else (t.avg + above < lowest):
+        raise fail(pos, "avg", f"avg {t.avg:g} is below min {t.min:g}")
+    if t.avg - below > highest:
+        raise fail(pos, "avg", f"avg {t.avg:g} is above max {t.max:g}")
 
 
 def _whole(values: Sequence[object]) -> bool:
@@ -141,9 +153,29 @@ def _whole(values: Sequence[object]) -> bool:
     return min(ints) >= 0 and max(ints) <= MAX_VALUE
 
 
-def _buckets_well_formed(buckets: list[tuple[int, int | None, int]]) -> bool:
+def _arrays_well_formed(b: Buckets) -> bool:
+    """_buckets_well_formed for buckets held in arrays (every value a whole number already)."""
+    n = len(b.lows)
+    if not n:
+        return True
+    if min(b.lows) < 0 or min(b.counts) < 0 or max(b.counts) > MAX_VALUE or max(b.lows) > MAX_VALUE:
+        return False
+    if b.highs is None:  # [lo, lo + 1): each bucket ends where the next may start
+        return max(b.lows) < MAX_VALUE and all(map(operator.lt, b.lows, b.lows[1:]))
+    inner_lows, inner = b.lows[: n - 1], b.highs[: n - 1]
+    last = None if b.open_top else b.highs[n - 1]
+    return (
+        all(map(operator.gt, inner, inner_lows))
+        and (last is None or b.lows[n - 1] < last <= MAX_VALUE)
+        and all(map(operator.ge, b.lows[1:], inner))
+    )
+
+
+def _buckets_well_formed(buckets: Sequence[tuple[int, int | None, int]]) -> bool:
     """The loop of _check_histogram in builtins, for the common case: a 24 h, 64-thread result has
     40,000 buckets. False sends the histogram through that loop, which names the bad bucket."""
+    if isinstance(buckets, Buckets):
+        return _arrays_well_formed(buckets)
     if not buckets:
         return True
     if set(map(type, buckets)) - {tuple, list} or set(map(len, buckets)) != {3}:
@@ -163,9 +195,32 @@ def _buckets_well_formed(buckets: list[tuple[int, int | None, int]]) -> bool:
 def _check_histogram(
     pos: int, t: ThreadResult, h: Histogram, fail: Callable[[int, str, str], ResultsError], racy: bool = False
 ) -> None:
+    if not _buckets_well_formed(h.buckets):
+        _name_bad_bucket(pos, h, fail)
+    if not _count(h.overflow):
+        raise fail(pos, "histogram", f"overflow must be a whole number, not {h.overflow!r}")
+    if h.total != t.cycles:
+        raise fail(pos, "cycles", f"the histogram holds {h.total} samples but cycles is {t.cycles}")
+    # the lowest and highest non-empty buckets (not a list of all of them: 40,000 in a 24 h, 64-thread result)
+    low = next(((lo, hi) for lo, hi, c in h.buckets if c), None)
+    top = next(((lo, hi) for lo, hi, c in reversed(h.buckets) if c), None)
+    if h.range_end is not None and top is not None and top[0] >= h.range_end:
+        raise fail(pos, "histogram", f"bucket {top[0]} lies beyond the histogram's range ({h.range_end})")
+    if t.cycles == 0 or t.max is None or t.min is None:
+        return
+    if racy:  # at most one sample (the one in flight) may lie outside [min, max]
+        outside = sum(c for lo, hi, c in h.buckets if lo > t.max or (hi is not None and hi - 1 < t.min))
+        if outside > 1:
+            raise fail(pos, "max", f"{outside} samples lie outside min {t.min:g} and max {t.max:g}")
+    elif low is not None and top is not None:
+        _check_extremes(pos, t, h, low, top, fail)
+    _check_overflow(pos, t, h, low is not None, fail)
+
+
+def _name_bad_bucket(pos: int, h: Histogram, fail: Callable[[int, str, str], ResultsError]) -> None:
     prev_hi: int | None = None
     prev_lo = -1
-    for i, bucket in enumerate(() if _buckets_well_formed(h.buckets) else h.buckets):
+    for i, bucket in enumerate(h.buckets):
         lo, hi, c = bucket
         if not (_count(lo) and (hi is None or _count(hi)) and _count(c)):
             raise fail(pos, "histogram", f"bucket {bucket!r} is not [low, high or open, count] in whole numbers")
@@ -178,37 +233,38 @@ def _check_histogram(
                 f"bucket at {lo} overlaps or repeats the one before (buckets must be strictly increasing)",
             )
         prev_lo, prev_hi = lo, hi
-    if not _count(h.overflow):
-        raise fail(pos, "histogram", f"overflow must be a whole number, not {h.overflow!r}")
-    if h.total != t.cycles:
-        raise fail(pos, "cycles", f"the histogram holds {h.total} samples but cycles is {t.cycles}")
-    # the lowest and highest non-empty buckets (not a list of all of them: 40,000 in a 24 h, 64-thread result)
-    low = next(((lo, hi) for lo, hi, c in h.buckets if c), None)
-    top = next(((lo, hi) for lo, hi, c in reversed(h.buckets) if c), None)
-    filled = low is not None
-    if h.range_end is not None and top is not None and top[0] >= h.range_end:
-        raise fail(pos, "histogram", f"bucket {top[0]} lies beyond the histogram's range ({h.range_end})")
-    if t.cycles == 0 or t.max is None or t.min is None:
-        return
-    if racy:  # at most one sample (the one in flight) may lie outside [min, max]
-        outside = sum(c for lo, hi, c in h.buckets if lo > t.max or (hi is not None and hi - 1 < t.min))
-        if outside > 1:
-            raise fail(pos, "max", f"{outside} samples lie outside min {t.min:g} and max {t.max:g}")
-    elif low is not None and top is not None:
-        top_lo, top_hi = top
-        if t.max < top_lo:
-            raise fail(pos, "max", f"max {t.max:g} is below the highest non-empty histogram bucket ({top_lo})")
-        if h.overflow == 0 and top_hi is not None and t.max > top_hi - 1:
-            raise fail(
-                pos,
-                "max",
-                f"max {t.max:g} lies beyond the highest non-empty histogram bucket ({top_lo}) and no sample overflowed",
-            )
-        low_lo, low_hi = low
-        if t.min < low_lo:
-            raise fail(pos, "min", f"min {t.min:g} is below the lowest non-empty histogram bucket ({low_lo})")
-        if low_hi is not None and t.min > low_hi - 1:
-            raise fail(pos, "min", f"min {t.min:g} is above the lowest non-empty histogram bucket ({low_lo})")
+
+
+def _check_extremes(
+    pos: int,
+    t: ThreadResult,
+    h: Histogram,
+    low: tuple[int, int | None],
+    top: tuple[int, int | None],
+    fail: Callable[[int, str, str], ResultsError],
+) -> None:
+    """min and max lie in the lowest and highest non-empty buckets."""
+    assert t.min is not None and t.max is not None
+    top_lo, top_hi = top
+    if t.max < top_lo:
+        raise fail(pos, "max", f"max {t.max:g} is below the highest non-empty histogram bucket ({top_lo})")
+    if h.overflow == 0 and top_hi is not None and t.max > top_hi - 1:
+        raise fail(
+            pos,
+            "max",
+            f"max {t.max:g} lies beyond the highest non-empty histogram bucket ({top_lo}) and no sample overflowed",
+        )
+    low_lo, low_hi = low
+    if t.min < low_lo:
+        raise fail(pos, "min", f"min {t.min:g} is below the lowest non-empty histogram bucket ({low_lo})")
+    if low_hi is not None and t.min > low_hi - 1:
+        raise fail(pos, "min", f"min {t.min:g} is above the lowest non-empty histogram bucket ({low_lo})")
+
+
+def _check_overflow(
+    pos: int, t: ThreadResult, h: Histogram, filled: bool, fail: Callable[[int, str, str], ResultsError]
+) -> None:
+    assert t.min is not None and t.max is not None
     if h.overflow and h.range_end is not None and t.max < h.range_end:
         raise fail(
             pos,

@@ -34,8 +34,8 @@ from statistics import median, stdev
 from typing import Any
 
 from rtgate.history.drift import Tolerance, differences, machine_differences, unknown_environment
+from rtgate.history.figures import Interval, histograms_needed, intervals, per_release_values
 from rtgate.history.stats import (
-    Interval,
     gehan_scores,
     hodges_lehmann,
     midranks,
@@ -195,65 +195,6 @@ def primary_metrics(gates: list[Any]) -> list[str]:
     return out
 
 
-def tail_fraction(t: StoredThread, limit_us: float, unit_scale: float = 1.0) -> float | None:
-    """Share of the run's samples (missed periods count) above a limit, counted conservatively."""
-    if t.histogram is None:
-        return None
-    limit = limit_us * unit_scale
-    above = 0
-    for lo, hi, c in t.histogram:
-        if lo == "overflow" or hi is None or hi - 1 > limit:
-            above += c
-    n = t.cycles + (t.missed or 0)
-    return (above + (t.missed or 0)) / n if n else None
-
-
-def _percentile(t: StoredThread, q: float) -> Interval | None:
-    """The stored percentile, or, when it lies in the overflow, the bound [range_end, max]."""
-    key = "p99" if q == 99.0 else "p99.9"
-    if t.figures.get(key) is not None:
-        return Interval(float(t.figures[key]), float(t.figures[key]))  # type: ignore[arg-type]
-    if not t.histogram:
-        return None
-    total = sum(c for _, _, c in t.histogram)
-    in_buckets = sum(c for lo, _, c in t.histogram if lo != "overflow")
-    end = overflow_range(t.histogram)
-    if end is None or total == 0 or in_buckets >= max(1, math.ceil(q * total / 100.0 - 1e-9)):
-        return None
-    top = t.figures.get("max")
-    return Interval(end, max(end, float(top)) if top is not None else math.inf)
-
-
-def _figure(t: StoredThread, metric: str) -> Interval | None:
-    if metric.startswith("above_"):
-        v = tail_fraction(t, float(metric[len("above_") :]))
-    elif metric in ("p99", "p99.9"):
-        return _percentile(t, float(metric[1:]))
-    else:
-        v = t.figures.get(metric)
-    return None if v is None else Interval(float(v), float(v))
-
-
-def _intervals(threads: list[StoredThread], metric: str) -> dict[str, dict[int, Interval]]:
-    """Per thread, and for the worst thread of each run, the figure of each run (by run id)."""
-    per: dict[str, dict[int, Interval]] = {}
-    worst: dict[int, Interval] = {}
-    for t in threads:
-        v = _figure(t, metric)
-        if v is None:
-            continue
-        per.setdefault(t.thread, {})[t.run_id] = v
-        w = worst.get(t.run_id)
-        worst[t.run_id] = v if w is None else Interval(max(w.lo, v.lo), max(w.hi, v.hi))
-    per["worst"] = worst
-    return per
-
-
-def _values(threads: list[StoredThread], metric: str) -> dict[str, list[float]]:
-    """Per thread and worst, one value per run (a censored figure as its lower bound): for trends."""
-    return {k: [v.lo for v in d.values()] for k, d in _intervals(threads, metric).items()}
-
-
 def _pairs(base_runs: list[StoredRun], new_runs: list[StoredRun], notes: list[str]) -> list[tuple[int, int]]:
     """(base run id, new run id) for each pair id that has a run of each release."""
     b = {r.pair_id: r.id for r in reversed(base_runs) if r.pair_id}
@@ -374,6 +315,25 @@ def _fewest_runs(paired: bool, alpha: float, min_runs: int) -> int:
     return k
 
 
+Cell = tuple[str, str, dict[int, Interval], dict[int, Interval]]  # metric, thread, base and new figures by run
+
+
+@dataclass
+class _Units:
+    """The runs (or pairs, base[i] with new[i]) that have every metric of the family."""
+
+    base: list[int]
+    new: list[int]
+    paired: bool
+
+    def present(self, b: dict[int, Interval], n: dict[int, Interval]) -> tuple[list[int], list[int]]:
+        """The units of one cell: those with its figure (both runs of a pair)."""
+        if self.paired:
+            both = [(x, y) for x, y in zip(self.base, self.new) if x in b and y in n]
+            return [x for x, _ in both], [y for _, y in both]
+        return [i for i in self.base if i in b], [i for i in self.new if i in n]
+
+
 def _family(
     metrics: list[str],
     base_t: list[StoredThread],
@@ -390,97 +350,124 @@ def _family(
     under a worse one must not hide). Every cell is in one min-P adjustment over the same runs; a
     run without a thread scores 0 (no evidence) in that thread's cell, which keeps the permutation
     exact. A cell with too few runs on either side is NOT ENOUGH DATA and not in the adjustment."""
-    figures = {m: (_intervals(base_t, m), _intervals(new_t, m)) for m in metrics}
+    figures = {m: (intervals(base_t, m), intervals(new_t, m)) for m in metrics}
     worst = {m: (figures[m][0]["worst"], figures[m][1]["worst"]) for m in metrics}
     labels = sorted({t.thread for t in base_t + new_t}, key=_thread_key)
-
-    def complete(i: int, side: int) -> bool:
-        return all(i in w[side] for w in worst.values())
-
-    if pairs is not None:
-        units = [(x, y) for x, y in pairs if complete(x, 0) and complete(y, 1)]
-        bi, ni = [x for x, _ in units], [y for _, y in units]
-    else:
-        bi, ni = [i for i in base_ids if complete(i, 0)], [i for i in new_ids if complete(i, 1)]
-    lacking = len(base_ids) - len(bi) + len(new_ids) - len(ni) if pairs is None else len(pairs) - len(bi)
+    units = _family_units(worst, base_ids, new_ids, pairs)
+    lacking = (
+        len(base_ids) - len(units.base) + len(new_ids) - len(units.new)
+        if pairs is None
+        else len(pairs) - len(units.base)
+    )
     if lacking:
         notes.append(
             f"{lacking} {'pair(s)' if pairs is not None else 'run(s)'} lack one of {', '.join(metrics)} "
             "(no histogram or no figure): left out"
         )
     # Cells in report order: per metric the worst thread, then each thread (when there are several).
-    cells: list[tuple[str, str, dict[int, Interval], dict[int, Interval]]] = []
+    cells: list[Cell] = []
     for m in metrics:
         cells.append((m, "worst", *worst[m]))
         if len(labels) > 1:
             cells += [(m, t, figures[m][0].get(t, {}), figures[m][1].get(t, {})) for t in labels]
+    p_values = _family_p_values(cells, units, settings.min_runs, alpha)
+    return [_cell_comparison(cell, units, p_values.get(k), settings, alpha) for k, cell in enumerate(cells)]
 
-    def present(b: dict[int, Interval], n: dict[int, Interval]) -> tuple[list[int], list[int]]:
-        if pairs is not None:
-            both = [(x, y) for x, y in zip(bi, ni) if x in b and y in n]
-            return [x for x, _ in both], [y for _, y in both]
-        return [i for i in bi if i in b], [i for i in ni if i in n]
 
-    def testable(cb: list[int], cn: list[int]) -> bool:
-        return min(len(cb), len(cn)) >= settings.min_runs and smallest_p(len(cb), len(cn), pairs is not None) < alpha
+def _family_units(
+    worst: dict[str, tuple[dict[int, Interval], dict[int, Interval]]],
+    base_ids: list[int],
+    new_ids: list[int],
+    pairs: list[tuple[int, int]] | None,
+) -> _Units:
+    def complete(i: int, side: int) -> bool:
+        return all(i in w[side] for w in worst.values())
 
-    tested = [k for k, (_, _, b, n) in enumerate(cells) if testable(*present(b, n))]
-    pw: dict[int, float] = {}
-    pb: dict[int, float] = {}
-    if tested:
-        rows = []
-        for k in tested:
-            _, _, b, n = cells[k]
-            cb, cn = present(b, n)
-            if pairs is not None:
-                ranks = dict(zip(cb, signed_ranks([_pair_diff(b[x], n[y]) for x, y in zip(cb, cn)])))
-                rows.append([ranks.get(x, 0.0) for x in bi])
-            else:
-                scores = dict(zip(cb + cn, gehan_scores([b[i] for i in cb] + [n[i] for i in cn])))
-                rows.append([scores.get(i, 0.0) for i in bi + ni])
-        worse, better = paired_adjusted(rows) if pairs is not None else two_sample_adjusted(rows, len(bi))
-        pw, pb = dict(zip(tested, worse)), dict(zip(tested, better))
-    out = []
-    for k, (m, thread, b, n) in enumerate(cells):
-        cb, cn = present(b, n)
-        c = Comparison(m, thread, NOT_ENOUGH, [b[i].lo for i in cb], [n[i].lo for i in cn], _scale_unit(m))
-        c.paired, c.alpha = pairs is not None, alpha
-        c.censored = (sum(b[i].censored for i in cb), sum(n[i].censored for i in cn))
-        if c.base and c.new:
-            if c.paired:
-                diffs = [y - x for x, y in zip(c.base, c.new)]
-                c.change, c.interval = hodges_lehmann(diffs), shift_interval(diffs)
-            else:
-                c.change, c.interval = hodges_lehmann(c.new, c.base), shift_interval(c.new, c.base)
-            if min(len(c.base), len(c.new)) < 2:
-                c.interval = None  # one run cannot show its own spread
-            base_med = median(c.base)
-            c.effect = c.change / base_med if base_med else (0.0 if c.change == 0 else math.inf)
-        floor = smallest_p(len(cb), len(cn), c.paired)
-        if min(len(cb), len(cn)) < settings.min_runs:
-            have = f"{len(cb)} pair(s)" if c.paired else f"{len(cb)} base and {len(cn)} new run(s)"
-            c.evidence = (
-                f"at least {settings.min_runs} {'pairs' if c.paired else 'runs of each release'} are needed"
-                if thread == "worst"
-                else f"thread {thread} is in only {have}"
-            )
-        elif k not in pw:
-            c.evidence = f"no p-value from these runs can be below {floor:.3g} (alpha {alpha:.3g})"
+    if pairs is not None:
+        units = [(x, y) for x, y in pairs if complete(x, 0) and complete(y, 1)]
+        return _Units([x for x, _ in units], [y for _, y in units], True)
+    return _Units([i for i in base_ids if complete(i, 0)], [i for i in new_ids if complete(i, 1)], False)
+
+
+def _family_p_values(cells: list[Cell], units: _Units, min_runs: int, alpha: float) -> dict[int, tuple[float, float]]:
+    """Per testable cell (enough units, and an exact p-value that can reach alpha), the min-P
+    adjusted p-values (worse, better) of the one family."""
+    tested = []
+    for k, (_, _, b, n) in enumerate(cells):
+        cb, cn = units.present(b, n)
+        if min(len(cb), len(cn)) >= min_runs and smallest_p(len(cb), len(cn), units.paired) < alpha:
+            tested.append(k)
+    if not tested:
+        return {}
+    rows = []
+    for k in tested:
+        _, _, b, n = cells[k]
+        cb, cn = units.present(b, n)
+        if units.paired:
+            ranks = dict(zip(cb, signed_ranks([_pair_diff(b[x], n[y]) for x, y in zip(cb, cn)])))
+            rows.append([ranks.get(x, 0.0) for x in units.base])
         else:
-            c.p_worse, c.p_better = pw[k], pb[k]
-            c.evidence = f"p={c.p_worse:.3g} worse / {c.p_better:.3g} better, alpha {alpha:.3g} one-sided"
-            _decide(c, alpha, settings)
-        if any(c.censored):
-            c.evidence += (
-                f"; censored (in the -h overflow, kept as 'at least' the histogram range): "
-                f"{c.censored[0]} base and {c.censored[1]} new runs"
-            )
-        _resolving(c, alpha, settings.min_runs)
-        if c.decision == NOT_ENOUGH and c.runs_needed is None:
-            # Too few runs to estimate the spread: the smallest design that can decide anything.
-            c.runs_needed, c.runs_needed_floor = _fewest_runs(c.paired, alpha, settings.min_runs), True
-        out.append(c)
-    return out
+            scores = dict(zip(cb + cn, gehan_scores([b[i] for i in cb] + [n[i] for i in cn])))
+            rows.append([scores.get(i, 0.0) for i in units.base + units.new])
+    worse, better = paired_adjusted(rows) if units.paired else two_sample_adjusted(rows, len(units.base))
+    return dict(zip(tested, zip(worse, better)))
+
+
+def _shift(c: Comparison) -> None:
+    """The change (Hodges-Lehmann), its interval and the effect relative to the base median."""
+    if c.paired:
+        diffs = [y - x for x, y in zip(c.base, c.new)]
+        c.change, c.interval = hodges_lehmann(diffs), shift_interval(diffs)
+    else:
+        c.change, c.interval = hodges_lehmann(c.new, c.base), shift_interval(c.new, c.base)
+    if min(len(c.base), len(c.new)) < 2:
+        c.interval = None  # one run cannot show its own spread
+    base_med = median(c.base)
+    c.effect = c.change / base_med if base_med else (0.0 if c.change == 0 else math.inf)
+
+
+def _cell_comparison(
+    cell: Cell, units: _Units, p_values: tuple[float, float] | None, settings: Settings, alpha: float
+) -> Comparison:
+    m, thread, b, n = cell
+    cb, cn = units.present(b, n)
+    c = Comparison(m, thread, NOT_ENOUGH, [b[i].lo for i in cb], [n[i].lo for i in cn], _scale_unit(m))
+    c.paired, c.alpha = units.paired, alpha
+    c.censored = (sum(b[i].censored for i in cb), sum(n[i].censored for i in cn))
+    if c.base and c.new:
+        _shift(c)
+    floor = smallest_p(len(cb), len(cn), c.paired)
+    if min(len(cb), len(cn)) < settings.min_runs:
+        have = f"{len(cb)} pair(s)" if c.paired else f"{len(cb)} base and {len(cn)} new run(s)"
+        c.evidence = (
+            f"at least {settings.min_runs} {'pairs' if c.paired else 'runs of each release'} are needed"
+            if thread == "worst"
+            else f"thread {thread} is in only {have}"
+        )
+    elif p_values is None:
+        c.evidence = f"no p-value from these runs can be below {floor:.3g} (alpha {alpha:.3g})"
+    else:
+        c.p_worse, c.p_better = p_values
+        c.evidence = f"p={c.p_worse:.3g} worse / {c.p_better:.3g} better, alpha {alpha:.3g} one-sided"
+        _decide(c, alpha, settings)
+    if any(c.censored):
+        c.evidence += (
+            f"; censored (in the -h overflow, kept as 'at least' the histogram range): "
+            f"{c.censored[0]} base and {c.censored[1]} new runs"
+        )
+    _resolving(c, alpha, settings.min_runs)
+    if c.decision == NOT_ENOUGH and c.runs_needed is None:
+        # Too few runs to estimate the spread: the smallest design that can decide anything.
+        c.runs_needed, c.runs_needed_floor = _fewest_runs(c.paired, alpha, settings.min_runs), True
+    return c
+
+
+def _pair_log_ratio(counts: dict[int, tuple[float, float]], x: int, y: int) -> float:
+    """The log rate ratio of a pair, new run y against base run x (+0.5: a run with no sample
+    above still counts); 0, no evidence, when either run lacks the cell's thread."""
+    if x not in counts or y not in counts:
+        return 0.0
+    return math.log((counts[y][0] + 0.5) / (counts[y][1] + 1)) - math.log((counts[x][0] + 0.5) / (counts[x][1] + 1))
 
 
 def _compare_tail(
@@ -531,15 +518,7 @@ def _compare_tail(
         if len(pairs) < settings.min_runs or not cells:
             c.evidence = f"{len(pairs)} complete pairs with histograms; at least {settings.min_runs} are needed"
             return c
-        # Log rate ratio within each pair (+0.5: a run with no sample above still counts).
-        logr = {
-            cell: [
-                math.log((counts[cell][y][0] + 0.5) / (counts[cell][y][1] + 1))
-                - math.log((counts[cell][x][0] + 0.5) / (counts[cell][x][1] + 1))
-                for x, y in pairs
-            ]
-            for cell in cells
-        }
+        logr = {cell: [_pair_log_ratio(counts[cell], x, y) for x, y in pairs] for cell in cells}
         c.p_worse, c.p_better, wi, bi = paired_max_test([signed_ranks(logr[cell]) for cell in cells])
         eff = {i: math.exp(median(logr[cells[i]])) - 1 for i in (wi, bi)}
         runs_said = f"{len(pairs)} pairs"
@@ -616,7 +595,8 @@ def compare(
     for release in (base, new):
         bad = db.error_runs(platform, measurement, release)
         runs[release] = [r for r in db.runs(platform, measurement, release) if r.id not in bad]
-        threads[release] = [t for t in db.threads(platform, measurement, release) if t.run_id not in bad]
+        stored = db.threads(platform, measurement, release, histograms_needed(settings.metrics))
+        threads[release] = [t for t in stored if t.run_id not in bad]
         excluded[release] = len(bad)
         if bad:
             notes.append(
@@ -673,32 +653,6 @@ def compare_releases(
     db: HistoryDB, platform: str, measurement: str, base: str, new: str, settings: Settings
 ) -> list[Comparison]:
     return compare(db, platform, measurement, base, new, settings).comparisons
-
-
-def per_release_values(db: HistoryDB, platform: str, measurement: str, metric: str) -> dict[str, list[float]]:
-    """Per release in the order added, the metric of the worst thread of each valid run."""
-    out = {}
-    for release in db.releases(platform, measurement):
-        bad = db.error_runs(platform, measurement, release)
-        threads = [t for t in db.threads(platform, measurement, release) if t.run_id not in bad]
-        out[release] = _values(threads, metric).get("worst", [])
-    return out
-
-
-def trend(db: HistoryDB, platform: str, measurement: str, metric: str) -> list[dict[str, Any]]:
-    """Per release in the order added: runs, median and range of the metric over the worst thread."""
-    rows = []
-    for release, values in per_release_values(db, platform, measurement, metric).items():
-        rows.append(
-            {
-                "release": release,
-                "runs": len(values),
-                "median": median(values) if values else None,
-                "min": min(values) if values else None,
-                "max": max(values) if values else None,
-            }
-        )
-    return rows
 
 
 def text_lines(outcome: Outcome, drift_accepted: bool) -> list[str]:

@@ -63,6 +63,10 @@ MIGRATIONS: dict[int, list[str]] = {
 }
 
 
+# The per-thread figures stored as columns of `threads`, by the name compare and trend use.
+STORED_FIGURES = {"min": "min", "avg": "avg", "max": "max", "p99": "p99", "p99.9": "p999"}
+
+
 @dataclass
 class StoredThread:
     run_id: int
@@ -107,6 +111,13 @@ def _hist_us(rows: list[list[Any]], per_us: int) -> list[list[Any]]:
         [lo, hi / per_us, c] if lo == "overflow" else [lo / per_us, None if hi is None else hi / per_us, c]
         for lo, hi, c in rows
     ]
+
+
+def _release_filter(platform: str, measurement: str, release: str | None) -> tuple[str, tuple[str, ...]]:
+    """The WHERE clause over runs `r` of one release, or of every release: both use runs_by_release."""
+    if release is None:
+        return "r.platform = ? AND r.measurement = ?", (platform, measurement)
+    return "r.platform = ? AND r.measurement = ? AND r.kernel_release = ?", (platform, measurement, release)
 
 
 class HistoryDB:
@@ -282,12 +293,32 @@ class HistoryDB:
             for r in rows
         ]
 
-    def threads(self, platform: str, measurement: str, release: str) -> list[StoredThread]:
+    def threads(
+        self, platform: str, measurement: str, release: str | None, histograms: str = "all"
+    ) -> list[StoredThread]:
+        """The threads of a release's runs (release None: of every release), in run order.
+
+        histograms: "all"; "censored", only where a stored percentile is unknown (what compare
+        needs to bound it); "none". Decoding every histogram is most of what a trend over
+        thousands of runs costs, and max or p99.9 need none of them."""
+        where, params = _release_filter(platform, measurement, release)
+        return self._threads(where, params, histograms)
+
+    def run_threads(self, run_ids: list[int], histograms: str = "all") -> list[StoredThread]:
+        """The threads of these runs, in run order."""
+        out: list[StoredThread] = []
+        for i in range(0, len(run_ids), 500):  # bounded statements
+            chunk = tuple(run_ids[i : i + 500])
+            out += self._threads(f"r.id IN ({', '.join('?' * len(chunk))})", chunk, histograms)
+        return out
+
+    def _threads(self, where: str, params: tuple[Any, ...], histograms: str) -> list[StoredThread]:
+        hist = {"all": "t.histogram", "censored": "CASE WHEN t.p99 IS NULL OR t.p999 IS NULL THEN t.histogram END"}
         rows = self.db.execute(
             "SELECT t.run_id, r.kernel_release, t.thread, t.cycles, t.missed, t.min, t.avg, t.max, t.p99, t.p999, "
-            "t.histogram, r.unit FROM threads t JOIN runs r ON r.id = t.run_id "
-            "WHERE r.platform = ? AND r.measurement = ? AND r.kernel_release = ? ORDER BY t.run_id, t.idx",
-            (platform, measurement, release),
+            f"{hist.get(histograms, 'NULL')}, r.unit FROM threads t JOIN runs r ON r.id = t.run_id "
+            f"WHERE {where} ORDER BY t.run_id, t.idx",
+            params,
         ).fetchall()
         return [
             StoredThread(
@@ -302,12 +333,27 @@ class HistoryDB:
             for r in rows
         ]
 
-    def error_runs(self, platform: str, measurement: str, release: str) -> set[int]:
-        """Runs a gate judged ERROR (not a valid measurement): left out of every comparison."""
+    def worst_figures(self, platform: str, measurement: str, figure: str) -> list[tuple[str, int, float | None, int]]:
+        """Per run of every release, in run order: (release, run id, the largest stored `figure`
+        (min, avg, max, p99, p99.9) of its threads, how many threads have it unknown). One
+        aggregate in the database: a trend over 10,000 runs reads 10,000 short rows."""
+        column = STORED_FIGURES[figure]
+        where, params = _release_filter(platform, measurement, None)
         rows = self.db.execute(
-            "SELECT DISTINCT r.id FROM runs r JOIN verdicts v ON v.run_id = r.id "
-            "WHERE r.platform = ? AND r.measurement = ? AND r.kernel_release = ? AND v.status = 'ERROR'",
-            (platform, measurement, release),
+            f"SELECT r.kernel_release, t.run_id, MAX(t.{column}), COUNT(*) - COUNT(t.{column}) "
+            f"FROM threads t JOIN runs r ON r.id = t.run_id WHERE {where} "
+            "GROUP BY t.run_id, r.kernel_release ORDER BY t.run_id",
+            params,
+        ).fetchall()
+        return [(r[0], int(r[1]), r[2], int(r[3])) for r in rows]
+
+    def error_runs(self, platform: str, measurement: str, release: str | None) -> set[int]:
+        """Runs a gate judged ERROR (not a valid measurement): left out of every comparison.
+        release None: of every release."""
+        where, params = _release_filter(platform, measurement, release)
+        rows = self.db.execute(
+            f"SELECT DISTINCT r.id FROM runs r JOIN verdicts v ON v.run_id = r.id WHERE {where} AND v.status = 'ERROR'",
+            params,
         ).fetchall()
         return {int(r[0]) for r in rows}
 

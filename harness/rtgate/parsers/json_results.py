@@ -7,21 +7,28 @@ import json
 import operator
 import re
 import shlex
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
-from rtgate.core.model import BlockMaxima, Histogram, MeasuredSetup, RunResult, ThreadResult
+from rtgate.core.model import BlockMaxima, Buckets, Histogram, MeasuredSetup, RunResult, ThreadResult, compact_ints
 from rtgate.core.periods import derive_missed
 from rtgate.core.validate import check_run
 from rtgate.errors import ResultsError
 from rtgate.parsers import foreign
 from rtgate.parsers.cmdline import parse_cmdline
+from rtgate.parsers.common import MAX_COLUMNS
+from rtgate.parsers.json_lift import Lift, Lifted
 
 # cyclictest prints avg of a thread without samples as nan or -nan: not JSON.
 _NAN = re.compile(r"(?<=[:\[,\s])-?nan(?=\s*[,}\]\n])")
 _SENTINEL_MIN = 1000000
-# Values (commas) in one JSON file: read, each costs ~400 bytes, so this keeps a file under ~400 MB.
+# Values (commas) in one JSON file outside its lifted histograms: each costs ~400 bytes in json's tree
+# (and the checks), so this keeps a file under ~400 MB.
 MAX_JSON_VALUES = 800_000
+# Values in histograms and block maxima read into arrays (4 or 8 bytes each), which the gates then walk
+# bucket by bucket: a 24 h result of 256 threads with 3,000 buckets each (a long tail) holds 2.35 million.
+MAX_JSON_HISTOGRAM_VALUES = 3_000_000
 
 
 def parse(path: Path) -> RunResult:
@@ -29,23 +36,70 @@ def parse(path: Path) -> RunResult:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ResultsError(f"cannot read: {e}", path=str(path)) from e
-    values = text.count(",")
-    if values > MAX_JSON_VALUES:
-        raise ResultsError(
-            f"{values} values: more than the {MAX_JSON_VALUES} a real run's JSON holds "
-            "(1024 threads, thousands of histogram buckets each)",
-            path=str(path),
-        )
-    doc = _decode(path, text)
-    del text  # 1.4 MB for a 24 h, 64-thread result: not kept beside the decoded tree
+    doc = _read_document(path, text)
+    del text  # 1.4 MB for a 24 h, 64-thread result: not kept beside the model
     if not isinstance(doc, dict):
         raise ResultsError("JSON results must be an object", path=str(path))
     foreign.check_json(path, doc)
+    _check_thread_count(path, doc)
     if "rtgate" in doc:
         _check_rtgate_types(path, doc)
         return check_run(_parse_rtgate(path, doc), _json_locator(path, doc))
     _check_rt_tests_types(path, doc)
     return check_run(_parse_rt_tests(path, doc), _json_locator(path, doc))
+
+
+def _read_document(path: Path, text: str) -> Any:
+    """The decoded document, its histograms and block maxima lifted into arrays when well-formed.
+
+    json's object tree costs ~40 bytes a value; a 24 h, 64-thread result holds 600,000 of them,
+    nearly all in histograms. Those are read as arrays of 4 or 8 bytes a value; anything the
+    lift does not recognise stays in the tree and is checked as it always was. When the lifted
+    document cannot be decoded or a lifted array sits where no histogram belongs, the whole text is
+    decoded as before, so errors name the same column and key.
+    """
+    lifted = Lift(text, MAX_JSON_HISTOGRAM_VALUES, 3 * MAX_COLUMNS)  # a thread: two histograms, block maxima
+    _check_size(path, lifted.rest.count(","), lifted.values)
+    if lifted.arrays:
+        try:
+            doc = _decode(path, lifted.rest)
+        except ResultsError:
+            doc = None  # decoded again from the text below: the error names the text's column
+        if doc is not None and lifted.attach(doc):
+            return doc
+    del lifted
+    _check_size(path, text.count(","), 0)
+    return _decode(path, text)
+
+
+def _check_thread_count(path: Path, doc: dict[str, Any]) -> None:
+    """As many threads as the text formats allow (MAX_COLUMNS): the sampler runs at most 1024, and
+    cyclictest pins threads in a 1024-CPU set. Every thread costs its gates and report lines."""
+    rg = doc.get("rtgate")
+    for key, threads in (
+        ("rtgate.threads", rg.get("threads") if isinstance(rg, dict) else None),
+        ("thread", doc.get("thread")),
+    ):
+        if isinstance(threads, (list, dict)) and len(threads) > MAX_COLUMNS:
+            raise ResultsError(
+                f"{len(threads)} threads: more than cyclictest or rtgate-sampler runs ({MAX_COLUMNS} at most)",
+                path=str(path),
+                key=key,
+            )
+
+
+def _check_size(path: Path, values: int, lifted: int) -> None:
+    if lifted > MAX_JSON_HISTOGRAM_VALUES:  # first: the lift stops there, leaving the rest in the text
+        raise ResultsError(
+            f"more than {MAX_JSON_HISTOGRAM_VALUES} histogram values: more than a real run's JSON holds "
+            "(256 threads of 3,000 buckets hold 2.35 million)",
+            path=str(path),
+        )
+    if values > MAX_JSON_VALUES:
+        raise ResultsError(
+            f"{values} values: more than the {MAX_JSON_VALUES} a real run's JSON holds outside its histograms",
+            path=str(path),
+        )
 
 
 # ---------------------------------------------------------------- validation (types and structure)
@@ -170,7 +224,7 @@ def _check_rt_tests_types(path: Path, doc: dict[str, Any]) -> None:
         _expect(path, t, "avg", where, _NUM, "a number or nan")
         for name in ("cpu", "node"):
             _expect(path, t, name, where, (int,), "a whole number")
-        _expect(path, t, "histogram", where, (dict,), "an object")
+        _expect(path, t, "histogram", where, (dict, Lifted), "an object")
     announced = doc.get("num_threads")
     if isinstance(announced, int) and announced != len(threads):
         raise ResultsError(
@@ -193,57 +247,61 @@ def _check_rtgate_types(path: Path, doc: dict[str, Any]) -> None:
     if not isinstance(threads, list):
         return
     for i, t in enumerate(threads):
-        where = f"rtgate.threads[{i}]"
-        if not isinstance(t, dict):
-            continue
-        zero = t.get("cycles") == 0
-        for name in ("index", "cycles", "missed_periods"):
-            _expect(path, t, name, where, (int,), "a whole number", optional=False, nullable=False)
-        for name in ("min", "max"):
-            _expect(path, t, name, where, _NUM, "a number", optional=zero, nullable=zero)
-        for name in ("cpu", "priority", "interval_us", "sum", "overflows"):
-            _expect(path, t, name, where, (int,), "a whole number")
-        _expect(path, t, "avg", where, _NUM, "a number")
-        _expect(path, t, "policy", where, (str,), "a string")
-        total = t.get("sum")
-        if type(total) is int and not 0 <= total < 2**64:
-            raise ResultsError("must be a whole number from 0 to 2^64-1", path=str(path), key=where + ".sum")
-        avg, cycles = t.get("avg"), t.get("cycles")
-        if isinstance(avg, _NUM) and not isinstance(avg, bool) and not 0 <= avg < 2**64:
-            raise ResultsError(
-                f"must be a finite, non-negative latency, not {str(avg)[:24]}", path=str(path), key=where + ".avg"
-            )
-        if (
-            type(total) is int
-            and type(cycles) is int
-            and cycles > 0
-            and isinstance(avg, _NUM)
-            and not isinstance(avg, bool)
-            and 0 <= avg < 2**64
-            and abs(total / cycles - avg) > 0.005 + 1e-6 * abs(avg)
-        ):  # a 400-digit avg: check_run
-            raise ResultsError(
-                f"avg {avg!r} is not sum / cycles ({total / cycles:.2f})", path=str(path), key=where + ".avg"
-            )
-        _expect(path, t, "block_maxima", where, (dict,), "an object")
-        raw = t.get("histogram")
-        if isinstance(raw, list) and set(map(type, raw)) == {list} and all(raw):  # builtins: 24 h x 64 = 40,000 buckets
-            lows = list(map(operator.itemgetter(0), raw))
-            if set(map(type, lows)) == {int} and not all(map(operator.lt, lows, lows[1:])):
-                raise ResultsError(
-                    "histogram buckets must be strictly increasing", path=str(path), key=where + ".histogram"
-                )
-        bm = t.get("block_maxima")
-        if isinstance(bm, dict):
-            bw = where + ".block_maxima"
-            for name in ("block_cycles", "partial_cycles"):
-                _expect(path, bm, name, bw, (int,), "a whole number", nullable=False)
-            _expect(path, bm, "partial_max", bw, (int,), "a whole number")
-            _expect(path, bm, "block_seconds", bw, _NUM, "a number", nullable=False)
-            _expect(path, bm, "values", bw, (list,), "a list", nullable=False)
-            if isinstance(bm.get("values"), list) and not set(map(type, bm["values"])) <= {int}:
-                raise ResultsError("must be whole numbers", path=str(path), key=bw + ".values")
+        if isinstance(t, dict):
+            _check_rtgate_thread(path, t, f"rtgate.threads[{i}]")
     _check_sections_agree(path, doc, threads)
+
+
+def _check_rtgate_thread(path: Path, t: dict[str, Any], where: str) -> None:
+    zero = t.get("cycles") == 0
+    for name in ("index", "cycles", "missed_periods"):
+        _expect(path, t, name, where, (int,), "a whole number", optional=False, nullable=False)
+    for name in ("min", "max"):
+        _expect(path, t, name, where, _NUM, "a number", optional=zero, nullable=zero)
+    for name in ("cpu", "priority", "interval_us", "sum", "overflows"):
+        _expect(path, t, name, where, (int,), "a whole number")
+    _expect(path, t, "avg", where, _NUM, "a number")
+    _expect(path, t, "policy", where, (str,), "a string")
+    _check_sum_and_avg(path, t, where)
+    _expect(path, t, "block_maxima", where, (dict,), "an object")
+    _check_lows_increase(path, t.get("histogram"), where + ".histogram")
+    bm = t.get("block_maxima")
+    if isinstance(bm, dict):
+        bw = where + ".block_maxima"
+        for name in ("block_cycles", "partial_cycles"):
+            _expect(path, bm, name, bw, (int,), "a whole number", nullable=False)
+        _expect(path, bm, "partial_max", bw, (int,), "a whole number")
+        _expect(path, bm, "block_seconds", bw, _NUM, "a number", nullable=False)
+        _expect(path, bm, "values", bw, (list, Lifted), "a list", nullable=False)
+        if isinstance(bm.get("values"), list) and not set(map(type, bm["values"])) <= {int}:
+            raise ResultsError("must be whole numbers", path=str(path), key=bw + ".values")
+
+
+def _check_sum_and_avg(path: Path, t: dict[str, Any], where: str) -> None:
+    total, avg, cycles = t.get("sum"), t.get("avg"), t.get("cycles")
+    if type(total) is int and not 0 <= total < 2**64:
+        raise ResultsError("must be a whole number from 0 to 2^64-1", path=str(path), key=where + ".sum")
+    if not isinstance(avg, _NUM) or isinstance(avg, bool):
+        return
+    if not 0 <= avg < 2**64:
+        raise ResultsError(
+            f"must be a finite, non-negative latency, not {str(avg)[:24]}", path=str(path), key=where + ".avg"
+        )
+    if not (type(total) is int and type(cycles) is int and cycles > 0):
+        return
+    if abs(total / cycles - avg) > 0.005 + 1e-6 * abs(avg):  # a 400-digit avg: check_run
+        raise ResultsError(
+            f"avg {avg!r} is not sum / cycles ({total / cycles:.2f})", path=str(path), key=where + ".avg"
+        )
+
+
+def _check_lows_increase(path: Path, raw: Any, key: str) -> None:
+    if isinstance(raw, Lifted):
+        return  # lifted only when its lows increase
+    if isinstance(raw, list) and set(map(type, raw)) == {list} and all(raw):  # builtins: 40,000 buckets in 24 h x 64
+        lows = list(map(operator.itemgetter(0), raw))
+        if set(map(type, lows)) == {int} and not all(map(operator.lt, lows, lows[1:])):
+            raise ResultsError("histogram buckets must be strictly increasing", path=str(path), key=key)
 
 
 def _check_sections_agree(path: Path, doc: dict[str, Any], threads: list[Any]) -> None:
@@ -328,77 +386,105 @@ def _environment(doc: dict[str, Any]) -> dict[str, Any]:
     return env
 
 
+def _rt_tests_unit(path: Path, doc: dict[str, Any], command: Any) -> str:
+    resolution = doc.get("resolution_in_ns")
+    if resolution not in (0, 1):
+        return "ns" if command is not None and command.nsecs else "us"
+    unit = "ns" if resolution == 1 else "us"
+    if command is not None and command.nsecs != (unit == "ns"):
+        raise ResultsError(
+            f"contradicts itself: resolution_in_ns is {resolution} but the command line "
+            f"{'has' if command.nsecs else 'has no'} -N",
+            path=str(path),
+            key="resolution_in_ns",
+        )
+    return unit
+
+
+def _rt_tests_histogram(
+    path: Path, raw: Any, where: str, unit: str, cycles: int, limit: int | None
+) -> Histogram | None:
+    if raw is not None and not isinstance(raw, (dict, Lifted)):
+        raise ResultsError("histogram must be an object", path=str(path), key=where)
+    if not raw and limit is None:
+        return None
+    if isinstance(raw, Lifted):  # latencies increase strictly and counts are whole: json_lift
+        assert raw.c is not None
+        in_range, highest = sum(raw.c), raw.a[-1] if len(raw.a) else -1
+        filled = raw.c if all(raw.c) else compact_ints(compress(raw.c, raw.c))
+        buckets: list[tuple[int, int | None, int]] | Buckets = Buckets(
+            raw.a if filled is raw.c else compact_ints(compress(raw.a, raw.c)), None, filled
+        )
+    else:
+        counts = []
+        for b, c in (raw or {}).items():
+            if not str(b).isdigit() or not isinstance(c, int) or c < 0:
+                raise ResultsError(f"bad histogram entry {b!r}: {c!r}", path=str(path), key=where + ".histogram")
+            counts.append((int(b), c))
+        in_range = sum(c for _, c in counts)
+        highest = max((b for b, _ in counts), default=-1)
+        buckets = [(b, b + 1, c) for b, c in sorted(counts) if c]
+    return Histogram(
+        unit=unit,
+        buckets=buckets,
+        overflow=max(0, cycles - in_range),
+        range_end=limit if limit is not None else highest + 1,
+    )
+
+
+def _rt_tests_thread(
+    path: Path, key: str, t: Any, unit: str, limit: int | None, command: Any, setting: tuple[Any, Any]
+) -> ThreadResult:
+    where = f"thread.{key}"
+    if not str(key).isdigit():
+        raise ResultsError("thread keys must be numbers", path=str(path), key=where)
+    if not isinstance(t, dict):
+        raise ResultsError("must be an object", path=str(path), key=where)
+    cycles = _need(t, "cycles", path, where, int)
+    if cycles == 0:
+        tmin = tmax = avg = None  # cyclictest's 1000000 sentinel and nan mean "no sample"
+    else:
+        tmin = _need(t, "min", path, where, (int, float))
+        tmax = _need(t, "max", path, where, (int, float))
+        avg = t.get("avg")
+        avg = avg if isinstance(avg, (int, float)) and not isinstance(avg, bool) else None
+    return ThreadResult(
+        index=int(key),
+        cycles=cycles,
+        min=tmin,
+        max=tmax,
+        avg=avg,
+        cpu=t.get("cpu") if isinstance(t.get("cpu"), int) else None,
+        priority=setting[0],
+        policy=command.effective_policy() if command else None,
+        interval_us=setting[1],
+        missed=None,
+        histogram=_rt_tests_histogram(path, t.get("histogram"), where, unit, cycles, limit),
+    )
+
+
 def _parse_rt_tests(path: Path, doc: dict[str, Any]) -> RunResult:
     threads_obj = _need(doc, "thread", path, "thread", dict)
     cmdline = doc.get("cmdline:", doc.get("cmdline"))
     command = parse_cmdline(cmdline) if isinstance(cmdline, str) and cmdline.strip() else None
-    resolution = doc.get("resolution_in_ns")
-    if resolution in (0, 1):
-        unit = "ns" if resolution == 1 else "us"
-        if command is not None and command.nsecs != (unit == "ns"):
-            raise ResultsError(
-                f"contradicts itself: resolution_in_ns is {resolution} but the command line "
-                f"{'has' if command.nsecs else 'has no'} -N",
-                path=str(path),
-                key="resolution_in_ns",
-            )
-    else:
-        unit = "ns" if command is not None and command.nsecs else "us"
+    unit = _rt_tests_unit(path, doc, command)
     limit = _cmdline_hist_limit(cmdline)
     nthreads = len(threads_obj)
     priorities = command.priorities(nthreads) if command else [None] * nthreads
     intervals: list[int | None] = list(command.intervals(nthreads)) if command else [None] * nthreads
-    threads: list[ThreadResult] = []
-    for key in sorted(threads_obj, key=lambda k: int(k) if str(k).isdigit() else -1):
-        where = f"thread.{key}"
-        if not str(key).isdigit():
-            raise ResultsError("thread keys must be numbers", path=str(path), key=where)
-        t = threads_obj[key]
-        if not isinstance(t, dict):
-            raise ResultsError("must be an object", path=str(path), key=where)
-        cycles = _need(t, "cycles", path, where, int)
-        tmin = t.get("min")
-        tmax = t.get("max")
-        avg = t.get("avg")
-        if cycles == 0:
-            tmin = tmax = avg = None  # cyclictest's 1000000 sentinel and nan mean "no sample"
-        else:
-            tmin = _need(t, "min", path, where, (int, float))
-            tmax = _need(t, "max", path, where, (int, float))
-            avg = avg if isinstance(avg, (int, float)) and not isinstance(avg, bool) else None
-        hist = None
-        raw = t.get("histogram")
-        if raw is not None and not isinstance(raw, dict):
-            raise ResultsError("histogram must be an object", path=str(path), key=where)
-        if raw or limit is not None:
-            counts = []
-            for b, c in (raw or {}).items():
-                if not str(b).isdigit() or not isinstance(c, int) or c < 0:
-                    raise ResultsError(f"bad histogram entry {b!r}: {c!r}", path=str(path), key=where + ".histogram")
-                counts.append((int(b), c))
-            in_range = sum(c for _, c in counts)
-            highest = max((b for b, _ in counts), default=-1)
-            hist = Histogram(
-                unit=unit,
-                buckets=[(b, b + 1, c) for b, c in sorted(counts) if c],
-                overflow=max(0, cycles - in_range),
-                range_end=limit if limit is not None else highest + 1,
-            )
-        threads.append(
-            ThreadResult(
-                index=int(key),
-                cycles=cycles,
-                min=tmin,
-                max=tmax,
-                avg=avg,
-                cpu=t.get("cpu") if isinstance(t.get("cpu"), int) else None,
-                priority=priorities[len(threads)] if len(threads) < nthreads else None,
-                policy=command.effective_policy() if command else None,
-                interval_us=intervals[len(threads)] if len(threads) < nthreads else None,
-                missed=None,
-                histogram=hist,
-            )
+    keys = sorted(threads_obj, key=lambda k: int(k) if str(k).isdigit() else -1)
+    threads = [
+        _rt_tests_thread(
+            path,
+            key,
+            threads_obj[key],
+            unit,
+            limit,
+            command,
+            (priorities[i] if i < len(priorities) else None, intervals[i] if i < len(intervals) else None),
         )
+        for i, key in enumerate(keys)
+    ]
     if not threads:
         raise ResultsError("no threads in results", path=str(path), key="thread")
     run = RunResult(
@@ -468,17 +554,7 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
         if not isinstance(t, dict):
             raise ResultsError("must be an object", path=str(path), key=where)
         cycles = _need(t, "cycles", path, where, int)
-        raw = _need(t, "histogram", path, where, list)
-        buckets = list(map(tuple, raw)) if set(map(type, raw)) <= {list} and set(map(len, raw)) <= {3} else []
-        lows, highs, counts = zip(*buckets) if buckets else ((), (), ())
-        ok = len(buckets) == len(raw) and set(map(type, lows + counts)) <= {int} and set(map(type, highs)) <= _HIGH
-        if not ok:
-            raise ResultsError(
-                "histogram buckets must be [low, high or null, count] integers",
-                path=str(path),
-                key=where + ".histogram",
-            )
-        hist = Histogram(unit=unit, buckets=buckets, overflow=0, range_end=None)
+        hist = _rtgate_histogram(path, _need(t, "histogram", path, where, (list, Lifted)), where, unit)
         if hist.total != cycles:
             raise ResultsError(
                 f"histogram holds {hist.total} samples but cycles is {cycles}", path=str(path), key=where
@@ -486,10 +562,11 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
         bm = t.get("block_maxima")
         blocks = None
         if isinstance(bm, dict):
+            values = bm.get("values", [])
             blocks = BlockMaxima(
                 block_cycles=int(bm.get("block_cycles", 0)),
                 block_seconds=float(bm.get("block_seconds", 0.0)),
-                values=list(bm.get("values", [])),  # whole numbers: _check_rtgate_types
+                values=values.a.tolist() if isinstance(values, Lifted) else list(values),  # whole numbers
                 partial_cycles=int(bm.get("partial_cycles", 0)),
                 partial_max=bm.get("partial_max"),
             )
@@ -534,6 +611,22 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
     )
     run.measured_setup = _rtgate_setup(rg, threads)
     return run
+
+
+def _rtgate_histogram(path: Path, raw: list[Any] | Lifted, where: str, unit: str) -> Histogram:
+    if isinstance(raw, Lifted):  # [low, high or null, count] in 64 bits, lows increasing: json_lift
+        assert raw.b is not None and raw.c is not None
+        return Histogram(unit=unit, buckets=Buckets(raw.a, raw.b, raw.c, raw.open_top), overflow=0, range_end=None)
+    buckets = list(map(tuple, raw)) if set(map(type, raw)) <= {list} and set(map(len, raw)) <= {3} else []
+    lows, highs, counts = zip(*buckets) if buckets else ((), (), ())
+    ok = len(buckets) == len(raw) and set(map(type, lows + counts)) <= {int} and set(map(type, highs)) <= _HIGH
+    if not ok:
+        raise ResultsError(
+            "histogram buckets must be [low, high or null, count] integers",
+            path=str(path),
+            key=where + ".histogram",
+        )
+    return Histogram(unit=unit, buckets=buckets, overflow=0, range_end=None)
 
 
 def _check_stated_unit(path: Path, doc: dict[str, Any], unit: str) -> None:

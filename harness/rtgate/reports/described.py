@@ -88,160 +88,192 @@ def _board(board: dict[str, Any]) -> str | None:
     return "; ".join(parts) or None
 
 
+def _item(value: Any, why: str | None, explained_by: tuple[str, ...], unknown: dict[str, str]) -> str:
+    """An item's text: its value, else "unknown (why)", the why the recorder gave under one of
+    `explained_by` first."""
+    if value is not None and value != "":
+        return str(value)
+    for k in explained_by:
+        if k in unknown:
+            return _unknown(unknown[k])
+    return _unknown(why or "not recorded")
+
+
+def _sysinfo_items(sysinfo: dict[str, Any], unknown: dict[str, str]) -> dict[str, str]:
+    """Results not measured by rtgate run: what rt-tests' sysinfo says, the rest not recorded."""
+    release = sysinfo.get("release")
+    realtime = sysinfo.get("realtime") if sysinfo.get("realtime") in (0, 1) else None
+    # rt-tests writes realtime 1 when /sys/kernel/realtime reads 1: PREEMPT_RT, or not; nothing finer.
+    preemption = None
+    if realtime is not None:
+        preemption = {
+            1: "PREEMPT_RT (rt-tests sysinfo)",
+            0: "not PREEMPT_RT (rt-tests sysinfo; which model not recorded)",
+        }[realtime]
+    arch = f"{sysinfo['machine']} (rt-tests sysinfo)" if sysinfo.get("machine") else None
+    items = {
+        "kernel": _item(f"{release} (rt-tests sysinfo)" if release else None, NOT_RECORDED, ("kernel",), unknown),
+        "preemption": _item(preemption, NOT_RECORDED, ("preemption",), unknown),
+        "architecture": _item(arch, NOT_RECORDED, ("architecture",), unknown),
+    }
+    for key, _label in MACHINE_ITEMS[3:]:
+        items[key] = _unknown(NOT_RECORDED)
+    return items
+
+
+def _preemption(system: dict[str, Any], machine: dict[str, Any]) -> str | None:
+    model = system.get("preemption")
+    return f"{model} ({system.get('preemption_source')})" if model and model != "unknown" else None
+
+
+def _clocksource(system: dict[str, Any], machine: dict[str, Any]) -> str | None:
+    available, clocksource = machine.get("clocksources_available"), machine.get("clocksource")
+    return f"{clocksource} (available: {', '.join(available)})" if clocksource and available else clocksource
+
+
+def _smt(system: dict[str, Any], machine: dict[str, Any]) -> str | None:
+    topology = machine.get("topology") or {}
+    smt_active, control = topology.get("smt_active"), topology.get("smt_control")
+    if smt_active is None:
+        return None
+    return ("on" if smt_active else "off") + (f" (control {control})" if control else " (from thread siblings)")
+
+
+def _cpu_list(key: str) -> Any:
+    """The value of machine[key], a CPU list, as text."""
+    return lambda system, machine: None if machine.get(key) is None else _cpus(machine[key])
+
+
+def _online(system: dict[str, Any], machine: dict[str, Any]) -> str | None:
+    topology = machine.get("topology") or {}
+    return None if topology.get("online") is None else _cpus(topology.get("online"))
+
+
+def _isolation(system: dict[str, Any], machine: dict[str, Any]) -> str | None:
+    isolation = system.get("isolation")
+    if not isinstance(isolation, dict):
+        return None
+    return " ".join(f"{k}={v.get('value')}" for k, v in isolation.items() if isinstance(v, dict)) or "none"
+
+
+def _cpuidle(system: dict[str, Any], machine: dict[str, Any]) -> str | None:
+    driver, governor = machine.get("cpuidle_driver"), machine.get("cpuidle_governor")
+    return f"{driver}" + (f" (governor {governor})" if governor else "") if driver else None
+
+
+def _pm_qos(system: dict[str, Any], machine: dict[str, Any]) -> str | None:
+    qos, holders = machine.get("pm_qos_latency_us"), machine.get("pm_qos_holders")
+    if qos is None and holders is None:
+        return None
+    held = ", held by " + ", ".join(f"{h.get('comm')}[{h.get('pid')}]" for h in holders) if holders else ""
+    return (f"{qos} us" if qos is not None else "value unknown") + (
+        held or (", no holder" if holders is not None else "")
+    )
+
+
+def _irqbalance(system: dict[str, Any], machine: dict[str, Any]) -> str | None:
+    running = machine.get("irqbalance_running")
+    return None if running is None else ("running" if running else "not running")
+
+
+def _thp(system: dict[str, Any], machine: dict[str, Any]) -> str | None:
+    thp, defrag = machine.get("transparent_hugepage"), machine.get("transparent_hugepage_defrag")
+    return f"{thp}" + (f" (defrag {defrag})" if defrag else "") if thp else None
+
+
+def _memory(system: dict[str, Any], machine: dict[str, Any]) -> str | None:
+    memory = machine.get("memory") or {}
+    total, nodes = memory.get("total_kib"), memory.get("numa_nodes")
+    if total is None:
+        return None
+    return f"{total / 1024:.0f} MiB" + (f", NUMA nodes {_cpus(nodes)}" if nodes else ", NUMA nodes unknown")
+
+
+def _governors(system: dict[str, Any], machine: dict[str, Any]) -> str | None:
+    governors = system.get("governors")
+    if not isinstance(governors, dict):
+        return None
+    return ", ".join(sorted({str(g) for g in governors.values()})) or "none (no cpufreq)"
+
+
+def _rt_throttling(system: dict[str, Any], machine: dict[str, Any]) -> str | None:
+    runtime, period = system.get("sched_rt_runtime_us"), system.get("sched_rt_period_us")
+    if runtime is None:
+        return None
+    return "off (sched_rt_runtime_us -1)" if runtime == -1 else f"{runtime} us of every {period} us"
+
+
+def _services(system: dict[str, Any], machine: dict[str, Any]) -> str | None:
+    services, tuned = machine.get("services"), machine.get("tuned_profile")
+    if services is None:
+        return None
+    return (", ".join(services) or "none running") + (f"; tuned profile {tuned}" if tuned else "")
+
+
+def _rt_threads(system: dict[str, Any], machine: dict[str, Any]) -> str | None:
+    threads = machine.get("rt_kernel_threads")
+    if threads is None:
+        return None
+    listed = ": " + ", ".join(f"{t.get('comm')} {t.get('policy')} {t.get('priority')}" for t in threads)
+    return f"{len(threads)}" + (listed if threads else "")
+
+
+def _modules(system: dict[str, Any], machine: dict[str, Any]) -> str | None:
+    modules = machine.get("modules")
+    return None if modules is None else f"{len(modules)}" + (f": {', '.join(modules)}" if modules else "")
+
+
+def _system(key: str) -> Any:
+    return lambda system, machine: system.get(key)
+
+
+def _machine(key: str) -> Any:
+    return lambda system, machine: machine.get(key)
+
+
+# Per item of what rtgate run recorded: its value from (system, machine), why it is unknown when
+# it is missing, and the keys of the recorder's own "unknown" reasons that explain it (default:
+# the item's key). In MACHINE_ITEMS' order.
+_RECORDED: tuple[tuple[str, Any, str | None, tuple[str, ...]], ...] = (
+    ("kernel", _system("kernel_release"), "/proc/sys/kernel/osrelease unreadable", ()),
+    (
+        "preemption",
+        _preemption,
+        "neither /sys/kernel/realtime, the kernel config, the version string nor sched/preempt says it",
+        (),
+    ),
+    ("architecture", _machine("architecture"), "recorded from a copy of another system's /proc and /sys", ()),
+    ("cpu_model", _system("cpu_model"), "/proc/cpuinfo names no model", ()),
+    ("cpu_count", _system("cpu_count"), "/proc/cpuinfo lists no processor", ()),
+    ("board", lambda system, machine: _board(machine.get("board") or {}), None, ("board",)),
+    ("virtualisation", lambda system, machine: system.get("virtualisation") or "none detected", None, ()),
+    ("clocksource", _clocksource, None, ()),
+    ("smt", _smt, "neither /sys/devices/system/cpu/smt nor thread siblings recorded", ("smt", "topology")),
+    ("online_cpus", _online, None, ("online_cpus",)),
+    ("isolated_cpus", _cpu_list("isolated_cpus"), None, ()),
+    ("nohz_full_cpus", _cpu_list("nohz_full_cpus"), None, ()),
+    ("isolation_cmdline", _isolation, None, ()),
+    ("cpuidle", _cpuidle, None, ("cpuidle_driver",)),
+    ("pm_qos", _pm_qos, "read only on the live machine, as root", ("pm_qos_value", "pm_qos_holders")),
+    ("irqbalance", _irqbalance, "no process list", ()),
+    ("timer_migration", _machine("timer_migration"), None, ()),
+    ("transparent_hugepage", _thp, None, ("thp",)),
+    ("memory", _memory, None, ()),
+    ("cpu_governors", _governors, None, ()),
+    ("rt_throttling", _rt_throttling, "/proc/sys/kernel/sched_rt_runtime_us unreadable", ()),
+    ("tuning_services", _services, None, ()),
+    ("rt_kernel_threads", _rt_threads, None, ()),
+    ("modules", _modules, None, ()),
+)
+
+
 def _machine_items(system: dict[str, Any], sysinfo: dict[str, Any]) -> dict[str, str]:
     found = system.get("machine")
     machine: dict[str, Any] = found if isinstance(found, dict) else {}
     unknown: dict[str, str] = machine.get("unknown") or {}
-    topology = machine.get("topology") or {}
-    items: dict[str, str] = {}
-
-    def put(key: str, value: Any, why: str | None = None, *unknown_keys: str) -> None:
-        if value is not None and value != "":
-            items[key] = str(value)
-            return
-        for k in unknown_keys or (key,):
-            if k in unknown:
-                items[key] = _unknown(unknown[k])
-                return
-        items[key] = _unknown(why or "not recorded")
-
     if not system:
-        release = sysinfo.get("release")
-        put("kernel", f"{release} (rt-tests sysinfo)" if release else None, NOT_RECORDED)
-        realtime = sysinfo.get("realtime") if sysinfo.get("realtime") in (0, 1) else None
-        # rt-tests writes realtime 1 when /sys/kernel/realtime reads 1: PREEMPT_RT, or not; nothing finer.
-        put(
-            "preemption",
-            None
-            if realtime is None
-            else "PREEMPT_RT (rt-tests sysinfo)"
-            if realtime == 1
-            else "not PREEMPT_RT (rt-tests sysinfo; which model not recorded)",
-            NOT_RECORDED,
-        )
-        put(
-            "architecture", f"{sysinfo['machine']} (rt-tests sysinfo)" if sysinfo.get("machine") else None, NOT_RECORDED
-        )
-        for key, _label in MACHINE_ITEMS[3:]:
-            items[key] = _unknown(NOT_RECORDED)
-        return items
-
-    put("kernel", system.get("kernel_release"), "/proc/sys/kernel/osrelease unreadable")
-    model = system.get("preemption")
-    put(
-        "preemption",
-        f"{model} ({system.get('preemption_source')})" if model and model != "unknown" else None,
-        "neither /sys/kernel/realtime, the kernel config, the version string nor sched/preempt says it",
-    )
-    put("architecture", machine.get("architecture"), "recorded from a copy of another system's /proc and /sys")
-    put("cpu_model", system.get("cpu_model"), "/proc/cpuinfo names no model")
-    put("cpu_count", system.get("cpu_count"), "/proc/cpuinfo lists no processor")
-    put("board", _board(machine.get("board") or {}), None, "board")
-    put("virtualisation", system.get("virtualisation") or "none detected")
-    available = machine.get("clocksources_available")
-    clocksource = machine.get("clocksource")
-    put(
-        "clocksource",
-        f"{clocksource} (available: {', '.join(available)})" if clocksource and available else clocksource,
-    )
-    smt_active = topology.get("smt_active")
-    control = topology.get("smt_control")
-    put(
-        "smt",
-        None
-        if smt_active is None
-        else ("on" if smt_active else "off") + (f" (control {control})" if control else " (from thread siblings)"),
-        "neither /sys/devices/system/cpu/smt nor thread siblings recorded",
-        "smt",
-        "topology",
-    )
-    put("online_cpus", None if topology.get("online") is None else _cpus(topology.get("online")), None, "online_cpus")
-    put("isolated_cpus", None if machine.get("isolated_cpus") is None else _cpus(machine["isolated_cpus"]))
-    put("nohz_full_cpus", None if machine.get("nohz_full_cpus") is None else _cpus(machine["nohz_full_cpus"]))
-    isolation = system.get("isolation")
-    put(
-        "isolation_cmdline",
-        None
-        if not isinstance(isolation, dict)
-        else " ".join(f"{k}={v.get('value')}" for k, v in isolation.items() if isinstance(v, dict)) or "none",
-    )
-    driver = machine.get("cpuidle_driver")
-    governor = machine.get("cpuidle_governor")
-    put(
-        "cpuidle",
-        f"{driver}" + (f" (governor {governor})" if governor else "") if driver else None,
-        None,
-        "cpuidle_driver",
-    )
-    qos = machine.get("pm_qos_latency_us")
-    holders = machine.get("pm_qos_holders")
-    put(
-        "pm_qos",
-        None
-        if qos is None and holders is None
-        else (f"{qos} us" if qos is not None else "value unknown")
-        + (
-            ", held by " + ", ".join(f"{h.get('comm')}[{h.get('pid')}]" for h in holders)
-            if holders
-            else (", no holder" if holders is not None else "")
-        ),
-        "read only on the live machine, as root",
-        "pm_qos_value",
-        "pm_qos_holders",
-    )
-    running = machine.get("irqbalance_running")
-    put("irqbalance", None if running is None else ("running" if running else "not running"), "no process list")
-    put("timer_migration", machine.get("timer_migration"))
-    thp = machine.get("transparent_hugepage")
-    defrag = machine.get("transparent_hugepage_defrag")
-    put("transparent_hugepage", f"{thp}" + (f" (defrag {defrag})" if defrag else "") if thp else None, None, "thp")
-    memory = machine.get("memory") or {}
-    total = memory.get("total_kib")
-    nodes = memory.get("numa_nodes")
-    put(
-        "memory",
-        None
-        if total is None
-        else f"{total / 1024:.0f} MiB" + (f", NUMA nodes {_cpus(nodes)}" if nodes else ", NUMA nodes unknown"),
-    )
-    governors = system.get("governors")
-    put(
-        "cpu_governors",
-        None
-        if not isinstance(governors, dict)
-        else ", ".join(sorted({str(g) for g in governors.values()})) or "none (no cpufreq)",
-    )
-    runtime, period = system.get("sched_rt_runtime_us"), system.get("sched_rt_period_us")
-    put(
-        "rt_throttling",
-        None
-        if runtime is None
-        else ("off (sched_rt_runtime_us -1)" if runtime == -1 else f"{runtime} us of every {period} us"),
-        "/proc/sys/kernel/sched_rt_runtime_us unreadable",
-    )
-    services = machine.get("services")
-    tuned = machine.get("tuned_profile")
-    put(
-        "tuning_services",
-        None
-        if services is None
-        else (", ".join(services) or "none running") + (f"; tuned profile {tuned}" if tuned else ""),
-    )
-    threads = machine.get("rt_kernel_threads")
-    put(
-        "rt_kernel_threads",
-        None
-        if threads is None
-        else f"{len(threads)}"
-        + (
-            ": " + ", ".join(f"{t.get('comm')} {t.get('policy')} {t.get('priority')}" for t in threads)
-            if threads
-            else ""
-        ),
-    )
-    modules = machine.get("modules")
-    put("modules", None if modules is None else f"{len(modules)}" + (f": {', '.join(modules)}" if modules else ""))
-    return items
+        return _sysinfo_items(sysinfo, unknown)
+    return {key: _item(value(system, machine), why, keys or (key,), unknown) for key, value, why, keys in _RECORDED}
 
 
 def _one_load(load: dict[str, Any]) -> tuple[str, str]:

@@ -60,62 +60,55 @@ def start_time(run: RunResult) -> str | None:
     return when.astimezone(timezone.utc).isoformat()
 
 
-def kcidb_document(
-    origin: str,
-    build_id: str,
-    platform: str,
-    measurement: str,
-    run: RunResult,
-    verdicts: list[Verdict],
-    thresholds_digest: str = "",
-    duration: float | None = None,
-    m: Measurement | None = None,
-) -> dict[str, Any]:
-    """`thresholds_digest`: a digest of the threshold files' contents (two files judging the same results give
-    different ids); `duration`: the measurement's length in seconds; `m`: the measurement, naming the
-    threads of results that state no CPU (thread_names)."""
-    base = f"rt-tests.rtgate.{_node(measurement)}"
-    digest = run_digest(run, build_id, thresholds_digest, measurement)
-    start = start_time(run)
-    described = describe_run(run)  # the machine and load rtgate run recorded, each item or "unknown (why)"
-    env_misc: dict[str, Any] = {
-        "platform": platform,
-        "source": run.source,
-        "kernel_release": (recorded_environment(run).get("system") or {}).get("kernel_release"),
-    }
-    if described.recorded:  # results measured by rtgate run: the machine and load it recorded
-        env_misc.update({"machine": described.machine, "conditions": described.measurement})
-    env = {"comment": platform, "misc": env_misc}
-    tests: list[dict[str, Any]] = []
+# A verdict's unit -> KCIDB's unit and the factor from rtgate's value (us, fraction, periods).
+_VERDICT_UNITS: dict[str, tuple[str, float]] = {"%": ("%", 100.0), "periods": ("periods", 1.0)}
+_SECONDS = ("s", 1e-6)
 
-    def add(path: str, status: str, comment: str, number: dict[str, Any] | None, misc: dict[str, Any]) -> None:
+
+def _span(low: float | None, high: float | None, unit: str, scale: float) -> dict[str, Any]:
+    """A range in misc: the ends in the number's unit (None: unbounded)."""
+    return {
+        "low": None if low is None else low * scale,
+        "high": None if high is None else high * scale,
+        "unit": unit,
+        "why": "only a range is known: the histogram does not resolve it (a bucket wider than 1 us, its overflow)",
+    }
+
+
+@dataclasses.dataclass
+class _Tests:
+    """The document's tests, numbered in the order added; what every test of the run shares."""
+
+    origin: str
+    build_id: str
+    digest: str
+    env: dict[str, Any]
+    start: str | None
+    duration: float | None
+    tests: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    def add(self, path: str, status: str, comment: str, number: dict[str, Any] | None, misc: dict[str, Any]) -> None:
         test: dict[str, Any] = {
-            "id": f"{origin}:rtgate-{digest}:{path}:{len(tests)}",
-            "build_id": build_id,
-            "origin": origin,
+            "id": f"{self.origin}:rtgate-{self.digest}:{path}:{len(self.tests)}",
+            "build_id": self.build_id,
+            "origin": self.origin,
             "path": path,
             "status": status,
-            "environment": env,
+            "environment": self.env,
             "comment": comment[:1000],
-            "misc": {**misc, "run": digest},
+            "misc": {**misc, "run": self.digest},
         }
-        if start is not None:
-            test["start_time"] = start
-        if duration:
-            test["duration"] = round(duration, 3)
+        if self.start is not None:
+            test["start_time"] = self.start
+        if self.duration:
+            test["duration"] = round(self.duration, 3)
         if number is not None:
             test["number"] = number
-        tests.append(test)
+        self.tests.append(test)
 
-    def span(low: float | None, high: float | None, unit: str, scale: float) -> dict[str, Any]:
-        """A range in misc: the ends in the number's unit (None: unbounded)."""
-        return {
-            "low": None if low is None else low * scale,
-            "high": None if high is None else high * scale,
-            "unit": unit,
-            "why": "only a range is known: the histogram does not resolve it (a bucket wider than 1 us, its overflow)",
-        }
 
+def _verdict_tests(out: _Tests, base: str, verdicts: list[Verdict]) -> None:
+    """One test per verdict: its status, and its value as a number, or as a range in misc."""
     for v in verdicts:
         number = None
         misc: dict[str, Any] = {
@@ -125,21 +118,26 @@ def kcidb_document(
             "samples": v.samples,
             "critical": v.critical,
         }
-        unit, scale = ("%", 100.0) if v.unit == "%" else ("periods", 1.0) if v.unit == "periods" else ("s", 1e-6)
+        unit, scale = _VERDICT_UNITS.get(v.unit, _SECONDS)
         known = value_range(v)
         if known is not None:
-            misc["range"] = span(*known, unit, scale)
+            misc["range"] = _span(*known, unit, scale)
         elif v.value is not None:
             number = {"value": v.value * scale, "unit": unit}
             if unit != "periods":  # a count: no SI prefix
                 number["prefix"] = "metric"
-        add(
+        out.add(
             f"{base}.{_node(v.gate)}.{_node(v.thread)}",
             _STATUS[v.status],
             (f"{v.status.value}: " if v.status == Status.INCONCLUSIVE else "") + v.reason,
             number,
             misc,
         )
+
+
+def _figure_tests(out: _Tests, base: str, run: RunResult, m: Measurement | None) -> None:
+    """One DONE test per thread and figure (min, avg, max, p99, p99.9): a number in seconds, or
+    the range the histogram allows."""
     scale = run.units_per_us()
     names = thread_names(run, m)
     for t in run.threads:
@@ -157,11 +155,11 @@ def kcidb_document(
         for name, (low, high) in figures.items():
             if low is None and high is None:
                 continue
-            misc = {"cycles": t.cycles, "missed_periods": t.missed}
+            misc: dict[str, Any] = {"cycles": t.cycles, "missed_periods": t.missed}
             what = f"{name} latency of {t.describe()}"
             if low == high:
                 assert high is not None
-                add(
+                out.add(
                     f"{base}.{_node(tid)}.{name}",
                     "DONE",
                     what,
@@ -170,12 +168,42 @@ def kcidb_document(
                 )
                 continue
             lo_us, hi_us = (None if x is None else x / scale for x in (low, high))
-            misc["range"] = span(lo_us, hi_us, "s", 1e-6)
-            add(
+            misc["range"] = _span(lo_us, hi_us, "s", 1e-6)
+            out.add(
                 f"{base}.{_node(tid)}.{name}",
                 "DONE",
                 f"{what}: {range_text(lo_us, hi_us, 'us')} (only a range is known)",
                 None,
                 misc,
             )
-    return {"version": {"major": 5, "minor": 3}, "tests": tests}
+
+
+def kcidb_document(
+    origin: str,
+    build_id: str,
+    platform: str,
+    measurement: str,
+    run: RunResult,
+    verdicts: list[Verdict],
+    thresholds_digest: str = "",
+    duration: float | None = None,
+    m: Measurement | None = None,
+) -> dict[str, Any]:
+    """`thresholds_digest`: a digest of the threshold files' contents (two files judging the same results give
+    different ids); `duration`: the measurement's length in seconds; `m`: the measurement, naming the
+    threads of results that state no CPU (thread_names)."""
+    base = f"rt-tests.rtgate.{_node(measurement)}"
+    digest = run_digest(run, build_id, thresholds_digest, measurement)
+    described = describe_run(run)  # the machine and load rtgate run recorded, each item or "unknown (why)"
+    env_misc: dict[str, Any] = {
+        "platform": platform,
+        "source": run.source,
+        "kernel_release": (recorded_environment(run).get("system") or {}).get("kernel_release"),
+    }
+    if described.recorded:  # results measured by rtgate run: the machine and load it recorded
+        env_misc.update({"machine": described.machine, "conditions": described.measurement})
+    env = {"comment": platform, "misc": env_misc}
+    out = _Tests(origin, build_id, digest, env, start_time(run), duration)
+    _verdict_tests(out, base, verdicts)
+    _figure_tests(out, base, run, m)
+    return {"version": {"major": 5, "minor": 3}, "tests": out.tests}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -141,7 +142,7 @@ def _lone_buckets(xs: list[float], ys: list[float]) -> tuple[list[float], list[f
     return out_x, out_y
 
 
-def _bucket_steps(buckets: list[tuple[int, int | None, int]], scale: float) -> tuple[list[float], list[float]]:
+def _bucket_steps(buckets: Iterable[tuple[int, int | None, int]], scale: float) -> tuple[list[float], list[float]]:
     """Each non-empty bucket as a flat step over its own width; the line breaks (NaN) across empty
     latencies, so a lone outlier is a short step at its latency, never a line drawn out to it."""
     xs: list[float] = []

@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Histograms and block maxima of a results JSON read straight into arrays, beside json's tree.
+
+Only arrays in the one form the sampler and cyclictest write are lifted: whole numbers without sign,
+fraction or leading zero, within 64 bits, JSON whitespace only, lows strictly increasing, `null` only
+as the last bucket's upper edge. Anything else is left in the text for json and the parser's checks,
+which name what is wrong as they always did. No regular expression spans a histogram (re's repeat
+bookkeeping costs hundreds of MB on one of a million values): its shape is checked by deleting the
+digits and comparing what is left, its numbers read by json's C scanner from a flat copy.
+
+Each lifted value is replaced in the text by a string no input can hold (a random tag), so the
+rest decodes as the same document; `attach` puts the arrays back where the tags are and refuses
+(returns False) when one is anywhere else than a thread's histogram or block maxima.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+import re
+from array import array
+from dataclasses import dataclass
+from typing import Any
+
+from rtgate.core.model import compact_ints
+
+_W = "[ \t\n\r]*"  # JSON's whitespace: \\s would take what json refuses
+_EMPTY = re.compile(rf"\[{_W}\]")
+_KEY = re.compile('"(histogram|values)"')
+_COLON = re.compile(rf"{_W}:{_W}")
+# Where a list of buckets ([[...], ...]) and a list of numbers end, if they are well-formed.
+_ENDS = {"buckets": re.compile(rf"\]{_W}\]"), "ints": re.compile(r"\]"), "counts": re.compile(r"\}")}
+# The skeleton of a list once its numbers, nulls and whitespace are gone: [[,,],[,,]] or [,,,].
+_BONES = {
+    "buckets": str.maketrans("", "", "0123456789 \t\n\rnul"),
+    "ints": str.maketrans("", "", "0123456789 \t\n\r"),
+}
+_NO_BRACKETS = str.maketrans("", "", "[]")
+_DIGITS = str.maketrans("", "", "0123456789")
+_NO_SPACE = str.maketrans("", "", " \t\n\r")
+_COUNTS_FLAT = str.maketrans(":", ",", '{}"')
+_SPACE = " \t\n\r"
+
+
+@dataclass
+class Lifted:
+    """A lifted array: `kind` buckets (a, b, c: lows, highs, counts), counts (a: latencies, c:
+    counts) or ints (a)."""
+
+    kind: str
+    a: array[int]
+    b: array[int] | None = None
+    c: array[int] | None = None
+    open_top: bool = False
+
+    def __len__(self) -> int:
+        return len(self.a) * (3 if self.kind == "buckets" else 2 if self.kind == "counts" else 1)
+
+
+def _strictly_increasing(values: array[int]) -> bool:
+    return all(map(operator.lt, values, values[1:]))
+
+
+def _flat(kind: str, value: str) -> list[Any] | None:
+    """The numbers (and nulls) of a value of `kind`'s shape, in order; None for any other value.
+
+    The skeleton leaves only brackets and commas when each slot holds digits, null or whitespace;
+    json then reads the slots, refusing leading zeros, an empty slot, two numbers in one, a word.
+    """
+    if kind == "counts":
+        # {"latency": count, ...}: without digits each key is "" (nothing else, no space, was in it)
+        quotes = value.translate(_DIGITS)
+        n = quotes.count('""')
+        if quotes.translate(_NO_SPACE) != ("{" + '"":,' * (n - 1) + '"":}' if n else "{}"):
+            return None
+        flat = "[" + value[1:-1].translate(_COUNTS_FLAT) + "]"
+    else:
+        bones = value.translate(_BONES[kind])
+        if bones == "[]":
+            return [] if _EMPTY.fullmatch(value) else None
+        n = bones.count(",") + 1
+        if kind == "buckets":
+            n, expected = n // 3, "[" + "[,,]," * (n // 3 - 1) + "[,,]]"
+        else:
+            expected = "[" + "," * (n - 1) + "]"
+        if bones != expected:
+            return None
+        flat = "[" + value[1:-1].translate(_NO_BRACKETS) + "]" if kind == "buckets" else value
+    try:
+        numbers = json.loads(flat)
+    except ValueError:  # JSONDecodeError, or more than 4,300 digits
+        return None
+    return numbers if len(numbers) == n * {"buckets": 3, "counts": 2, "ints": 1}[kind] else None
+
+
+def _convert(kind: str, value: str) -> Lifted | None:
+    """The arrays of a value of `kind`'s shape; None when it breaks a rule json_lift keeps."""
+    flat = _flat(kind, value)
+    if flat is None:
+        return None
+    try:
+        if kind == "ints":
+            return Lifted(kind, compact_ints(flat))
+        if kind == "counts":
+            lows = compact_ints(flat[0::2])
+            return Lifted(kind, lows, c=compact_ints(flat[1::2])) if _strictly_increasing(lows) else None
+        highs = flat[1::3]
+        open_top = bool(highs) and highs[-1] is None
+        if open_top:
+            highs[-1] = 0
+        lows = compact_ints(flat[0::3])
+        lifted = Lifted(kind, lows, compact_ints(highs), compact_ints(flat[2::3]), open_top)
+    except (OverflowError, TypeError):  # beyond 64 bits; null elsewhere than the last upper edge
+        return None
+    return lifted if _strictly_increasing(lows) else None
+
+
+class _Ends:
+    """The end of a well-formed value starting at each key, found once for keys in increasing order.
+
+    The first closing bracket after a start serves every later start before it: a text of keys that
+    never close costs one scan, not one per key.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.found: dict[str, tuple[int, int, int]] = {}  # kind -> searched from, closing found at, its end
+
+    def __call__(self, kind: str, start: int) -> int | None:
+        text = self.text
+        if not text.startswith("{" if kind == "counts" else "[", start):
+            return None
+        empty = _EMPTY.match(text, start)
+        if empty and kind != "counts":
+            return empty.end()
+        since, closing, end = self.found.get(kind, (-1, -1, -1))
+        if not since <= start <= closing:
+            m = _ENDS[kind].search(text, start)
+            closing, end = (m.start(), m.end()) if m else (len(text), -1)
+            self.found[kind] = (start, closing, end)
+        return end if end >= 0 else None
+
+
+def _after_key(text: str, key: re.Match[str]) -> int | None:
+    """Where the value of a key starts, or None when the match is no key (a key follows { or ,)."""
+    i = key.start() - 1
+    while i >= 0 and text[i] in _SPACE:
+        i -= 1
+    if i < 0 or text[i] not in "{,":
+        return None
+    colon = _COLON.match(text, key.end())
+    return colon.end() if colon else None
+
+
+class Lift:
+    """The text with its well-formed histograms replaced by tags, and the arrays read from them."""
+
+    def __init__(self, text: str, limit: int, arrays: int = 3 * 1025) -> None:
+        """`limit`: the most values the arrays may hold; past it `values` is above it and the rest of the
+        text is not read (the file is refused). Read, a value costs ~40 bytes for a moment. `arrays`: the
+        most arrays lifted (three a thread); the rest stays text, for the parser's limits to refuse."""
+        self.tag = "rtgate-lifted-" + os.urandom(8).hex() + "-"
+        self.arrays: list[Lifted] = []
+        self.values = 0
+        parts: list[str] = []
+        end = 0
+        ends = _Ends(text)
+        for key in _KEY.finditer(text):
+            start = _after_key(text, key)
+            if start is None or start < end:
+                continue
+            kinds = ("buckets", "counts") if key.group(1) == "histogram" else ("ints",)
+            for kind in kinds:
+                stop = ends(kind, start)
+                # its values, from its commas: n - 1 in n numbers, 3n - 1 in n buckets, n - 1 in n pairs
+                values = (text.count(",", start, stop) + 1) * (2 if kind == "counts" else 1) if stop else 0
+                if values > limit - self.values:
+                    self.values = limit + 1  # more than may be read: refused before it is
+                    break
+                lifted = _convert(kind, text[start:stop]) if stop is not None else None
+                if lifted is not None:
+                    parts += (text[end:start], f'"{self.tag}{len(self.arrays)}"')
+                    self.arrays.append(lifted)
+                    self.values += len(lifted)
+                    end = stop  # type: ignore[assignment]
+                    break
+            if self.values > limit or len(self.arrays) >= arrays:
+                break
+        parts.append(text[end:])
+        self.rest = "".join(parts) if self.arrays else text
+
+    def take(self, value: Any, kind: str) -> Lifted | Any:
+        """The array a tag stands for (counted as placed), or the value itself."""
+        if isinstance(value, str) and value.startswith(self.tag):
+            n = int(value[len(self.tag) :])
+            lifted = self.arrays[n]
+            if lifted.kind == kind:
+                self._placed += 1
+                return lifted
+        return value
+
+    def attach(self, doc: Any) -> bool:
+        """Put the arrays in place of their tags; False when a tag is anywhere else."""
+        self._placed = 0
+        if not isinstance(doc, dict):
+            return not self.arrays
+        rg = doc.get("rtgate")
+        threads = rg.get("threads") if isinstance(rg, dict) else None
+        for t in threads if isinstance(threads, list) else ():
+            if not isinstance(t, dict):
+                continue
+            if "histogram" in t:
+                t["histogram"] = self.take(t["histogram"], "buckets")
+            bm = t.get("block_maxima")
+            if isinstance(bm, dict) and "values" in bm:
+                bm["values"] = self.take(bm["values"], "ints")
+        rt = doc.get("thread")
+        for t in rt.values() if isinstance(rt, dict) else ():
+            if isinstance(t, dict) and "histogram" in t:
+                t["histogram"] = self.take(t["histogram"], "counts")
+        return self._placed == len(self.arrays)
