@@ -85,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         print("rtgate: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as e:
+        if _interrupted(e):  # a Ctrl-C inside, e.g., a class's __set_name__ comes out as a RuntimeError
+            print("rtgate: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
         import traceback  # only here: a bug (and its imports) costs nothing on the way in
 
         if os.environ.get("RTGATE_DEBUG"):
@@ -97,6 +100,18 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _interrupted(e: BaseException) -> bool:
+    """Whether a Ctrl-C is what `e` was raised for (a KeyboardInterrupt among its causes)."""
+    seen: set[int] = set()
+    cause: BaseException | None = e
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _ending() -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import errno
 import io
 import os
-import secrets
 import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -153,7 +152,7 @@ class Folder:
         tmp = ""
         fd = -1
         for _ in range(100):
-            tmp = f".{name[:64]}.{secrets.token_hex(6)}.tmp"
+            tmp = f".{name[:64]}.{os.urandom(6).hex()}.tmp"
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=self.fd)
                 break

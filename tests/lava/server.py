@@ -69,6 +69,8 @@ class LocalLava:
     base: Path
     devices: list[str]
     worker_env: dict[str, str] = field(default_factory=dict)
+    device_dict: str = DEVICE_DICT  # every device's dictionary (a Jinja2 template extending a device type's)
+    access_log: bool = False  # gunicorn's access log in logs/access.log: what a client asked, line by line
     port: int = 0
     url: str = ""
     token: str = ""
@@ -104,8 +106,8 @@ class LocalLava:
         worker_token = out.split("Token:")[-1].strip()
         self.manage("device-types", "add", "qemu")
         for name in self.devices:
-            (self.base / "devices" / f"{name}.jinja2").write_text(DEVICE_DICT)
-            self.manage("devices", "add", name, "--device-type", "qemu", "--worker", self.worker, "--tags", name)
+            (self.base / "devices" / f"{name}.jinja2").write_text(self.device_dict)
+        self.add_devices()
         env_dir = ENV_DIR / self.worker
         env_dir.mkdir(parents=True, exist_ok=True)
         overrides = {
@@ -134,6 +136,7 @@ class LocalLava:
                 "120",
                 "--log-level",
                 "info",
+                *(["--access-logfile", str(self.base / "logs" / "access.log")] if self.access_log else []),
             ],
         )
         self.wait_for(lambda: self._get_ok("api/v0.2/system/version/"), 120, "lava-server answering HTTP")
@@ -177,6 +180,23 @@ class LocalLava:
         )
         self.wait_for(lambda: self.api(f"workers/{self.worker}/").get("state") == "Online", 180, "the worker online")
         return self
+
+    def add_devices(self) -> None:
+        """Every device at once, as `lava-server manage devices add NAME --device-type qemu --worker W
+        --tags NAME` adds each (idle, good, tagged with its own name): one Django start-up, not one per
+        device (50 boards would cost minutes of CPU)."""
+        script = (
+            "import json\n"
+            "from lava_scheduler_app.models import Device, DeviceType, Tag, Worker\n"
+            "dt = DeviceType.objects.get(name='qemu')\n"
+            f"worker = Worker.objects.get(hostname={self.worker!r})\n"
+            f"for name in json.loads({json.dumps(json.dumps(self.devices))}):\n"
+            "    d = Device.objects.create(hostname=name, device_type=dt, description=None,"
+            " state=Device.STATE_IDLE, health=Device.HEALTH_GOOD, worker_host=worker)\n"
+            "    d.tags.add(Tag.objects.get_or_create(name=name)[0])\n"
+            "    d.save()\n"
+        )
+        self.manage("shell", "-c", script)
 
     def server_env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LAVA_", "DJANGO_", "DATABASE_"))}

@@ -9,15 +9,18 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import IS_ROOT
+import rtgate
+from conftest import IS_ROOT, ROOT
 
 needs_root = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
 pytestmark = [needs_root, pytest.mark.slow]
@@ -355,3 +358,43 @@ def test_ctrl_c_while_rtgate_starts_is_one_line() -> None:
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (r.returncode, r.stderr) == (130, "rtgate: interrupted\n")
+
+
+PACKAGE = Path(rtgate.__file__).parent
+
+
+def test_ctrl_c_at_any_instant_of_the_start_up_is_never_a_traceback(tmp_path: Path) -> None:
+    """SIGINT to the installed `rtgate` command 0-200 ms after it was started, at 100 instants: it ends
+    silently (killed by SIGINT before Python set its handler), with 'rtgate: interrupted' and 130, or
+    not at all (the command was done). The one traceback allowed is CPython's own, when the signal
+    lands in its start-up before the script's first line (site and its .pth files, then parsing the
+    script: ~3 ms, measured with strace in the issue's report)."""
+    command = Path(sysconfig.get_path("scripts")) / "rtgate"
+    assert command.is_file(), command
+    outcomes: dict[str, int] = {}
+    for i in range(100):
+        p = subprocess.Popen(
+            [str(command), "validate", str(ROOT / "thresholds" / "default.yaml")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_default_signals,
+            cwd=tmp_path,
+        )
+        time.sleep(i * 0.002)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        if "KeyboardInterrupt" in err:
+            # CPython's own start-up (its streams, site and the .pth files, parsing the script): allowed
+            # only where no line of rtgate had run: no frame in the package, the command's only at
+            # line 0 (the signal seen as its code begins, before its first statement)
+            frames = re.findall(r'File "([^"]+)", line (\d+)', err)
+            ours = [(f, n) for f, n in frames if (f == str(command) and n != "0") or f.startswith(str(PACKAGE))]
+            assert not ours, (i, err)
+            kind = "interpreter start-up"
+        else:
+            assert "Traceback" not in err, (i, err)
+            assert (p.returncode, err) in ((-signal.SIGINT, ""), (130, "rtgate: interrupted\n"), (0, "")), (i, err)
+            kind = {-signal.SIGINT: "before Python's handler", 130: "interrupted", 0: "done"}[p.returncode]
+        outcomes[kind] = outcomes.get(kind, 0) + 1
+    assert outcomes.get("interrupted"), outcomes  # the instants covered rtgate's own start-up

@@ -103,11 +103,13 @@ def test_help_lists_every_command() -> None:
 # ---------------------------------------------------------------- benchmarks cannot rot
 
 BENCHMARKS = sorted(p for p in (ROOT / "benchmarks").glob("*.py") if p.name != "common.py")
-# These measure: real-time priority, mlockall, the machine-wide lock of rtgate run.
+# These measure: real-time priority, mlockall, the machine-wide lock of rtgate run; lab_scale.py
+# starts lava-server and lava-run, which need root.
 NEEDS_ROOT = {
     "default_platform.py",
     "fidelity_matrix.py",
     "footprint.py",
+    "lab_scale.py",
     "run_overhead.py",
     "sampler_vs_cyclictest.py",
 }

@@ -120,3 +120,18 @@ def test_own_verdicts_and_environment_files_are_named_not_parsed(
         f"this is rtgate run's environment file, not results: give the results it describes, {tmp_path / 'm.json'}"
     )
     assert len(err.splitlines()) == 1
+
+
+def test_a_ctrl_c_wrapped_in_another_exception_is_an_interruption(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python wraps a KeyboardInterrupt raised in a class's __set_name__ (e.g. while a command imports
+    ipaddress) in a RuntimeError: still a Ctrl-C, exit 130, never an internal error."""
+    from rtgate import cli
+
+    def interrupted(name: str) -> None:
+        raise RuntimeError("Error calling __set_name__") from KeyboardInterrupt()
+
+    monkeypatch.setattr(cli.importlib, "import_module", interrupted)
+    r = rtgate("validate", "x.yaml")
+    assert (r.returncode, r.stderr) == (130, "rtgate: interrupted\n")
+    monkeypatch.setattr(cli.importlib, "import_module", lambda name: 1 / 0)
+    assert "internal error" in rtgate("validate", "x.yaml").stderr  # a bug stays one

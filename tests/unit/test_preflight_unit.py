@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,20 @@ def test_preflight_of_a_measurement_is_doctors(tmp_path: Path) -> None:
         assert checked.unmet == [
             "requires governor performance; cannot be judged here: no cpufreq governor on this machine"
         ]
+
+
+def test_the_rt_scan_reads_only_tasks_that_may_be_real_time() -> None:
+    """scan's one-system-call filter: this (SCHED_OTHER) process is skipped; a task it cannot ask about
+    (ended, or never was) is read and judged as before, never silently dropped."""
+    from rtgate.measure.rt_tasks import _may_be_rt
+
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER
+    assert not _may_be_rt(os.getpid())
+    assert _may_be_rt(2**22 + 1)  # above pid_max's ceiling: no such task
+
+
+def test_a_load_group_is_alive_while_any_member_is() -> None:
+    from rtgate.measure.load import _group_alive
+
+    assert _group_alive(os.getpgid(0))
+    assert not _group_alive(2**22 + 1)

@@ -5,7 +5,7 @@ the figures. Shared by `history add`, `run --history` and `lab`."""
 from __future__ import annotations
 
 import argparse
-import platform
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -107,7 +107,7 @@ def run_adder(args: argparse.Namespace, tf: ThresholdFile, name: str) -> Callabl
     if not args.history:
         return None
     if args.kernel_release and not args.force_label:  # refused now, not after the measurement
-        here = platform.release()
+        here = os.uname().release
         if args.kernel_release != here:
             raise RtgateError(
                 f"--release {args.kernel_release!r} contradicts this machine's kernel ({here}): "

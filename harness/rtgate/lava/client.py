@@ -18,6 +18,9 @@ from rtgate.core.yamlload import load_yaml
 from rtgate.errors import RtgateError
 
 MAX_CONFIG_BYTES = 1 << 20
+# Job ids per list query: the URL stays under 1 KiB, well inside any web server's request-line limit
+# (gunicorn's is 4094 bytes).
+MAX_IDS_PER_QUERY = 100
 
 
 class LavaApiError(RtgateError):
@@ -45,6 +48,7 @@ def _rest_base(uri: str) -> str:
 class LavaServer:
     url: str  # the server's base URL, ending in /
     token: str
+    requests: int = 0  # requests made: what `rtgate lab` paces its polling by
 
     @classmethod
     def from_identity(cls, name: str) -> LavaServer:
@@ -79,6 +83,7 @@ class LavaServer:
 
     # -- requests --------------------------------------------------------------------------
     def _request(self, path: str, data: Any = None, timeout: float = 60) -> bytes:
+        self.requests += 1
         req = urllib.request.Request(
             self.url + "api/v0.2/" + path,
             method="POST" if data is not None else "GET",
@@ -114,6 +119,24 @@ class LavaServer:
         if not isinstance(doc, dict):
             raise LavaApiError(f"LAVA {self.url}: job {job_id} is not an object")
         return doc
+
+    def jobs(self, job_ids: list[int]) -> dict[int, dict[str, Any]]:
+        """Many jobs by id, one request per MAX_IDS_PER_QUERY: LAVA's job list filtered with id__in.
+        A job the list does not show (not visible to this token, or a server that ignores the filter
+        and lists other jobs) is simply absent."""
+        wanted = set(job_ids)
+        found: dict[int, dict[str, Any]] = {}
+        for i in range(0, len(job_ids), MAX_IDS_PER_QUERY):
+            chunk = job_ids[i : i + MAX_IDS_PER_QUERY]
+            path = f"jobs/?id__in={','.join(str(j) for j in chunk)}&limit={len(chunk)}"
+            doc = self._json(path)
+            results = doc.get("results") if isinstance(doc, dict) else None
+            if not isinstance(results, list):
+                raise LavaApiError(f"LAVA {self.url}: the job list is not a page of results")
+            for job in results:
+                if isinstance(job, dict) and job.get("id") in wanted:
+                    found[int(job["id"])] = job
+        return found
 
     def results_yaml(self, job_id: int) -> str:
         return self._request(f"jobs/{job_id}/yaml/").decode("utf-8", errors="replace")

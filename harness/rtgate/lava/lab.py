@@ -126,6 +126,61 @@ def _board(b: dict[str, Any], lab_path: Path, where: Callable[[str], RtgateError
             raise bad(key, f"{key} is a string")
         return str(v)
 
+    tf, measurements = _board_thresholds(b, lab_path, text, bad)
+    device_type = text("device_type")
+    if not device_type:
+        raise bad("device_type", "every board needs a device_type (LAVA schedules by device type)")
+    images = {k: v for k in IMAGE_KEYS if (v := text(k))}
+    if text("initrd") and "ramdisk" not in images:
+        images["ramdisk"] = str(b["initrd"])
+    duration = text("duration")
+    try:
+        duration_s = parse_duration(duration) if duration else None
+    except ValueError as e:
+        raise bad("duration", str(e)) from None
+    _check_board_flags(b, bad)
+    repo = text("testdef_repo")
+    if not b.get("inline", False) and not repo:
+        raise bad("testdef_repo", "give testdef_repo (a git repository holding lava-defs/) or inline: true")
+    template = text("template")
+    if template and not Path(template).is_absolute():
+        template = str(lab_path.parent / template)
+    opts = JobOptions(
+        device_type=device_type,
+        template=template,
+        measurements=measurements,
+        duration_s=duration_s,
+        images=images,
+        kernel_args=text("kernel_args") or JobOptions.kernel_args,
+        prompt=text("prompt") or JobOptions.prompt,
+        testdef_repository=repo,
+        testdef_revision=text("testdef_revision"),
+        testdef_inline=bool(b.get("inline", False)),
+        sampler=text("sampler") or JobOptions.sampler,
+        sampler_url=text("sampler_url") or "",
+        allow_inconclusive=bool(b.get("allow_inconclusive", False)),
+        no_kvm=bool(b.get("no_kvm", False)),
+        cpus=b.get("cpus"),
+        tags=_board_tags(b, bad),
+        job_name=f"rtgate lab {b['name']}",
+    )
+    return Board(
+        name=str(b["name"]),
+        thresholds=tf,
+        options=opts,
+        measurements=measurements,
+        kernel_release=text("kernel_release"),
+    )
+
+
+def _board_thresholds(
+    b: dict[str, Any],
+    lab_path: Path,
+    text: Callable[[str], str | None],
+    bad: Callable[[str, str], RtgateError],
+) -> tuple[ThresholdFile, list[str]]:
+    """The board's threshold file (beside the lab file, else a path or a shipped name) and the
+    measurements it runs from it."""
     thresholds = text("thresholds")
     if not thresholds:
         raise bad("thresholds", "every board needs a threshold file (thresholds: PATH or a shipped name)")
@@ -141,63 +196,25 @@ def _board(b: dict[str, Any], lab_path: Path, where: Callable[[str], RtgateError
     for m in measurements:
         if m not in tf.measurements:
             raise bad("measurements", f"no measurement {m!r} in {tpath} (measurements: {', '.join(tf.measurements)})")
-    device_type = text("device_type")
-    if not device_type:
-        raise bad("device_type", "every board needs a device_type (LAVA schedules by device type)")
+    return tf, measurements
+
+
+def _board_tags(b: dict[str, Any], bad: Callable[[str, str], RtgateError]) -> list[str]:
     tags = b.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise bad("tags", "tags is a list of strings")
     if b.get("device"):  # a device of its own: LAVA pins a job to a device by a tag the device has
         tags = [*tags, str(b["device"])]
-    images = {k: v for k in IMAGE_KEYS if (v := text(k))}
-    if text("initrd") and "ramdisk" not in images:
-        images["ramdisk"] = str(b["initrd"])
-    duration = text("duration")
-    try:
-        duration_s = parse_duration(duration) if duration else None
-    except ValueError as e:
-        raise bad("duration", str(e)) from None
+    return tags
+
+
+def _check_board_flags(b: dict[str, Any], bad: Callable[[str, str], RtgateError]) -> None:
     cpus = b.get("cpus")
     if cpus is not None and (not isinstance(cpus, int) or isinstance(cpus, bool) or cpus < 1):
         raise bad("cpus", "cpus is a positive integer")
-    inline = b.get("inline", False)
-    repo = text("testdef_repo")
-    if not isinstance(inline, bool):
-        raise bad("inline", "inline is true or false")
-    if not inline and not repo:
-        raise bad("testdef_repo", "give testdef_repo (a git repository holding lava-defs/) or inline: true")
-    for flag in ("no_kvm", "allow_inconclusive"):
+    for flag in ("inline", "no_kvm", "allow_inconclusive"):
         if not isinstance(b.get(flag, False), bool):
             raise bad(flag, f"{flag} is true or false")
-    template = text("template")
-    if template and not Path(template).is_absolute():
-        template = str(lab_path.parent / template)
-    opts = JobOptions(
-        device_type=device_type,
-        template=template,
-        measurements=measurements,
-        duration_s=duration_s,
-        images=images,
-        kernel_args=text("kernel_args") or JobOptions.kernel_args,
-        prompt=text("prompt") or JobOptions.prompt,
-        testdef_repository=repo,
-        testdef_revision=text("testdef_revision"),
-        testdef_inline=inline,
-        sampler=text("sampler") or JobOptions.sampler,
-        sampler_url=text("sampler_url") or "",
-        allow_inconclusive=bool(b.get("allow_inconclusive", False)),
-        no_kvm=bool(b.get("no_kvm", False)),
-        cpus=cpus,
-        tags=tags,
-        job_name=f"rtgate lab {b['name']}",
-    )
-    return Board(
-        name=str(b["name"]),
-        thresholds=tf,
-        options=opts,
-        measurements=measurements,
-        kernel_release=text("kernel_release"),
-    )
 
 
 @dataclass
@@ -214,6 +231,10 @@ class BoardRun:
 
 def _say(progress: Callable[[str], None], board: Board, text: str) -> None:
     progress(f"rtgate lab: {board.name}: {text}")
+
+
+def _say_lab(progress: Callable[[str], None], text: str) -> None:
+    progress(f"rtgate lab: {text}")
 
 
 def _lava_failure(rows: list[dict[str, Any]]) -> str:
@@ -284,6 +305,13 @@ class _Stop(Exception):
     pass
 
 
+# Polling: one list query per tick for every job still running (LAVA's job list filtered by id), so
+# the requests a minute do not grow with the boards; the tick stretches so that they stay under
+# MAX_POLLS_PER_MINUTE, and backs off while the server does not answer.
+MAX_POLLS_PER_MINUTE = 30
+MAX_BACKOFF_S = 120.0
+
+
 def run_lab(
     lab: Lab, server: LavaServer, progress: Callable[[str], None], poll_s: float = 5.0, timeout_s: float | None = None
 ) -> list[BoardRun]:
@@ -298,65 +326,110 @@ def run_lab(
     handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
     deadline = time.monotonic() + timeout_s if timeout_s else None
     try:
-        for run in runs:
-            try:
-                definition = render_job(run.board.thresholds, run.board.options)
-                run.job_id = server.submit(definition)
-                run.state = "Submitted"
-                _say(progress, run.board, f"job {run.job_id} submitted ({server.job_url(run.job_id)})")
-            except LavaApiError as e:
-                run.state, run.health, run.log_text = FINAL, "", str(e)
-                _say(progress, run.board, f"not submitted: {e}")
-                collect(server, run)
-        pending = [r for r in runs if r.job_id is not None]
-        while pending:
-            for run in list(pending):
-                assert run.job_id is not None
-                try:
-                    job = server.job(run.job_id)
-                except LavaApiError as e:
-                    _say(progress, run.board, f"job {run.job_id}: {e}; retrying")
-                    continue
-                state, health = str(job.get("state")), str(job.get("health"))
-                if state != run.state:
-                    device = f" on {job['actual_device']}" if job.get("actual_device") else ""
-                    _say(
-                        progress,
-                        run.board,
-                        f"job {run.job_id} {state}{device}" + (f", {health}" if state == FINAL else ""),
-                    )
-                run.state, run.health = state, health
-                if state == FINAL:
-                    collect(server, run)
-                    counts = _counts(run.verdicts)
-                    _say(progress, run.board, f"job {run.job_id} {health}: {counts}")
-                    pending.remove(run)
-            if pending and deadline and time.monotonic() > deadline:
-                stop.append((f"its --timeout ({timeout_s:.0f} s)", False))
-                raise _Stop()
-            if pending:
-                time.sleep(poll_s)
+        _submit(runs, server, progress)
+        if not _follow(runs, server, progress, poll_s, deadline):
+            stop.append((f"its --timeout ({timeout_s or 0:.0f} s)", False))
+            raise _Stop()
     except _Stop:
         why, by_signal = stop[0] if stop else ("a signal", True)
         # Ignore further signals while cancelling and collecting: the reports must still be written.
         for s in handlers:
             signal.signal(s, signal.SIG_IGN)
-        for run in runs:
-            if run.state == FINAL:
-                if not run.verdicts:  # the signal came while its results were being read
-                    collect(server, run)
-                continue
-            if run.job_id is not None:
-                _say(progress, run.board, f"stopped by {why}: cancelling job {run.job_id}")
-                try:
-                    server.cancel(run.job_id)
-                except LavaApiError as e:
-                    _say(progress, run.board, f"cannot cancel job {run.job_id}: {e}")
-            collect(server, run, stopped_by=why, by_signal=by_signal)
+        _abandon(runs, server, progress, why, by_signal)
     finally:
         for s, h in handlers.items():
             signal.signal(s, h)
     return runs
+
+
+def _submit(runs: list[BoardRun], server: LavaServer, progress: Callable[[str], None]) -> None:
+    for run in runs:
+        try:
+            definition = render_job(run.board.thresholds, run.board.options)
+            run.job_id = server.submit(definition)
+            run.state = "Submitted"
+            _say(progress, run.board, f"job {run.job_id} submitted ({server.job_url(run.job_id)})")
+        except LavaApiError as e:
+            run.state, run.health, run.log_text = FINAL, "", str(e)
+            _say(progress, run.board, f"not submitted: {e}")
+            collect(server, run)
+
+
+def _follow(
+    runs: list[BoardRun], server: LavaServer, progress: Callable[[str], None], poll_s: float, deadline: float | None
+) -> bool:
+    """Poll until every submitted job has finished (True) or the deadline passes (False)."""
+    pending = [r for r in runs if r.job_id is not None]
+    failures = 0
+    while pending:
+        try:
+            polls = _poll(pending, server, progress)
+            failures = 0
+        except LavaApiError as e:
+            polls, failures = 1, failures + 1
+            _say_lab(progress, f"cannot read the state of {len(pending)} jobs: {e}; retrying")
+        pending = [r for r in pending if r.state != FINAL]
+        if pending and deadline and time.monotonic() > deadline:
+            return False
+        if pending:
+            time.sleep(_pause(poll_s, polls, failures))
+    return True
+
+
+def _pause(poll_s: float, requests: int, failures: int) -> float:
+    """Seconds to the next tick: the poll interval, doubled per failed tick (up to MAX_BACKOFF_S), and
+    long enough that this tick's requests keep to MAX_POLLS_PER_MINUTE."""
+    backoff = min(poll_s * 2**failures, max(poll_s, MAX_BACKOFF_S)) if failures else poll_s
+    return max(backoff, requests * 60.0 / MAX_POLLS_PER_MINUTE)
+
+
+def _poll(pending: list[BoardRun], server: LavaServer, progress: Callable[[str], None]) -> int:
+    """One tick: every pending job's state in one list query (per 100 jobs); a job the list does not
+    show is asked for alone. The polling requests it made (not the reads of finished jobs' results)."""
+    before = server.requests
+    jobs = server.jobs([r.job_id for r in pending if r.job_id is not None])
+    polls = server.requests - before
+    for run in pending:
+        assert run.job_id is not None
+        job = jobs.get(run.job_id)
+        if job is None:
+            polls += 1
+            try:
+                job = server.job(run.job_id)
+            except LavaApiError as e:
+                _say(progress, run.board, f"job {run.job_id}: {e}; retrying")
+                continue
+        _update(run, job, server, progress)
+    return polls
+
+
+def _update(run: BoardRun, job: dict[str, Any], server: LavaServer, progress: Callable[[str], None]) -> None:
+    state, health = str(job.get("state")), str(job.get("health"))
+    if state != run.state:
+        device = f" on {job['actual_device']}" if job.get("actual_device") else ""
+        _say(progress, run.board, f"job {run.job_id} {state}{device}" + (f", {health}" if state == FINAL else ""))
+    run.state, run.health = state, health
+    if state == FINAL:
+        collect(server, run)
+        _say(progress, run.board, f"job {run.job_id} {health}: {_counts(run.verdicts)}")
+
+
+def _abandon(
+    runs: list[BoardRun], server: LavaServer, progress: Callable[[str], None], why: str, by_signal: bool
+) -> None:
+    """Stopped: cancel what still runs, and give every board its verdicts."""
+    for run in runs:
+        if run.state == FINAL:
+            if not run.verdicts:  # the signal came while its results were being read
+                collect(server, run)
+            continue
+        if run.job_id is not None:
+            _say(progress, run.board, f"stopped by {why}: cancelling job {run.job_id}")
+            try:
+                server.cancel(run.job_id)
+            except LavaApiError as e:
+                _say(progress, run.board, f"cannot cancel job {run.job_id}: {e}")
+        collect(server, run, stopped_by=why, by_signal=by_signal)
 
 
 def board_runs(runs: list[BoardRun]) -> list[tuple[str, Any]]:

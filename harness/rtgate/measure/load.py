@@ -64,6 +64,18 @@ def pgid_processes(pgid: int) -> list[int]:
     return pids
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether any process (a zombie included, as pgid_processes counts it) is left in the group: one
+    system call, where pgid_processes reads every /proc/<pid>/stat."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _cpulist(cpus: list[int]) -> str:
     return ",".join(map(str, cpus))
 
@@ -336,23 +348,7 @@ class Load:
             if self._workdir:
                 shutil.rmtree(self._workdir, ignore_errors=True)
             return
-        for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-            try:
-                os.killpg(self.pgid, sig)
-            except ProcessLookupError:
-                break
-            deadline = time.monotonic() + wait
-            while time.monotonic() < deadline and pgid_processes(self.pgid):
-                if self.proc:
-                    self.proc.poll()
-                time.sleep(0.05)
-            if not pgid_processes(self.pgid):
-                break
-        if self.proc:
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
+        self._end_group(self.pgid)
         if self._log:
             self._log.close()
         if self.spec.kind in STRESS_NG_KINDS:
@@ -364,6 +360,26 @@ class Load:
             self._check_ops_level()
         if left:
             raise RtgateError(f"load processes {left} survived SIGKILL")
+
+    def _end_group(self, pgid: int) -> None:
+        """SIGTERM the group, then SIGKILL what is left, each given 5 s to go; reap the leader."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(pgid, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + 5.0
+            while time.monotonic() < deadline and _group_alive(pgid):
+                if self.proc:
+                    self.proc.poll()
+                time.sleep(0.01)  # after the sampler: every 10 ms here is rtgate's overhead
+            if not _group_alive(pgid):
+                break
+        if self.proc:
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
 
     def _keep_yaml(self) -> None:
         """stress-ng's figures, read from the private folder and kept beside load.log."""

@@ -128,13 +128,14 @@ def _pm_qos_holders(r: _Reader, procs: list[tuple[int, str, Path]]) -> list[dict
         return None
     holders = []
     for pid, comm, d in procs:
+        fd_dir = f"{d}/fd"  # plain strings: every descriptor of every process, before each measurement
         try:
-            fds = list((d / "fd").iterdir())
+            fds = os.listdir(fd_dir)
         except OSError:
             continue
         for fd in fds:
             try:
-                if os.readlink(fd) == "/dev/cpu_dma_latency":
+                if os.readlink(f"{fd_dir}/{fd}") == "/dev/cpu_dma_latency":
                     holders.append({"pid": pid, "comm": comm})
                     break
             except OSError:

@@ -73,12 +73,27 @@ def _tasks(proc: str) -> list[tuple[int, int]]:
     return sorted(out)
 
 
+_SCHED_RESET_ON_FORK = 0x40000000
+
+
+def _may_be_rt(tid: int) -> bool:
+    """One system call, not a /proc read (the kernel formats 52 fields of stat for that): a task
+    that is not real-time now is skipped; one that is, or has ended, is read and judged below."""
+    try:
+        return (os.sched_getscheduler(tid) & ~_SCHED_RESET_ON_FORK) in _POLICIES
+    except OSError:
+        return True
+
+
 def scan(priorities: dict[int, int], own_pids: set[int] | None = None, root: Path = Path("/")) -> list[RtTask]:
     """Every RT task that may preempt a sampler thread: on a CPU of `priorities` at or above its priority."""
     own = own_pids or set()
     found: list[RtTask] = []
     proc = str(root / "proc")
+    live = str(root) == "/"
     for pid, tid in _tasks(proc):
+        if live and not _may_be_rt(tid):
+            continue
         base = f"{proc}/{pid}/task/{tid}"
         try:
             with open(f"{base}/stat", encoding="utf-8", errors="replace") as f:

@@ -28,25 +28,7 @@ def sampler_args(
 
         raise RtgateError(f"measurement {m.name} uses the {m.backend} backend, which rtgate-sampler cannot run")
     s = with_duration(m.sampler, duration_s)
-    groups = s.threads
-    rt = groups[0].policy in ("fifo", "rr")
-    args: list[str] = []
-    if len(groups) == 1:
-        g = groups[0]
-        if g.cpus == "all":
-            args.append("-S")
-        elif g.cpus:
-            args += ["-t", str(g.count or len(g.cpus)), "-a", ",".join(map(str, g.cpus))]
-        else:  # not pinned: plain -t would pin round-robin, as cyclictest 2.x does
-            args.append(f"--thread-cpus={','.join(['*'] * (g.count or 1))}")
-        if rt:
-            args += ["-p", str(g.priority)]
-    else:  # "all" is refused with several groups: the plan needs no machine
-        threads = plan_anywhere(m).threads
-        cpus = ",".join("*" if t.cpu is None else str(t.cpu) for t in threads)
-        args += [f"--thread-cpus={cpus}", f"--thread-priorities={','.join(str(t.priority) for t in threads)}"]
-    if groups[0].policy != "fifo":
-        args.append(f"--policy={groups[0].policy}")
+    args = _thread_args(m, s)
     args += ["-i", str(s.interval_us), "-d", str(s.distance_us)]
     if s.duration_s is not None:
         args += ["-D", f"{s.duration_s}s"]
@@ -59,6 +41,44 @@ def sampler_args(
         args += ["-h", str(s.histogram_us)]
         if json_path:
             args.append(f"--histfile={os.path.splitext(json_path)[0]}.hist")
+    args += _timer_args(s)
+    args.append(f"--block={s.block_seconds:g}")
+    args.append("-q")
+    if json_path:
+        args += [f"--json={json_path}", f"--checkpoint={s.checkpoint_seconds}"]
+    if native_gates:
+        from rtgate.measure.native_gates import native_args
+
+        args += native_args(m)
+    return args
+
+
+def _thread_args(m: Measurement, s: SamplerSettings) -> list[str]:
+    """The threads: where each runs, at which priority and policy."""
+    groups = s.threads
+    args: list[str] = []
+    if len(groups) == 1:
+        g = groups[0]
+        if g.cpus == "all":
+            args.append("-S")
+        elif g.cpus:
+            args += ["-t", str(g.count or len(g.cpus)), "-a", ",".join(map(str, g.cpus))]
+        else:  # not pinned: plain -t would pin round-robin, as cyclictest 2.x does
+            args.append(f"--thread-cpus={','.join(['*'] * (g.count or 1))}")
+        if g.policy in ("fifo", "rr"):
+            args += ["-p", str(g.priority)]
+    else:  # "all" is refused with several groups: the plan needs no machine
+        threads = plan_anywhere(m).threads
+        cpus = ",".join("*" if t.cpu is None else str(t.cpu) for t in threads)
+        args += [f"--thread-cpus={cpus}", f"--thread-priorities={','.join(str(t.priority) for t in threads)}"]
+    if groups[0].policy != "fifo":
+        args.append(f"--policy={groups[0].policy}")
+    return args
+
+
+def _timer_args(s: SamplerSettings) -> list[str]:
+    """How each thread sleeps and what it measures against: clock, timers, relative, ns, breaktrace."""
+    args: list[str] = []
     if s.clock == "realtime":
         args += ["-c", "1"]
     if s.posix_timers:
@@ -69,14 +89,6 @@ def sampler_args(
         args.append("-N")
     if s.breaktrace_us:
         args += ["-b", str(s.breaktrace_us * (1000 if s.nsecs else 1))]
-    args.append(f"--block={s.block_seconds:g}")
-    args.append("-q")
-    if json_path:
-        args += [f"--json={json_path}", f"--checkpoint={s.checkpoint_seconds}"]
-    if native_gates:
-        from rtgate.measure.native_gates import native_args
-
-        args += native_args(m)
     return args
 
 
