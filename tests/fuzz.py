@@ -159,8 +159,9 @@ def _results_runner(workdir: Path, fmt: str) -> Callable[[Path], Status | None]:
     out.mkdir(exist_ok=True)
     argv = ["check", str(gates), "", "--format", fmt, "--json", str(out / "v.json"), "--junit", str(out / "v.xml")]
     parser = build_parser(argv)  # once: argparse's set-up costs more than a check
-    # The gates file is the same for every input (the loader has its own target): loaded once, not per check.
-    check_command.load_thresholds = functools.lru_cache(maxsize=8)(load_thresholds)
+    # The gates file is the same for every input (the loader has its own target): loaded once, not per check,
+    # and only while this runner's check runs (a process-wide cache would serve other callers stale files).
+    cached = functools.lru_cache(maxsize=8)(load_thresholds)
 
     def run(path: Path) -> Status | None:
         result = load_results(path, fmt)
@@ -171,8 +172,12 @@ def _results_runner(workdir: Path, fmt: str) -> Callable[[Path], Status | None]:
         # JSON written): its exit status is the verdict users see.
         argv[2] = f"{strict}={path}"
         args = parser.parse_args(argv)
-        with contextlib.redirect_stdout(io.StringIO()):
-            code = int(args.handler(args))
+        real, check_command.load_thresholds = check_command.load_thresholds, cached
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                code = int(args.handler(args))
+        finally:
+            check_command.load_thresholds = real
         return {0: Status.PASS, 1: Status.FAIL, 3: Status.INCONCLUSIVE}.get(code, Status.ERROR)
 
     return run
