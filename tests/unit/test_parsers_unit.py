@@ -174,3 +174,25 @@ def test_digits_of_other_scripts_are_refused_in_every_text_format(tmp_path: Path
         p.write_text(text)
         with pytest.raises(ResultsError, match=r"not a number in ASCII digits|not a verbose sample|malformed"):
             load_results(p)
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("[21, 22, 79]", "[21, 22, " + "9" * 4300 + "]"),  # its sum outgrew what str() prints: "internal error"
+        ("[21, 22, 79]", f"[21, 22, {2**64}]"),
+        ('"cycles": 400, "min": 18', f'"cycles": {2**64 + 400}, "min": 18'),
+        ('"elapsed_s": 0.203537', '"elapsed_s": 1e999'),  # inf: `check --junit` overflowed on its duration
+        ('"elapsed_s": 0.203537', '"elapsed_s": ' + "1" * 400 + ".5"),
+    ],
+)
+def test_json_numbers_beyond_64_bits_or_a_double_are_refused(tmp_path: Path, old: str, new: str) -> None:
+    """Found by tests/fuzz.py (issue 37): no parser reads a number wider than the programs print."""
+    text = (RT_TESTS.parent / "rtgate-sampler" / "rs-t2-h200.json").read_text()
+    assert old in text
+    p = tmp_path / "wide.json"
+    p.write_text(text.replace(old, new, 1))
+    with pytest.raises(
+        ResultsError, match=r"wide\.json: invalid JSON: the (integer|number) [\d.e]+ is beyond (64 bits|a double)"
+    ):
+        load_results(p)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import operator
 import re
 import shlex
@@ -122,9 +123,40 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return doc
 
 
+# A 64-bit integer has at most 20 digits, a finite double's exponent at most 3: only a text with more
+# checks each number (an honest file pays one regex scan).
+_WIDE = re.compile(r"\d{20}|[eE]\+?\d{3}")
+
+
+def _short(text: str) -> str:
+    return f"{text[:24]}{'...' if len(text) > 24 else ''}"
+
+
+def _int64(text: str) -> int:
+    """Sums of integers of thousands of digits outgrow what str() prints (4,300 digits): refused here."""
+    if len(text.lstrip("-")) > 20 or not -(2**63) <= (value := int(text)) < 2**64:
+        raise ValueError(f"the integer {_short(text)} is beyond 64 bits")
+    return value
+
+
+def _finite(text: str) -> float:
+    """1e999 is valid JSON that Python reads as inf: an elapsed time of inf overflowed JUnit's arithmetic."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {_short(text)} is beyond a double")
+    return value
+
+
 def _decode(path: Path, text: str) -> Any:
     def load(t: str) -> Any:
-        return json.loads(t, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+        wide = _WIDE.search(t) is not None
+        return json.loads(
+            t,
+            parse_constant=_refuse_constant,
+            object_pairs_hook=_unique_keys,
+            parse_int=_int64 if wide else None,
+            parse_float=_finite if wide else None,
+        )
 
     try:
         try:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rtgate.core.model import Histogram, RunResult, ThreadResult
@@ -64,211 +65,229 @@ def _numbers(words: list[str], n: int, what: str, path: Path, line: int) -> list
     return out
 
 
-def parse(path: Path, unit: str | None = None, bucket: int | None = None, entries: int | None = None) -> RunResult:
-    """`unit` applies only when the header is missing; `bucket` and `entries` (rtla's -b and -E,
-    known when rtgate ran rtla) make the bucket widths and the overflow's start exact; without
-    them the width is inferred conservatively (see _width)."""
-    columns: list[tuple[str, int]] = []
-    rows: list[tuple[int, list[int | None], int]] = []
-    summary: dict[str, tuple[list[int | None], int]] = {}
-    found_unit: str | None = None
+@dataclass
+class _Text:
+    """What the lines of one rtla output said, read in order: the header, the histogram, its notes."""
+
+    path: Path
+    columns: list[tuple[str, int]] = field(default_factory=list)  # (context, CPU) per column
+    rows: list[tuple[int, list[int | None], int]] = field(default_factory=list)  # (bucket, counts, line)
+    summary: dict[str, tuple[list[int | None], int]] = field(default_factory=dict)  # key -> (values, line)
+    unit: str | None = None
     duration: int | None = None
-    stopped = False
-    lost: list[str] = []
-    tail: list[str] = []
-    tail_size = 0
-    in_all = False
+    stopped: bool = False
+    lost: list[str] = field(default_factory=list)
+    tail: list[str] = field(default_factory=list)
+    tail_size: int = 0
+    in_all: bool = False
     header_line: int | None = None  # the 'Index' line: before it, the file's header
-    for number, line in numbered_lines(path):
+
+    def error(self, message: str, line: int | None = None) -> ResultsError:
+        return ResultsError(message, path=str(self.path), line=line)
+
+    def read(self, number: int, line: str) -> None:
+        if self.header_line is None:
+            self._header(number, line)
+        elif line.strip():
+            self._body(number, line, line.split())
+
+    def _header(self, number: int, line: str) -> None:
+        m = _UNIT.match(line)
+        if m:
+            self.unit = m.group(1)
+            return
+        m = _DURATION.match(line)
+        if m:
+            d, h, mi, s = (whole(x, self.path, number, "duration") for x in m.groups())
+            self.duration = ((d * 24 + h) * 60 + mi) * 60 + s
+            return
+        if line.startswith("#") or not line.strip():
+            return
         words = line.split()
-        if header_line is None:
-            m = _UNIT.match(line)
-            if m:
-                found_unit = m.group(1)
-                continue
-            m = _DURATION.match(line)
-            if m:
-                d, h, mi, s = (whole(x, path, number, "duration") for x in m.groups())
-                duration = ((d * 24 + h) * 60 + mi) * 60 + s
-                continue
-            if line.startswith("#") or not line.strip():
-                continue
-            if words and words[0] == "Index":
-                if len(words) > 1 + 3 * MAX_COLUMNS:
-                    raise ResultsError(f"more than {3 * MAX_COLUMNS} columns", path=str(path), line=number)
-                for w in words[1:]:
-                    c = _COLUMN.match(w)
-                    if not c:
-                        raise ResultsError(
-                            f"unknown column {w!r} (rtla timerlat hist has IRQ-, Thr- and Usr-NNN)",
-                            path=str(path),
-                            line=number,
-                        )
-                    columns.append((COLUMNS[c.group(1)], whole(c.group(2), path, number, "CPU")))
-                header_line = number
-                if len(set(columns)) != len(columns):
-                    raise ResultsError("a column appears twice", path=str(path), line=number)
-                continue
-            if words and _COLUMN.match(words[0]):
-                raise ResultsError(
-                    "no Index column: rtgate needs the bucket values (run rtla without --no-index)",
-                    path=str(path),
-                    line=number,
-                )
-            raise ResultsError(
-                f"not rtla timerlat hist output: {line[:80]!r} before the 'Index' header "
-                "(rtla timerlat top, or an error message?)",
-                path=str(path),
-                line=number,
-            )
-        if not line.strip():
-            continue
+        if words[0] == "Index":
+            self._index(number, words)
+            return
+        if _COLUMN.match(words[0]):
+            raise self.error("no Index column: rtgate needs the bucket values (run rtla without --no-index)", number)
+        raise self.error(
+            f"not rtla timerlat hist output: {line[:80]!r} before the 'Index' header "
+            "(rtla timerlat top, or an error message?)",
+            number,
+        )
+
+    def _index(self, number: int, words: list[str]) -> None:
+        if len(words) > 1 + 3 * MAX_COLUMNS:
+            raise self.error(f"more than {3 * MAX_COLUMNS} columns", number)
+        for w in words[1:]:
+            c = _COLUMN.match(w)
+            if not c:
+                raise self.error(f"unknown column {w!r} (rtla timerlat hist has IRQ-, Thr- and Usr-NNN)", number)
+            self.columns.append((COLUMNS[c.group(1)], whole(c.group(2), self.path, number, "CPU")))
+        self.header_line = number
+        if len(set(self.columns)) != len(self.columns):
+            raise self.error("a column appears twice", number)
+
+    def _body(self, number: int, line: str, words: list[str]) -> None:
         key = words[0].rstrip(":") if words[0].endswith(":") else None
-        if in_all:
+        if self.in_all:
             if key in _SUMMARY:
-                continue  # the ALL: block's totals; the per-CPU rows above are what we gate
-            in_all = False
+                return  # the ALL: block's totals; the per-CPU rows above are what we gate
+            self.in_all = False
         if key == "ALL":
-            in_all = True
-            continue
+            self.in_all = True
+            return
         if line.startswith(MAGIC) or words[0] == "Index":
-            raise ResultsError("a second histogram in one file", path=str(path), line=number)
+            raise self.error("a second histogram in one file", number)
         if key == "over":
-            if summary:
-                raise ResultsError("a second 'over:' row", path=str(path), line=number)
-            summary["over"] = (_numbers(words[1:], len(columns), "over:", path, number), number)
-            continue
-        if key in _SUMMARY and "over" in summary and key not in summary:
-            summary[key] = (_numbers(words[1:], len(columns), key + ":", path, number), number)
-            continue
-        if words[0].isdigit() and "over" not in summary:
-            index = whole(words[0], path, number, "bucket")
-            values = _numbers(words[1:], len(columns), f"row {index}", path, number)
-            if any(v is None for v in values):
-                raise ResultsError(f"row {index} has '-' for a count", path=str(path), line=number)
-            if rows and index <= rows[-1][0]:
-                raise ResultsError(
-                    f"row {index} after row {rows[-1][0]}: rows must ascend", path=str(path), line=number
-                )
-            if len(rows) >= MAX_ROWS:
-                raise ResultsError(f"more than {MAX_ROWS} histogram rows", path=str(path), line=number)
-            rows.append((index, values, number))
-            continue
-        if "max" not in summary:
-            raise ResultsError(f"unexpected line {line[:80]!r} in the histogram", path=str(path), line=number)
-        # After the summary: rtla's notes. Lost events invalidate the counts; the rest is analysis.
+            if self.summary:
+                raise self.error("a second 'over:' row", number)
+            self.summary["over"] = (_numbers(words[1:], len(self.columns), "over:", self.path, number), number)
+        elif key in _SUMMARY and "over" in self.summary and key not in self.summary:
+            self.summary[key] = (_numbers(words[1:], len(self.columns), key + ":", self.path, number), number)
+        elif words[0].isdigit() and "over" not in self.summary:
+            self._row(number, words)
+        elif "max" not in self.summary:
+            raise self.error(f"unexpected line {line[:80]!r} in the histogram", number)
+        else:
+            self._note(number, line)
+
+    def _row(self, number: int, words: list[str]) -> None:
+        index = whole(words[0], self.path, number, "bucket")
+        values = _numbers(words[1:], len(self.columns), f"row {index}", self.path, number)
+        if any(v is None for v in values):
+            raise self.error(f"row {index} has '-' for a count", number)
+        if self.rows and index <= self.rows[-1][0]:
+            raise self.error(f"row {index} after row {self.rows[-1][0]}: rows must ascend", number)
+        if len(self.rows) >= MAX_ROWS:
+            raise self.error(f"more than {MAX_ROWS} histogram rows", number)
+        self.rows.append((index, values, number))
+
+    def _note(self, number: int, line: str) -> None:
+        """After the summary: rtla's notes. Lost events invalidate the counts; the rest is analysis."""
         m = _MISSED.match(line.strip())
         if m or line.strip().startswith("unknown number of events missed"):
-            lost.append(line.strip())
-            continue
+            self.lost.append(line.strip())
+            return
         if line.strip() == "rtla timerlat hit stop tracing":
-            stopped = True
-        elif not stopped and line.strip():
+            self.stopped = True
+        elif not self.stopped and line.strip():
             # rtla prints nothing else after its summary unless a threshold stopped it (then its analysis)
-            raise ResultsError(
-                f"unexpected text after the summary: {line[:80]!r} (two outputs in one file?)",
-                path=str(path),
-                line=number,
+            raise self.error(f"unexpected text after the summary: {line[:80]!r} (two outputs in one file?)", number)
+        self.tail_size += len(line) + 1
+        if self.tail_size > MAX_ANALYSIS:
+            raise self.error(f"rtla's analysis after the summary is longer than {MAX_ANALYSIS // 1024} KiB", number)
+        self.tail.append(line)
+
+    def finish(self, unit: str | None) -> str:
+        """The checks that need the whole file; the unit the results are in."""
+        if self.header_line is None:
+            raise self.error(
+                "no 'Index' header line: not rtla timerlat hist output (or --no-header, "
+                "which rtgate cannot read: the columns are unnamed)"
             )
-        tail_size += len(line) + 1
-        if tail_size > MAX_ANALYSIS:
-            raise ResultsError(
-                f"rtla's analysis after the summary is longer than {MAX_ANALYSIS // 1024} KiB",
-                path=str(path),
-                line=number,
+        if not self.columns and not self.stopped:
+            # When a stop threshold is hit before rtla counted any sample it prints no column at all.
+            raise self.error("no CPU had a sample: rtla printed no columns", self.header_line)
+        for key in ("over",) + _SUMMARY:
+            if key not in self.summary:
+                raise self.error(f"truncated: no '{key}:' row (run rtla without --no-summary)")
+        if unit and self.unit and unit != self.unit:
+            raise self.error(
+                f"--unit {unit} contradicts the results, which state their unit: {self.unit} (# Time unit)"
             )
-        tail.append(line)
-    if header_line is None:
-        raise ResultsError(
-            "no 'Index' header line: not rtla timerlat hist output (or --no-header, "
-            "which rtgate cannot read: the columns are unnamed)",
-            path=str(path),
-        )
-    if not columns and not stopped:
-        # When a stop threshold is hit before rtla counted any sample it prints no column at all.
-        raise ResultsError("no CPU had a sample: rtla printed no columns", path=str(path), line=header_line)
-    for key in ("over",) + _SUMMARY:
-        if key not in summary:
-            raise ResultsError(f"truncated: no '{key}:' row (run rtla without --no-summary)", path=str(path))
-    the_unit = found_unit or unit or "us"
-    if unit and found_unit and unit != found_unit:
-        raise ResultsError(
-            f"--unit {unit} contradicts the results, which state their unit: {found_unit} (# Time unit)", path=str(path)
-        )
-    width = _width([r[0] for r in rows], bucket)
-    threads: list[ThreadResult] = []
-    problems: list[str] = []
-    order = sorted(range(len(columns)), key=lambda j: (CONTEXTS.index(columns[j][0]), columns[j][1]))
-    for j in order:
-        context, cpu = columns[j]
+        return self.unit or unit or "us"
+
+    def thread(self, j: int, index: int, unit: str, width: int | None, range_end: int) -> ThreadResult:
+        """Column j as a thread, once its counts agree with its summary."""
+        context, cpu = self.columns[j]
         name = f"{context}-cpu{cpu}"
-        counts: list[tuple[int, int]] = [(idx, n) for idx, vals, _ in rows if (n := vals[j])]
-        over = summary["over"][0][j] or 0
-        count, low, avg, high = (summary[k][0][j] for k in _SUMMARY)
+        counts: list[tuple[int, int]] = [(idx, n) for idx, vals, _ in self.rows if (n := vals[j])]
+        over = self.summary["over"][0][j] or 0
+        count, low, avg, high = (self.summary[k][0][j] for k in _SUMMARY)
         count = count or 0
         in_rows = sum(c for _, c in counts)
         if in_rows + over != count:
-            raise ResultsError(
+            raise self.error(
                 f"{name}: the rows and 'over:' hold {in_rows + over} samples but 'count:' says {count}",
-                path=str(path),
-                line=summary["count"][1],
+                self.summary["count"][1],
             )
         if count and high is None:
-            raise ResultsError(f"{name}: {count} samples but no max", path=str(path), line=summary["max"][1])
+            raise self.error(f"{name}: {count} samples but no max", self.summary["max"][1])
         if count and counts and high is not None and high < counts[-1][0]:
-            raise ResultsError(
-                f"{name}: max {high} lies below its highest bucket {counts[-1][0]}",
-                path=str(path),
-                line=summary["max"][1],
+            raise self.error(
+                f"{name}: max {high} lies below its highest bucket {counts[-1][0]}", self.summary["max"][1]
             )
         buckets: list[tuple[int, int | None, int]] = []
         for idx, n_in in counts:
             span = width if width else (high + 1 - idx if high is not None else None)  # only row 0: up to the max
             buckets.append((idx, None if span is None else idx + span, n_in))
-        # Without -E the overflow starts past the last printed row (at least one bucket on)
-        range_end = entries * (bucket or 1) if entries else (rows[-1][0] + (width or 1) if rows else (width or 1))
-        threads.append(
-            ThreadResult(
-                index=len(threads),
-                cycles=count,
-                min=low if count else None,
-                max=high if count else None,
-                avg=avg if count else None,
-                cpu=cpu,
-                missed=None,
-                label=context,
-                histogram=Histogram(unit=the_unit, buckets=buckets, overflow=over, range_end=range_end),
-            )
+        return ThreadResult(
+            index=index,
+            cycles=count,
+            min=low if count else None,
+            max=high if count else None,
+            avg=avg if count else None,
+            cpu=cpu,
+            missed=None,
+            label=context,
+            histogram=Histogram(unit=unit, buckets=buckets, overflow=over, range_end=range_end),
         )
+
+    def environment(self, threads: list[ThreadResult], width: int | None) -> dict[str, object]:
+        env: dict[str, object] = {"rtla_bucket": width, "rtla_columns": [f"{c}-cpu{n}" for c, n in self.columns]}
+        problems = _lost_events(threads)
+        if self.lost:
+            problems.append("rtla lost trace events: " + "; ".join(self.lost))
+        if problems:
+            env["invalid"] = problems
+        if self.stopped:
+            env["analysis"] = "\n".join(self.tail).strip("\n")
+        elif any(x.strip() for x in self.tail):
+            env["rtla_notes"] = "\n".join(self.tail).strip("\n")
+        return env
+
+
+def _lost_events(threads: list[ThreadResult]) -> list[str]:
     by_cpu: dict[int, dict[str, int]] = {}
     for t in threads:
         by_cpu.setdefault(t.cpu or 0, {})[t.label or ""] = t.cycles
+    problems: list[str] = []
     for cpu, events in sorted(by_cpu.items()):
         # One IRQ and one thread event per period; one may be cut off at each end of the run.
         if "irq" in events and "thread" in events and abs(events["irq"] - events["thread"]) > 1:
             problems.append(
                 f"cpu {cpu}: {events['irq']} IRQ but {events['thread']} thread events: trace events were lost"
             )
-    if lost:
-        problems.append("rtla lost trace events: " + "; ".join(lost))
-    env: dict[str, object] = {"rtla_bucket": width, "rtla_columns": [f"{c}-cpu{n}" for c, n in columns]}
-    if problems:
-        env["invalid"] = problems
-    if stopped:
-        env["analysis"] = "\n".join(tail).strip("\n")
-    elif any(x.strip() for x in tail):
-        env["rtla_notes"] = "\n".join(tail).strip("\n")
+    return problems
+
+
+def parse(path: Path, unit: str | None = None, bucket: int | None = None, entries: int | None = None) -> RunResult:
+    """`unit` applies only when the header is missing; `bucket` and `entries` (rtla's -b and -E,
+    known when rtgate ran rtla) make the bucket widths and the overflow's start exact; without
+    them the width is inferred conservatively (see _width)."""
+    text = _Text(path)
+    for number, line in numbered_lines(path):
+        text.read(number, line)
+    the_unit = text.finish(unit)
+    width = _width([r[0] for r in text.rows], bucket)
+    # Without -E the overflow starts past the last printed row (at least one bucket on)
+    rows = text.rows
+    range_end = entries * (bucket or 1) if entries else (rows[-1][0] + (width or 1) if rows else (width or 1))
+    columns = text.columns
+    order = sorted(range(len(columns)), key=lambda j: (CONTEXTS.index(columns[j][0]), columns[j][1]))
+    threads = [text.thread(j, i, the_unit, width, range_end) for i, j in enumerate(order)]
     run = RunResult(
         source=str(path),
         format="rtla-timerlat-hist",
         unit=the_unit,
         threads=threads,
         complete=True,
-        stop_reason="threshold" if stopped else None,
-        elapsed_s=float(duration) if duration is not None else None,
-        environment=env,
+        stop_reason="threshold" if text.stopped else None,
+        elapsed_s=float(text.duration) if text.duration is not None else None,
+        environment=text.environment(threads, width),
     )
     if threads:  # a stop before any sample leaves no column (the caller adds the CPUs asked)
+        summary = text.summary
         lines = {**{k: summary[k][1] for k in _SUMMARY}, "cycles": summary["count"][1], "histogram": summary["over"][1]}
 
         def locate(pos: int, name: str) -> tuple[int | None, str | None]:
