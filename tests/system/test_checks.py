@@ -37,24 +37,6 @@ def test_ruff_format() -> None:
     _run([_tool("ruff", "ruff (the test extra)"), "format", "--check", "--no-cache", "."])
 
 
-# Modules whose functions are short (issue 35: complexity <= 15, <= 60 statements); the rest of
-# harness/ joins this list as it is split, until ruff's C901 and PLR0915 can go in pyproject.toml.
-SHORT_FUNCTIONS = (
-    "harness/rtgate/history",
-    "harness/rtgate/reports/described.py",
-    "harness/rtgate/reports/kcidb.py",
-    "harness/rtgate/parsers/rtla.py",
-    "harness/rtgate/parsers/histtext.py",
-    "harness/rtgate/parsers/cmdline.py",
-)
-
-
-def test_short_functions() -> None:
-    complexity = ["--config", "lint.mccabe.max-complexity=15", "--config", "lint.pylint.max-statements=60"]
-    ruff = _tool("ruff", "ruff (the test extra)")
-    _run([ruff, "check", "--no-cache", "--select", "C901,PLR0915", *complexity, *SHORT_FUNCTIONS])
-
-
 def test_mypy() -> None:
     # The source tree, not the installed copy: pyproject.toml's files = harness/rtgate.
     _run([_tool("mypy", "mypy (the test extra)"), "--no-incremental", "--cache-dir=/dev/null"])
