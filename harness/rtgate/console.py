@@ -1,13 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""rtgate's entry: bin/rtgate (the installed command) and `python -m rtgate` call main(). Ctrl-C is
-taken over before anything heavy is imported (by bin/rtgate's first statements, else by this module's):
-a Ctrl-C in the first instants ends rtgate with one line and exit 130, never a KeyboardInterrupt
-traceback. cli.main() then guards the rest."""
+"""rtgate's entry point: the installed `rtgate` command and `python -m rtgate` call main(). Ctrl-C is
+taken over by this module's first statements, before anything else of rtgate is imported: a Ctrl-C in
+the first instants ends rtgate with one line and exit 130, never a KeyboardInterrupt traceback.
+cli.main() then guards the rest. What runs before this module (CPython's start-up, the installer's
+entry-point script with its `import re`) is not rtgate's to guard."""
 
-import gc
+import _signal  # type: ignore[import-not-found]  # the C module: `signal` would import enum and functools first
 import os
-import signal
-import sys
 
 
 def _interrupted_while_starting(signum: int, frame: object) -> None:
@@ -15,13 +14,15 @@ def _interrupted_while_starting(signum: int, frame: object) -> None:
     os._exit(130)  # cli.EXIT_INTERRUPTED, not imported yet
 
 
-_AT_START = signal.getsignal(signal.SIGINT)
-if getattr(_AT_START, "rtgate_start_guard", False):  # bin/rtgate's guard, from its first statement
-    _AT_START = signal.default_int_handler
-elif _AT_START is signal.default_int_handler:  # an ignored SIGINT (a background job) stays ignored
-    signal.signal(signal.SIGINT, _interrupted_while_starting)
+_AT_START = _signal.getsignal(_signal.SIGINT)
+if _AT_START is _signal.default_int_handler:  # an ignored SIGINT (a background job) stays ignored
+    _signal.signal(_signal.SIGINT, _interrupted_while_starting)
 
-from rtgate.cli import main as cli_main  # noqa: E402  (after the handler, on purpose)
+import gc  # noqa: E402  (after the handler, on purpose)
+import signal  # noqa: E402
+import sys  # noqa: E402
+
+from rtgate.cli import main as cli_main  # noqa: E402
 
 
 def main() -> int:
