@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from datetime import datetime
 from pathlib import Path
 
@@ -136,7 +137,8 @@ def local_lab(base: Path, boards: int, seconds: int, sampler: str, rtgate_sh: Pa
         access_log=True,
     )
     (base / "bench.yaml").write_text(SPEC.format(seconds=seconds))
-    (base / "local-shell.jinja2").write_text(TEMPLATE.replace("@SCRIPT@", str(rtgate_sh)))
+    # Quoted: the checkout's path may hold a blank.
+    (base / "local-shell.jinja2").write_text(TEMPLATE.replace("@SCRIPT@", shlex.quote(str(rtgate_sh))))
     lab = {
         "name": "local-shell",
         "defaults": {
