@@ -444,21 +444,42 @@ load_tree_pids() {
 	echo "$pids"
 }
 
+# Whether any of these processes still runs (a zombie has ended: its parent or init reaps it).
+any_running() {
+	for run_pid in "$@"; do
+		run_line=$(cat "/proc/$run_pid/stat" 2>/dev/null) || continue
+		case ${run_line##*) } in Z\ *) ;; *) return 0 ;; esac
+	done
+	return 1
+}
+
+# Wait up to $1 tenths of a second for the processes after it to end.
+await_end() {
+	await_i=0
+	await_limit=$1
+	shift
+	while [ $await_i -lt "$await_limit" ] && any_running "$@"; do
+		sleep 0.1 2>/dev/null || sleep 1
+		await_i=$((await_i + 1))
+	done
+}
+
 # shellcheck disable=SC2317 # also the EXIT trap
 stop_load() {
 	[ -n "$load_pid" ] || return 0
 	pids=$(load_tree_pids "$load_pid")
 	# shellcheck disable=SC2086
 	kill -TERM $pids 2>/dev/null
-	i=0
-	while [ $i -lt 50 ] && kill -0 "$load_pid" 2>/dev/null; do
-		sleep 0.1 2>/dev/null || sleep 1
-		i=$((i + 1))
-	done
-	pids=$(load_tree_pids "$load_pid")
+	# Every process of the tree, not only its leader: workers orphaned when it exits outlive it.
 	# shellcheck disable=SC2086
-	kill -KILL $pids 2>/dev/null
+	await_end 50 $pids
+	pids="$pids $(load_tree_pids "$load_pid")"
+	for stop_pid in $pids; do  # only those still running: an ended one's number may be reused
+		any_running "$stop_pid" && kill -KILL "$stop_pid" 2>/dev/null
+	done
 	wait "$load_pid" 2>/dev/null
+	# shellcheck disable=SC2086
+	await_end 20 $pids
 	load_pid=""
 }
 
