@@ -15,6 +15,7 @@ import pytest
 from rtgate.core.stats import (
     _TEMME_H,
     _TEMME_MIN_A,
+    _TEMME_W2,
     _BetaTails,
     betainc,
     clean_samples_to_pass,
@@ -435,3 +436,26 @@ def test_expansion_agrees_with_the_continued_fraction_at_large_counts() -> None:
             assert fast.temme
             low, _, density = fast.at(x)
             assert abs(low - slow.at(x)[0]) <= 1e-10 * density * x, (k, n, conf, x)
+
+
+@pytest.mark.parametrize("n", [31_393_542, 10**9, 2**48])
+def test_one_event_short_of_all_where_doubles_crowd_near_1(n: int) -> None:
+    """k = n - 1: the start, nudged 1e-9 of the bracket inside it, rounded to 1.0 (a division by zero).
+    The exact upper bound is confidence^(1/n) (P(X <= n - 1) = 1 - p^n)."""
+    exact_bound = math.exp(math.log(0.95) / n)
+    u = clopper_pearson_upper(n - 1, n, 0.95)
+    assert exact_bound <= u <= exact_bound + 2.1e-7
+
+
+def test_the_c_gates_carry_the_same_expansion() -> None:
+    """sampler/gate.c evaluates the same series (its verdicts: tests/system/test_vectors.py and
+    test_stats_random.py): the same coefficients, switch and range."""
+    import re
+
+    source = (Path(__file__).resolve().parents[2] / "sampler" / "gate.c").read_text()
+    table = source.split("temme_h[TEMME_TERMS][TEMME_TERMS] = {", 1)[1].split("};", 1)[0]
+    rows = [[float(v) for v in row.split(",") if v.strip()] for row in re.findall(r"\{([^{}]*)\}", table)]
+    assert rows == [list(row) for row in _TEMME_H]
+    assert re.search(r"#define TEMME_TERMS (\d+)", source)[1] == str(len(_TEMME_H))  # type: ignore[index]
+    assert float(re.search(r"#define TEMME_MIN_A (\S+)", source)[1]) == _TEMME_MIN_A  # type: ignore[index]
+    assert float(re.search(r"#define TEMME_W2 (\S+)", source)[1]) == _TEMME_W2  # type: ignore[index]

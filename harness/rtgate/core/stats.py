@@ -322,6 +322,8 @@ def _cdf_root(k: int, n: int, level: float, rel_tol: float) -> tuple[float, floa
     skew = 2.0 * (b - a) * math.sqrt(a + b + 1.0) / ((a + b + 2.0) * math.sqrt(a * b))
     p = mean + sd * (z + skew * (z * z - 1.0) / 6.0)
     p = min(max(p, lo + (hi - lo) * 1e-9), hi - (hi - lo) * 1e-9)
+    if not lo < p < hi:  # that nudge is below the spacing of doubles next to 1 (k = n - 1 at 3e7 trials)
+        p = (lo + hi) / 2.0
     low_side = level > 0.5
     complement = 1.0 - level
     for _ in range(200):
