@@ -459,3 +459,13 @@ def test_the_c_gates_carry_the_same_expansion() -> None:
     assert re.search(r"#define TEMME_TERMS (\d+)", source)[1] == str(len(_TEMME_H))  # type: ignore[index]
     assert float(re.search(r"#define TEMME_MIN_A (\S+)", source)[1]) == _TEMME_MIN_A  # type: ignore[index]
     assert float(re.search(r"#define TEMME_W2 (\S+)", source)[1]) == _TEMME_W2  # type: ignore[index]
+
+
+def test_clean_samples_to_pass_at_large_counts_is_searched() -> None:
+    """At 1e11 trials the bound's outward rounding (up to 1.1e-7) spans 1e4 counts: they are searched, and
+    the answer is still the first count the gate's own rule passes (stepping took minutes at 1e14 in C)."""
+    n, k = 10**11, 27
+    allowed = clopper_pearson_upper(k, n, 0.92) * (1 - 1e-3)
+    more = clean_samples_to_pass(k, n, allowed, 0.92)
+    assert more is not None and more > 0
+    assert clopper_pearson_upper(k, n + more, 0.92) <= allowed < clopper_pearson_upper(k, n + more - 1, 0.92)
