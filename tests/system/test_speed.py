@@ -16,12 +16,20 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, RT_TESTS
+from conftest import FIXTURES, ROOT, RT_TESTS
 
 # Libraries that cost tens of milliseconds to import, and what needs them.
 HEAVY = ("numpy", "matplotlib", "jinja2", "psycopg", "junitparser", "sqlite3", "urllib.request", "http.client")
+# What reading a threshold file needs none of: the results model and parsers, and difflib (only for a mistake).
+NOT_FOR_VALIDATE = ("rtgate.core.model", "rtgate.parsers", "difflib")
+# What checking rtgate-sampler JSON needs none of: the text formats' parsers, and shlex (rt-tests command lines).
+NOT_FOR_JSON = (
+    *(f"rtgate.parsers.{name}" for name in ("histtext", "rtla", "summary", "verbose")),
+    "shlex",
+    "difflib",
+)
 
-# Run rtgate's main() in a fresh interpreter, then list what it imported.
+# Run rtgate's main() in a fresh interpreter, then list every module it imported.
 PROBE = """
 import json, sys
 from rtgate.cli import main
@@ -29,32 +37,51 @@ try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-heavy = %r
-loaded = sorted(m for m in sys.modules if m in heavy or m.split(".")[0] in heavy or m.startswith("rtgate.commands."))
-print("\\n" + json.dumps(loaded))
+print("\\n" + json.dumps(sorted(sys.modules)))
 """
 
 
 def loaded_by(*argv: str) -> set[str]:
-    r = subprocess.run(
-        [sys.executable, "-c", PROBE % (HEAVY,), *argv], capture_output=True, text=True, timeout=120, cwd=ROOT
-    )
+    r = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.stderr == "" or "Traceback" not in r.stderr, r.stderr
     return set(json.loads(r.stdout.strip().splitlines()[-1]))
 
 
 def heavy(modules: set[str]) -> set[str]:
     """The heavy libraries among `modules`, by top-level name."""
-    return {m if m in HEAVY else m.split(".")[0] for m in modules if not m.startswith("rtgate.")}
+    found = {m for m in modules if m in HEAVY or m.split(".")[0] in HEAVY}
+    return {m if m in HEAVY else m.split(".")[0] for m in found}
+
+
+def commands(modules: set[str]) -> set[str]:
+    """The command modules among `modules`."""
+    return {m for m in modules if m.startswith("rtgate.commands.")}
 
 
 def test_version_and_help_import_no_command() -> None:
-    assert loaded_by("--version") == set()
-    assert loaded_by("--help") == set()
+    for argv in (["--version"], ["--help"]):
+        modules = loaded_by(*argv)
+        assert commands(modules) == set() and heavy(modules) == set(), argv
 
 
 def test_validate_imports_only_itself() -> None:
-    assert loaded_by("validate", str(ROOT / "thresholds" / "default.yaml")) == {"rtgate.commands.validate"}
+    modules = loaded_by("validate", str(ROOT / "thresholds" / "default.yaml"))
+    assert commands(modules) == {"rtgate.commands.validate"}
+    assert heavy(modules) == set()
+    assert modules & set(NOT_FOR_VALIDATE) == set()
+
+
+def test_check_of_sampler_json_imports_no_text_parser(tmp_path: Path) -> None:
+    spec = tmp_path / "t.yaml"
+    spec.write_text(
+        "platform: vm\nmeasurements:\n  smp:\n    sampler: {interval_us: 500, loops: 400,"
+        " threads: [{name: all, count: 2}]}\n    gates:\n      - {name: max, kind: max, limit_us: 5000}\n"
+    )
+    out = tmp_path / "v.json"
+    modules = loaded_by("check", "--json", str(out), str(spec), str(FIXTURES / "rtgate-sampler" / "rs-t2-h200.json"))
+    assert json.loads(out.read_text())["verdicts"], "no verdict: the command did not read the results"
+    assert modules & set(NOT_FOR_JSON) == set()
+    assert "rtgate.parsers.json_results" in modules
 
 
 @pytest.mark.parametrize("command", ["check", "show", "run", "doctor", "export", "fuego"])

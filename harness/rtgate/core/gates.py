@@ -22,6 +22,8 @@ from rtgate.core.thresholds import GateSpec, Measurement
 
 @dataclass
 class Verdict:
+    """One gate's answer on one thread (or the worst of them), with its figure, limit and properties."""
+
     measurement: str
     gate: str
     kind: str

@@ -34,6 +34,8 @@ RT_POLICIES = ("fifo", "rr")
 
 @dataclass(frozen=True)
 class PlannedThread:
+    """One thread the sampler runs for a measurement: where, and how."""
+
     index: int  # the sampler's thread number
     label: str  # its thread group (rtla's context for the timerlat backend)
     cpu: int | None  # pinned CPU; None: not pinned, or one per CPU on a machine not known here
@@ -51,6 +53,8 @@ class PlannedThread:
 
 @dataclass(frozen=True)
 class ThreadPlan:
+    """The threads of one measurement, in the sampler's order."""
+
     measurement: str
     threads: tuple[PlannedThread, ...]
     fixed_count: int | None  # the thread count when no machine is needed to know it (no `cpus: all`)

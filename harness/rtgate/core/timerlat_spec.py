@@ -5,13 +5,14 @@ rtgate.measure.timerlat; reading its output, rtgate.parsers.rtla."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rtgate.core import keys
 from rtgate.core.checker import Checker
-from rtgate.core.model import Histogram, RunResult, ThreadResult
 from rtgate.core.spec import Measurement, SamplerSettings, ThreadGroup, TimerlatSettings
+
+if TYPE_CHECKING:
+    from rtgate.core.model import RunResult
 
 CONTEXTS = ("irq", "thread", "user")  # rtla's IRQ-, Thr- and Usr- columns; results list them in this order
 POLICIES = {"fifo": "f", "rr": "r", "other": "o"}
@@ -69,6 +70,10 @@ def with_all_cpus(run: RunResult, m: Measurement, cpus: list[int]) -> RunResult:
     have = {(t.label, t.cpu) for t in run.threads}
     if all((ctx, cpu) in have for ctx in m.timerlat.contexts() for cpu in cpus):
         return run
+    from dataclasses import replace
+
+    from rtgate.core.model import Histogram, ThreadResult  # here: threshold files alone need no results model
+
     threads = list(run.threads)
     for ctx in m.timerlat.contexts():
         for cpu in cpus:

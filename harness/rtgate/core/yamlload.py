@@ -21,6 +21,8 @@ from rtgate.errors import RtgateError
 
 @dataclass(frozen=True)
 class Limits:
+    """What one YAML file may hold: bytes, nesting, values once aliases expand, sizes of strings and numbers."""
+
     max_bytes: int = 1 << 20  # a threshold file is a few kB
     max_depth: int = 64  # nesting of mappings and sequences
     max_nodes: int = 100_000  # nodes once aliases are expanded
