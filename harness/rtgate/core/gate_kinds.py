@@ -12,16 +12,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
 
 from rtgate.core.status import Status
 
-Judged = tuple[Status, str, dict[str, Any]]
+TYPE_CHECKING = False  # typing's constant without importing typing: `rtgate validate` need not load it
 
 # Only in annotations: `rtgate validate` reads no results, and a protocol class costs its creation at import.
 if TYPE_CHECKING:
+    from typing import Any, Protocol, TypeAlias
+
     from rtgate.core.model import Histogram, RunResult, ThreadResult
     from rtgate.core.spec import GateSpec
+
+    Judged: TypeAlias = tuple[Status, str, dict[str, Any]]
 
     class Judge(Protocol):
         """What a kind's evaluation gets: one gate on one thread (gates._Eval)."""

@@ -5,9 +5,12 @@ timerlat_spec.py, for the `timerlat:` section). Data only: no loading, no checki
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from rtgate.core.load_spec import LoadSpec
+
+TYPE_CHECKING = False  # typing's constant without importing typing: `rtgate validate` need not load it
+if TYPE_CHECKING:
+    from typing import Any
 
 Where = tuple[str, int]  # file, line
 

@@ -5,13 +5,14 @@ rtgate.measure.timerlat; reading its output, rtgate.parsers.rtla."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from rtgate.core import keys
 from rtgate.core.checker import Checker
 from rtgate.core.spec import Measurement, SamplerSettings, ThreadGroup, TimerlatSettings
 
+TYPE_CHECKING = False  # typing's constant without importing typing: `rtgate validate` need not load it
 if TYPE_CHECKING:
+    from typing import Any
+
     from rtgate.core.model import RunResult
 
 CONTEXTS = ("irq", "thread", "user")  # rtla's IRQ-, Thr- and Usr- columns; results list them in this order

@@ -9,7 +9,6 @@ Every one of those is refused here with a one-line error naming the file and lin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import yaml
 from yaml.composer import Composer
@@ -17,6 +16,10 @@ from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
 from rtgate.errors import RtgateError
+
+TYPE_CHECKING = False  # typing's constant without importing typing: `rtgate validate` need not load it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)
