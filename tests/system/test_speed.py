@@ -35,9 +35,9 @@ print("\\n" + json.dumps(loaded))
 """
 
 
-def loaded_by(*argv: str) -> set[str]:
+def loaded_by(*argv: str, watch: tuple[str, ...] = HEAVY) -> set[str]:
     r = subprocess.run(
-        [sys.executable, "-c", PROBE % (HEAVY,), *argv], capture_output=True, text=True, timeout=120, cwd=ROOT
+        [sys.executable, "-c", PROBE % (watch,), *argv], capture_output=True, text=True, timeout=120, cwd=ROOT
     )
     assert r.stderr == "" or "Traceback" not in r.stderr, r.stderr
     return set(json.loads(r.stdout.strip().splitlines()[-1]))
@@ -89,6 +89,23 @@ def test_history_trend_loads_no_statistics(tmp_path: Path) -> None:
     with HistoryDB(db) as store:  # the run landed: trend below has something to read
         assert store.count_runs() == 1
     assert heavy(loaded_by("history", "trend", "--db", db, "--platform", "vm", "--metric", "p99.9")) == {"sqlite3"}
+
+
+# What `history add` and `compare` need only with --thresholds: the loader (YAML) and the gates.
+THRESHOLD_LOADER = ("yaml", "rtgate.core.checker", "rtgate.core.thresholds", "rtgate.core.gates")
+
+
+def test_history_without_thresholds_loads_no_threshold_loader(tmp_path: Path) -> None:
+    """`history add` and `compare` without --thresholds: neither YAML nor the gates; compare
+    loads numpy for its statistics, but not numpy.ma (np.median's masked-array check)."""
+    db = str(tmp_path / "h.db")
+    res = f"smp={RT_TESTS / 'ct-24-S-h300.json'}"
+    for release in ("6.1", "6.2"):
+        add = ["history", "add", "--db", db, "--platform", "vm", "--kernel-release", release, "--force-label", res]
+        assert loaded_by(*add, watch=THRESHOLD_LOADER) == {"rtgate.commands.history"}
+    compare = ["history", "compare", "--db", db, "--platform", "vm", "--base", "6.1", "--new", "6.2"]
+    assert loaded_by(*compare, watch=(*THRESHOLD_LOADER, "numpy.ma")) == {"rtgate.commands.history"}
+    assert "numpy" in heavy(loaded_by(*compare))  # the probe sees what compare does load
 
 
 def test_help_lists_every_command() -> None:

@@ -6,12 +6,14 @@ rtgate.measure.timerlat; reading its output, rtgate.parsers.rtla."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rtgate.core import keys
-from rtgate.core.checker import Checker
 from rtgate.core.model import Histogram, RunResult, ThreadResult
 from rtgate.core.spec import Measurement, SamplerSettings, ThreadGroup, TimerlatSettings
+
+if TYPE_CHECKING:  # the rtla parser reads CONTEXTS here: not the threshold loader (YAML)
+    from rtgate.core.checker import Checker
 
 CONTEXTS = ("irq", "thread", "user")  # rtla's IRQ-, Thr- and Usr- columns; results list them in this order
 POLICIES = {"fifo": "f", "rr": "r", "other": "o"}
