@@ -7,6 +7,7 @@ import argparse
 
 from rtgate.commands import add_command
 from rtgate.core.thresholds import load_thresholds
+from rtgate.core.words import plural
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -15,16 +16,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(handler=handle)
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def handle(args: argparse.Namespace) -> int:
     for path in args.thresholds:
         tf = load_thresholds(path)
         gates = sum(len(m.gates) for m in tf.measurements.values())
         print(
             f"OK: {path}: platform {tf.platform}, "
-            f"{_count(len(tf.measurements), 'measurement')}, {_count(gates, 'gate')}"
+            f"{plural(len(tf.measurements), 'measurement')}, {plural(gates, 'gate')}"
         )
     return 0

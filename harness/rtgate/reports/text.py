@@ -5,16 +5,12 @@ from __future__ import annotations
 
 from rtgate.core.gates import Status, Verdict
 from rtgate.core.setup import accepted_lines
+from rtgate.core.words import plural
 
 
 def limit_text(v: Verdict, units: bool = True) -> str:
     """A gate's limit as people read it: '0.1 %' for rates, '80 us' for latencies ('80' without units)."""
     return v.limit_text(units)
-
-
-def plural(n: int, noun: str) -> str:
-    """'1 error', '2 errors'."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def summary_table(
