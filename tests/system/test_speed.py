@@ -29,7 +29,7 @@ NOT_FOR_JSON = (
     "difflib",
 )
 
-# Run rtgate's main() in a fresh interpreter, then list every module it imported.
+# Run rtgate's main() in a fresh interpreter, then list what it imported.
 PROBE = """
 import json, sys
 from rtgate.cli import main
@@ -37,38 +37,33 @@ try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-print("\\n" + json.dumps(sorted(sys.modules)))
+heavy = %r
+loaded = sorted(m for m in sys.modules if m in heavy or m.split(".")[0] in heavy or m.startswith("rtgate.commands."))
+print("\\n" + json.dumps(loaded))
 """
 
 
-def loaded_by(*argv: str) -> set[str]:
-    r = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=120, cwd=ROOT)
+def loaded_by(*argv: str, watch: tuple[str, ...] = HEAVY) -> set[str]:
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE % (watch,), *argv], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
     assert r.stderr == "" or "Traceback" not in r.stderr, r.stderr
     return set(json.loads(r.stdout.strip().splitlines()[-1]))
 
 
 def heavy(modules: set[str]) -> set[str]:
     """The heavy libraries among `modules`, by top-level name."""
-    found = {m for m in modules if m in HEAVY or m.split(".")[0] in HEAVY}
-    return {m if m in HEAVY else m.split(".")[0] for m in found}
-
-
-def commands(modules: set[str]) -> set[str]:
-    """The command modules among `modules`."""
-    return {m for m in modules if m.startswith("rtgate.commands.")}
+    return {m if m in HEAVY else m.split(".")[0] for m in modules if not m.startswith("rtgate.")}
 
 
 def test_version_and_help_import_no_command() -> None:
-    for argv in (["--version"], ["--help"]):
-        modules = loaded_by(*argv)
-        assert commands(modules) == set() and heavy(modules) == set(), argv
+    assert loaded_by("--version") == set()
+    assert loaded_by("--help") == set()
 
 
 def test_validate_imports_only_itself() -> None:
-    modules = loaded_by("validate", str(ROOT / "thresholds" / "default.yaml"))
-    assert commands(modules) == {"rtgate.commands.validate"}
-    assert heavy(modules) == set()
-    assert modules & set(NOT_FOR_VALIDATE) == set()
+    default = str(ROOT / "thresholds" / "default.yaml")
+    assert loaded_by("validate", default, watch=(*HEAVY, *NOT_FOR_VALIDATE)) == {"rtgate.commands.validate"}
 
 
 def test_check_of_sampler_json_imports_no_text_parser(tmp_path: Path) -> None:
@@ -77,11 +72,11 @@ def test_check_of_sampler_json_imports_no_text_parser(tmp_path: Path) -> None:
         "platform: vm\nmeasurements:\n  smp:\n    sampler: {interval_us: 500, loops: 400,"
         " threads: [{name: all, count: 2}]}\n    gates:\n      - {name: max, kind: max, limit_us: 5000}\n"
     )
-    out = tmp_path / "v.json"
-    modules = loaded_by("check", "--json", str(out), str(spec), str(FIXTURES / "rtgate-sampler" / "rs-t2-h200.json"))
+    out, res = tmp_path / "v.json", str(FIXTURES / "rtgate-sampler" / "rs-t2-h200.json")
+    watch = (*NOT_FOR_JSON, "rtgate.parsers.json_results")
+    modules = loaded_by("check", "--json", str(out), str(spec), res, watch=watch)
     assert json.loads(out.read_text())["verdicts"], "no verdict: the command did not read the results"
-    assert modules & set(NOT_FOR_JSON) == set()
-    assert "rtgate.parsers.json_results" in modules
+    assert modules == {"rtgate.commands.check", "rtgate.parsers.json_results"}
 
 
 @pytest.mark.parametrize("command", ["check", "show", "run", "doctor", "export", "fuego"])
@@ -91,7 +86,8 @@ def test_light_commands_import_no_heavy_library(command: str) -> None:
     assert heavy(modules) == set(), f"rtgate {command} imports {sorted(heavy(modules))}"
 
 
-def test_check_imports_junitparser_only_for_junit(tmp_path: Path) -> None:
+def test_check_imports_no_heavy_library_even_for_junit(tmp_path: Path) -> None:
+    """The JUnit report streams through the standard library's ElementTree: junitparser is the tests' reader."""
     spec = tmp_path / "t.yaml"
     spec.write_text(
         "platform: vm\nmeasurements:\n  smp:\n    sampler: {interval_us: 200, loops: 5000, priority: 80,"
@@ -100,7 +96,7 @@ def test_check_imports_junitparser_only_for_junit(tmp_path: Path) -> None:
     res = str(RT_TESTS / "ct-24-S-h300.json")  # a known pass: maxima 894 and 155 us
     junit = tmp_path / "j.xml"
     assert heavy(loaded_by("check", str(spec), res)) == set()
-    assert heavy(loaded_by("check", "--junit", str(junit), str(spec), res)) == {"junitparser"}
+    assert heavy(loaded_by("check", "--junit", str(junit), str(spec), res)) == set()
     assert 'failures="0"' in junit.read_text()
 
 
@@ -116,6 +112,23 @@ def test_history_trend_loads_no_statistics(tmp_path: Path) -> None:
     with HistoryDB(db) as store:  # the run landed: trend below has something to read
         assert store.count_runs() == 1
     assert heavy(loaded_by("history", "trend", "--db", db, "--platform", "vm", "--metric", "p99.9")) == {"sqlite3"}
+
+
+# What `history add` and `compare` need only with --thresholds: the loader (YAML) and the gates.
+THRESHOLD_LOADER = ("yaml", "rtgate.core.checker", "rtgate.core.thresholds", "rtgate.core.gates")
+
+
+def test_history_without_thresholds_loads_no_threshold_loader(tmp_path: Path) -> None:
+    """`history add` and `compare` without --thresholds: neither YAML nor the gates; compare
+    loads numpy for its statistics, but not numpy.ma (np.median's masked-array check)."""
+    db = str(tmp_path / "h.db")
+    res = f"smp={RT_TESTS / 'ct-24-S-h300.json'}"
+    for release in ("6.1", "6.2"):
+        add = ["history", "add", "--db", db, "--platform", "vm", "--kernel-release", release, "--force-label", res]
+        assert loaded_by(*add, watch=THRESHOLD_LOADER) == {"rtgate.commands.history"}
+    compare = ["history", "compare", "--db", db, "--platform", "vm", "--base", "6.1", "--new", "6.2"]
+    assert loaded_by(*compare, watch=(*THRESHOLD_LOADER, "numpy.ma")) == {"rtgate.commands.history"}
+    assert "numpy" in heavy(loaded_by(*compare))  # the probe sees what compare does load
 
 
 def test_help_lists_every_command() -> None:

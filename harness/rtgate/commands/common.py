@@ -60,7 +60,7 @@ def report(
     sys.stdout.write(summary)
     lost = list(lost or [])
     if args.junit:
-        from rtgate.reports.junit import build_junit, write_junit  # junitparser only when asked for
+        from rtgate.reports.junit import build_junit, write_junit  # ElementTree only when asked for
 
         lost += _write_one(
             args.junit,

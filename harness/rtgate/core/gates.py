@@ -16,7 +16,7 @@ from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.stats import clean_samples_to_pass, decide_rate, samples_to_fail
 from rtgate.core.status import SEVERITY
 from rtgate.core.status import Status as Status  # re-exported: reporters import it from here
-from rtgate.core.thread_plan import ThreadPlan, named_cpu, plan_for_results, plan_here, planned_cpus
+from rtgate.core.thread_plan import ThreadPlan, named_cpu, plan_for_results, plan_here, planned_cpus, thread_name
 from rtgate.core.thresholds import GateSpec, Measurement
 
 
@@ -73,12 +73,6 @@ class Verdict:
             "critical": self.critical,
             "properties": self.properties,
         }
-
-
-def thread_name(t: ThreadResult, planned: int | None = None) -> str:
-    """cpu1 after the CPU it ran on (stated, else planned: thread_plan.named_cpu), t0 when unknown."""
-    cpu = named_cpu(t.cpu, planned)
-    return f"cpu{cpu}" if cpu is not None else f"t{t.index}"
 
 
 def thread_names(run: RunResult, m: Measurement | None) -> dict[int, str]:

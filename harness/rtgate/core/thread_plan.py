@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rtgate.core.model import ThreadResult
     from rtgate.core.thresholds import Measurement, ThreadGroup
 
 RT_POLICIES = ("fifo", "rr")
@@ -193,6 +194,12 @@ def named_cpu(stated: int | None, planned: int | None) -> int | None:
     if stated is not None:
         return stated if stated >= 0 else None
     return planned
+
+
+def thread_name(t: ThreadResult, planned: int | None = None) -> str:
+    """cpu1 after the CPU it ran on (stated, else planned: named_cpu), t0 when unknown."""
+    cpu = named_cpu(t.cpu, planned)
+    return f"cpu{cpu}" if cpu is not None else f"t{t.index}"
 
 
 def planned_cpus(m: Measurement | None, nthreads: int) -> list[int | None]:

@@ -6,13 +6,15 @@ rtgate.measure.timerlat; reading its output, rtgate.parsers.rtla."""
 from __future__ import annotations
 
 from rtgate.core import keys
-from rtgate.core.checker import Checker
 from rtgate.core.spec import Measurement, SamplerSettings, ThreadGroup, TimerlatSettings
 
 TYPE_CHECKING = False  # typing's constant without importing typing: `rtgate validate` need not load it
+# Annotations only: the rtla parser reads CONTEXTS here, not the threshold loader (YAML), and
+# `rtgate validate` reads no results (with_all_cpus imports the model when it runs).
 if TYPE_CHECKING:
     from typing import Any
 
+    from rtgate.core.checker import Checker
     from rtgate.core.model import RunResult
 
 CONTEXTS = ("irq", "thread", "user")  # rtla's IRQ-, Thr- and Usr- columns; results list them in this order
