@@ -76,7 +76,8 @@ def test_check_of_sampler_json_imports_no_text_parser(tmp_path: Path) -> None:
     watch = (*NOT_FOR_JSON, "rtgate.parsers.json_results")
     modules = loaded_by("check", "--json", str(out), str(spec), res, watch=watch)
     assert json.loads(out.read_text())["verdicts"], "no verdict: the command did not read the results"
-    assert modules == {"rtgate.commands.check", "rtgate.parsers.json_results"}
+    assert "rtgate.parsers.json_results" in modules  # the probe sees what check does load
+    assert modules & set(NOT_FOR_JSON) == set()
 
 
 @pytest.mark.parametrize("command", ["check", "show", "run", "doctor", "export", "fuego"])
