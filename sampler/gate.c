@@ -305,25 +305,199 @@ static double betacf(double a, double b, double x)
 	return h;
 }
 
-static double betainc(double a, double b, double x)
+/* log(1 + y) - y without the cancellation near 0: log(1 + y) = 2 atanh(y / (2 + y)). */
+static double log1pmx(double y)
 {
-	double front;
+	double t, t2, lead, power, rest = 0.0;
 
-	if (x <= 0.0)
-		return 0.0;
-	if (x >= 1.0)
-		return 1.0;
-	front = M->exp(M->lgamma(a + b) - M->lgamma(a) - M->lgamma(b) + a * M->log(x) + b * M->log1p(-x));
-	if (x < (a + 1.0) / (a + b + 2.0))
-		return front * betacf(a, b, x) / a;
-	return 1.0 - front * betacf(b, a, 1.0 - x) / b;
+	if (y <= -1.0) /* x * r rounded up to r, x a few 1e-16 under 1: the density is 0 there */
+		return -INFINITY;
+	if (fabs(y) > 0.5)
+		return M->log1p(y) - y;
+	t = y / (2.0 + y);
+	t2 = t * t;
+	lead = -y * y / (2.0 + y);
+	power = 2.0 * t * t2;
+	for (double j = 3.0; j < 200.0; j += 2.0) {
+		double term = power / j;
+
+		rest += term;
+		if (fabs(term) <= 1e-17 * fabs(lead))
+			break;
+		power *= t2;
+	}
+	return lead + rest;
+}
+
+/* ln(Gamma(x) / (sqrt(2 pi) x^(x - 1/2) e^-x)) for x > 0: small and exact where lgamma is large. */
+static double lgamma_star(double x)
+{
+	if (x >= 10.0) {
+		double y = 1.0 / x, y2 = y * y;
+
+		return y * (1.0 / 12 - y2 * (1.0 / 360 - y2 * (1.0 / 1260 - y2 * (1.0 / 1680 - y2 / 1188))));
+	}
+	return M->lgamma(x) - (x - 0.5) * M->log(x) + x - 0.5 * M->log(2.0 * M_PI);
+}
+
+/* erfc(x) for x >= 0 (libm is loaded through mathfns.h, which has no erfc): below 2 from the series
+ * erf(x) = 2/sqrt(pi) exp(-x^2) sum_n (2 x^2)^n x / (1 3 5 ... (2n+1)) (positive terms), above it from
+ * the continued fraction erfc(x) = exp(-x^2) / sqrt(pi) / (x + (1/2) / (x + 1 / (x + (3/2) / (x + ...)))). */
+static double erfc_pos(double x)
+{
+	if (x < 2.0) {
+		double term = x, sum = x, x2 = 2.0 * x * x;
+
+		for (int n = 1; n < 200 && term > 1e-17 * sum; n++) {
+			term *= x2 / (2.0 * n + 1.0);
+			sum += term;
+		}
+		return 1.0 - 2.0 / M->sqrt(M_PI) * M->exp(-x * x) * sum;
+	}
+	{
+		double f = x, c = x, d = 0.0;
+
+		for (int j = 1; j < 500; j++) {
+			double an = 0.5 * j, delta;
+
+			d = 1.0 / (x + an * d);
+			c = x + an / c;
+			delta = c * d;
+			f *= delta;
+			if (fabs(delta - 1.0) < 1e-16)
+				break;
+		}
+		return M->exp(-x * x) / M->sqrt(M_PI) / f;
+	}
+}
+
+/* Temme's uniform expansion of the incomplete beta for large a and b: rtgate/core/stats.py says how, and
+ * tests/unit/test_stats.py derives the coefficients of h_j(gamma), of gamma^0 .. gamma^j. */
+#define TEMME_TERMS 11
+static const double temme_h[TEMME_TERMS][TEMME_TERMS] = {
+	{1.0},
+	{0.0, -0.3333333333333333},
+	{0.25, 0.0, 0.08333333333333333},
+	{0.0, -0.06666666666666667, 0.0, -0.014814814814814815},
+	{0.010416666666666666, 0.0, 0.006944444444444444, 0.0, 0.0011574074074074073},
+	{0.0, 0.004761904761904762, 0.0, 0.0026455026455026454, 0.0, 0.0003527336860670194},
+	{-0.0026041666666666665, 0.0, -0.004270833333333333, 0.0, -0.0016087962962962963, 0.0,
+	 -0.0001787551440329218},
+	{0.0, 0.0015873015873015873, 0.0, 0.0014109347442680777, 0.0, 0.00041152263374485596, 0.0,
+	 3.919263178522438e-05},
+	{-9.765625e-05, 0.0, -0.00018973214285714286, 0.0, -0.00011140046296296297, 0.0,
+	 -2.6225382128159905e-05, 0.0, -2.185448510679992e-06},
+	{0.0, -0.00018037518037518038, 0.0, -0.0002541285874619208, 0.0, -0.00012265512265512266, 0.0,
+	 -2.502983984465466e-05, 0.0, -1.85406221071516e-06},
+	{5.154079861111111e-05, 0.0, 0.00019845329624905517, 0.0, 0.00018232529315738641, 0.0,
+	 7.050181076374308e-05, 0.0, 1.2445067011429629e-05, 0.0, 8.296711340953087e-07},
+};
+#define TEMME_MIN_A 200.0
+#define TEMME_W2 0.25
+
+struct beta_tails {
+	double a, b, r, front0, norm, w2_max, up[TEMME_TERMS], down[TEMME_TERMS];
+	int temme;
+};
+
+static void beta_tails_init(struct beta_tails *t, double a, double b)
+{
+	double r = a + b, k = M->exp(lgamma_star(r) - lgamma_star(a) - lgamma_star(b)), spread = a * b / r;
+
+	t->a = a;
+	t->b = b;
+	t->r = r;
+	/* x^a (1 - x)^b / B(a, b) = front0 exp(-r zeta^2 / 2): its value at x0, from Stirling, times K */
+	t->front0 = M->sqrt(spread) * k / M->sqrt(2.0 * M_PI);
+	t->norm = k / M->sqrt(2.0 * M_PI);
+	t->temme = spread >= TEMME_MIN_A;
+	t->w2_max = TEMME_W2 * spread;
+	if (t->temme) {
+		double gm = (b - a) / M->sqrt(a * b), g2 = gm * gm, scale = 1.0, shrink = 1.0 / M->sqrt(r);
+
+		/* h_j(gamma) r^(-j/2), gm = gamma: Horner in gamma^2, as h_j has the parity of j */
+		for (int j = 0; j < TEMME_TERMS; j++) {
+			double v = 0.0;
+
+			for (int i = j; i >= 0; i -= 2)
+				v = v * g2 + temme_h[j][i];
+			v *= scale * (j % 2 ? gm : 1.0);
+			t->up[j] = v;
+			t->down[j] = j % 2 ? -v : v;
+			scale *= shrink;
+		}
+	}
+}
+
+/*
+ * 1 - I_x(a, b) for integer a as P(Bin(a + b - 1, x) <= a - 1), its a terms summed from the largest: the
+ * continued fraction of the upper tail takes 1 - x, off by 1e-16 / x in doubles (stats.py says more).
+ */
+static double binomial_sum(const struct beta_tails *t, double x, double front)
+{
+	double term = front / (x * t->b), ratio = (1.0 - x) / x, total = 0.0;
+
+	for (double i = t->a - 1.0; term > 1e-17 * total; i -= 1.0) {
+		total += term;
+		if (i <= 0.0)
+			break;
+		term *= i / (t->r - i) * ratio;
+	}
+	return total;
+}
+
+/* I_x(a, b), 1 - I_x(a, b), each computed where it is small, and the Beta(a, b) density at x (0 < x < 1). */
+static void beta_tails_at(const struct beta_tails *t, double x, double *lower, double *upper, double *density)
+{
+	double a = t->a, b = t->b, d = x * t->r - a, e, front;
+
+	e = -a * log1pmx(d / a) - b * log1pmx(-d / b); /* r zeta^2 / 2 */
+	front = t->front0 * M->exp(-e);
+	*density = front / (x * (1.0 - x));
+	if (t->temme && 2.0 * e <= t->w2_max) {
+		double w = M->sqrt(2.0 * e), g = M->exp(-e), wg = g, n2, n1, tail, nj;
+		const double *hs = d >= 0 ? t->up : t->down;
+
+		n2 = M->sqrt(0.5 * M_PI) * erfc_pos(w * M_SQRT1_2);
+		n1 = g;
+		tail = hs[0] * n2 + hs[1] * n1;
+		for (int j = 2; j < TEMME_TERMS; j++) {
+			wg *= w;
+			nj = wg + (j - 1) * n2;
+			n2 = n1;
+			n1 = nj;
+			tail += hs[j] * nj;
+		}
+		tail *= t->norm;
+		*lower = d >= 0 ? 1.0 - tail : tail;
+		*upper = d >= 0 ? tail : 1.0 - tail;
+	} else if (front == 0.0) { /* far out in a tail (a bisection step): no continued fraction for 0 */
+		*lower = x < (a + 1.0) / (t->r + 2.0) ? 0.0 : 1.0;
+		*upper = 1.0 - *lower;
+	} else if (x < (a + 1.0) / (t->r + 2.0)) {
+		*lower = front * betacf(a, b, x) / a;
+		*upper = 1.0 - *lower;
+	} else if (x < 0.5 && a == M->ceil(a)) {
+		*upper = binomial_sum(t, x, front);
+		*lower = 1.0 - *upper;
+	} else {
+		*upper = front * betacf(b, a, 1.0 - x) / b; /* 1 - x is exact from 0.5 up */
+		*lower = 1.0 - *upper;
+	}
 }
 
 static double binom_cdf(unsigned long long k, unsigned long long n, double p)
 {
-	if (k >= n)
+	struct beta_tails t;
+	double lower, upper, density;
+
+	if (k >= n || p <= 0.0)
 		return 1.0;
-	return 1.0 - betainc((double)k + 1.0, (double)(n - k), p);
+	if (p >= 1.0)
+		return 0.0;
+	beta_tails_init(&t, (double)k + 1.0, (double)(n - k));
+	beta_tails_at(&t, p, &lower, &upper, &density);
+	return upper;
 }
 
 static double normal_quantile(double q)
@@ -358,9 +532,11 @@ static double normal_quantile(double q)
 static void cdf_root(unsigned long long k, unsigned long long n, double level, double *plo, double *phi)
 {
 	const double rel_tol = 1e-7;
-	double a = (double)k + 1.0, b = (double)(n - k), log_norm, lo, hi, p, z, mean, sd, skew;
+	double a = (double)k + 1.0, b = (double)(n - k), lo, hi, p, z, mean, sd, skew;
+	int low_side = level > 0.5;
+	struct beta_tails t;
 
-	log_norm = M->lgamma(a) + M->lgamma(b) - M->lgamma(a + b);
+	beta_tails_init(&t, a, b);
 	/* k is a median of Binomial(n, k/n): P(X <= k | k/n) >= 1/2 >= P(X <= k | (k+1)/n). */
 	lo = level <= 0.5 ? (double)k / (double)n : 0.0;
 	hi = level >= 0.5 ? ((double)k + 1.0) / (double)n : 1.0;
@@ -373,17 +549,39 @@ static void cdf_root(unsigned long long k, unsigned long long n, double level, d
 		p = lo + (hi - lo) * 1e-9;
 	if (p > hi - (hi - lo) * 1e-9)
 		p = hi - (hi - lo) * 1e-9;
+	if (!(lo < p && p < hi)) /* that nudge is below the spacing of doubles next to 1 (k = n - 1 at 3e7 trials) */
+		p = (lo + hi) / 2.0;
 	for (int i = 0; i < 200; i++) {
-		double f = binom_cdf(k, n, p) - level, density, step, nxt;
+		double lower, upper, density, f, step, nxt, reach;
 
+		beta_tails_at(&t, p, &lower, &upper, &density);
+		/* each tail where it is small: f keeps its relative precision at levels near 0 and near 1 */
+		f = low_side ? (1.0 - level) - lower : upper - level;
 		if (f > 0)
 			lo = p;
 		else
 			hi = p;
 		if (hi - lo <= rel_tol * hi)
 			break;
-		density = M->exp((a - 1.0) * M->log(p) + (b - 1.0) * M->log1p(-p) - log_norm);
 		step = density > 0 ? f / density : INFINITY;
+		/* Newton's error, bounded as stats.py does: when it is narrow enough, no evaluation closes the bracket */
+		reach = 2.0 * fabs(step);
+		if (p - reach > 0.0 && p + reach < 1.0) {
+			double left = p - reach, right = p + reach, m1, m2, err, root;
+
+			m1 = fabs((a - 1.0) / left - (b - 1.0) / (1.0 - left));
+			m2 = fabs((a - 1.0) / right - (b - 1.0) / (1.0 - right));
+			m1 = m1 > m2 ? m1 : m2; /* the larger end of J: psi' falls */
+			if (m1 * reach < 0.5) {
+				err = 2.0 * m1 * M->exp(m1 * reach) * step * step * 1.01;
+				root = p + step;
+				if (2.0 * err <= rel_tol * (root + err) && lo <= root - err && root + err <= hi) {
+					*plo = root - err;
+					*phi = root + err;
+					return;
+				}
+			}
+		}
 		if (fabs(step) < rel_tol * p / 4)
 			nxt = f > 0 ? p + rel_tol * p / 2 : p - rel_tol * p / 2;
 		else
@@ -430,7 +628,7 @@ double gate_cp_lower(unsigned long long k, unsigned long long n, double confiden
 /* More samples, none above the limit, that would bring the upper bound to the limit (0: none found). */
 static unsigned long long clean_to_pass(unsigned long long k, unsigned long long n, double allowed, double conf)
 {
-	unsigned long long lo = n ? n - 1 : 0, hi = n > k + 1 ? n : k + 1;
+	unsigned long long lo = n ? n - 1 : 0, hi = n > k + 1 ? n : k + 1, step;
 
 	if (allowed <= 0.0 || allowed >= 1.0)
 		return 0;
@@ -447,8 +645,21 @@ static unsigned long long clean_to_pass(unsigned long long k, unsigned long long
 		else
 			lo = mid;
 	}
-	while (gate_cp_upper(k, hi, conf) > allowed)  /* the gate's own rule decides ties */
-		hi++;
+	/* The gate's own rule decides ties. Its bound sits up to 1.1e-7 above the exact one: at 1e14 trials that
+	 * is 1e7 counts, so they are searched (doubling, then halving), as stats.py does. */
+	for (step = 1; gate_cp_upper(k, hi + step - 1, conf) > allowed; step *= 2)
+		if (step > (1ULL << 61))
+			return 0;
+	lo = hi + step / 2 - 1;
+	hi = hi + step - 1;
+	while (hi - lo > 1) {
+		unsigned long long mid = lo + (hi - lo) / 2;
+
+		if (gate_cp_upper(k, mid, conf) <= allowed)
+			hi = mid;
+		else
+			lo = mid;
+	}
 	return hi - n;
 }
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import signal
 import sys
 
 from rtgate import __version__
@@ -120,6 +119,8 @@ def _ending() -> None:
     stop = sys.modules.get("rtgate.measure.stop")
     if stop is None or not stop.STOP.requested:
         return
+    import signal  # loaded already by rtgate.measure.stop: the other commands need not build its enums
+
     for s in stop.STOP_SIGNALS:
         if signal.getsignal(s) in (signal.SIG_DFL, signal.default_int_handler):
             signal.signal(s, signal.SIG_IGN)

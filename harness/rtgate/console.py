@@ -19,7 +19,6 @@ if _AT_START is _signal.default_int_handler:  # an ignored SIGINT (a background 
     _signal.signal(_signal.SIGINT, _interrupted_while_starting)
 
 import gc  # noqa: E402  (after the handler, on purpose)
-import signal  # noqa: E402
 import sys  # noqa: E402
 
 from rtgate.cli import main as cli_main  # noqa: E402
@@ -27,14 +26,14 @@ from rtgate.cli import main as cli_main  # noqa: E402
 
 def main() -> int:
     try:
-        signal.signal(signal.SIGINT, _AT_START)  # from here cli.main()'s own guard catches a Ctrl-C
+        _signal.signal(_signal.SIGINT, _AT_START)  # from here cli.main()'s own guard catches a Ctrl-C
         return cli_main()
     except KeyboardInterrupt:  # in the instants before that guard, or in its own except clauses
         os.write(2, b"rtgate: interrupted\n")
         return 130
     finally:
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: a Ctrl-C now cannot interrupt the exit
+        if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+            _signal.signal(_signal.SIGINT, _signal.SIG_IGN)  # done: a Ctrl-C now cannot interrupt the exit
         # Every output is written and closed: the interpreter's exit need not search the ~300 modules'
         # objects for reference cycles (~20 ms of CPU, measured, after every command and every run).
         gc.freeze()

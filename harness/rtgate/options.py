@@ -27,6 +27,8 @@ def parse_seconds(text: str) -> int:
 
 @dataclass(frozen=True)
 class Option:
+    """One shared option (see the module's docstring)."""
+
     name: str  # the command's option without its dashes: output-dir is --output-dir, --rtgate-output-dir
     help: str
     metavar: str | None = None  # None: a flag, which takes no value

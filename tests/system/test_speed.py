@@ -16,10 +16,18 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, RT_TESTS
+from conftest import FIXTURES, ROOT, RT_TESTS
 
 # Libraries that cost tens of milliseconds to import, and what needs them.
 HEAVY = ("numpy", "matplotlib", "jinja2", "psycopg", "junitparser", "sqlite3", "urllib.request", "http.client")
+# What reading a threshold file needs none of: the results model and parsers, and difflib (only for a mistake).
+NOT_FOR_VALIDATE = ("rtgate.core.model", "rtgate.parsers", "difflib")
+# What checking rtgate-sampler JSON needs none of: the text formats' parsers, and shlex (rt-tests command lines).
+NOT_FOR_JSON = (
+    *(f"rtgate.parsers.{name}" for name in ("histtext", "rtla", "summary", "verbose")),
+    "shlex",
+    "difflib",
+)
 
 # Run rtgate's main() in a fresh interpreter, then list what it imported.
 PROBE = """
@@ -35,9 +43,9 @@ print("\\n" + json.dumps(loaded))
 """
 
 
-def loaded_by(*argv: str) -> set[str]:
+def loaded_by(*argv: str, watch: tuple[str, ...] = HEAVY) -> set[str]:
     r = subprocess.run(
-        [sys.executable, "-c", PROBE % (HEAVY,), *argv], capture_output=True, text=True, timeout=120, cwd=ROOT
+        [sys.executable, "-c", PROBE % (watch,), *argv], capture_output=True, text=True, timeout=120, cwd=ROOT
     )
     assert r.stderr == "" or "Traceback" not in r.stderr, r.stderr
     return set(json.loads(r.stdout.strip().splitlines()[-1]))
@@ -54,7 +62,22 @@ def test_version_and_help_import_no_command() -> None:
 
 
 def test_validate_imports_only_itself() -> None:
-    assert loaded_by("validate", str(ROOT / "thresholds" / "default.yaml")) == {"rtgate.commands.validate"}
+    default = str(ROOT / "thresholds" / "default.yaml")
+    assert loaded_by("validate", default, watch=(*HEAVY, *NOT_FOR_VALIDATE)) == {"rtgate.commands.validate"}
+
+
+def test_check_of_sampler_json_imports_no_text_parser(tmp_path: Path) -> None:
+    spec = tmp_path / "t.yaml"
+    spec.write_text(
+        "platform: vm\nmeasurements:\n  smp:\n    sampler: {interval_us: 500, loops: 400,"
+        " threads: [{name: all, count: 2}]}\n    gates:\n      - {name: max, kind: max, limit_us: 5000}\n"
+    )
+    out, res = tmp_path / "v.json", str(FIXTURES / "rtgate-sampler" / "rs-t2-h200.json")
+    watch = (*NOT_FOR_JSON, "rtgate.parsers.json_results")
+    modules = loaded_by("check", "--json", str(out), str(spec), res, watch=watch)
+    assert json.loads(out.read_text())["verdicts"], "no verdict: the command did not read the results"
+    assert "rtgate.parsers.json_results" in modules  # the probe sees what check does load
+    assert modules & set(NOT_FOR_JSON) == set()
 
 
 @pytest.mark.parametrize("command", ["check", "show", "run", "doctor", "export", "fuego"])
@@ -64,7 +87,8 @@ def test_light_commands_import_no_heavy_library(command: str) -> None:
     assert heavy(modules) == set(), f"rtgate {command} imports {sorted(heavy(modules))}"
 
 
-def test_check_imports_junitparser_only_for_junit(tmp_path: Path) -> None:
+def test_check_imports_no_heavy_library_even_for_junit(tmp_path: Path) -> None:
+    """The JUnit report streams through the standard library's ElementTree: junitparser is the tests' reader."""
     spec = tmp_path / "t.yaml"
     spec.write_text(
         "platform: vm\nmeasurements:\n  smp:\n    sampler: {interval_us: 200, loops: 5000, priority: 80,"
@@ -73,7 +97,7 @@ def test_check_imports_junitparser_only_for_junit(tmp_path: Path) -> None:
     res = str(RT_TESTS / "ct-24-S-h300.json")  # a known pass: maxima 894 and 155 us
     junit = tmp_path / "j.xml"
     assert heavy(loaded_by("check", str(spec), res)) == set()
-    assert heavy(loaded_by("check", "--junit", str(junit), str(spec), res)) == {"junitparser"}
+    assert heavy(loaded_by("check", "--junit", str(junit), str(spec), res)) == set()
     assert 'failures="0"' in junit.read_text()
 
 
@@ -89,6 +113,23 @@ def test_history_trend_loads_no_statistics(tmp_path: Path) -> None:
     with HistoryDB(db) as store:  # the run landed: trend below has something to read
         assert store.count_runs() == 1
     assert heavy(loaded_by("history", "trend", "--db", db, "--platform", "vm", "--metric", "p99.9")) == {"sqlite3"}
+
+
+# What `history add` and `compare` need only with --thresholds: the loader (YAML) and the gates.
+THRESHOLD_LOADER = ("yaml", "rtgate.core.checker", "rtgate.core.thresholds", "rtgate.core.gates")
+
+
+def test_history_without_thresholds_loads_no_threshold_loader(tmp_path: Path) -> None:
+    """`history add` and `compare` without --thresholds: neither YAML nor the gates; compare
+    loads numpy for its statistics, but not numpy.ma (np.median's masked-array check)."""
+    db = str(tmp_path / "h.db")
+    res = f"smp={RT_TESTS / 'ct-24-S-h300.json'}"
+    for release in ("6.1", "6.2"):
+        add = ["history", "add", "--db", db, "--platform", "vm", "--kernel-release", release, "--force-label", res]
+        assert loaded_by(*add, watch=THRESHOLD_LOADER) == {"rtgate.commands.history"}
+    compare = ["history", "compare", "--db", db, "--platform", "vm", "--base", "6.1", "--new", "6.2"]
+    assert loaded_by(*compare, watch=(*THRESHOLD_LOADER, "numpy.ma")) == {"rtgate.commands.history"}
+    assert "numpy" in heavy(loaded_by(*compare))  # the probe sees what compare does load
 
 
 def test_help_lists_every_command() -> None:

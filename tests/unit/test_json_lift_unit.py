@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import types
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,14 @@ HISTOGRAM_EDITS = {
     "null as a low": lambda h: re.sub(r"\[(\d+),", "[null,", h, count=1),
     "two values": lambda h: re.sub(r", (\d+)\]", "]", h, count=1),
     "four values": lambda h: re.sub(r"(\d+)\]", r"\1, 1]", h, count=1),
+    # lows still increasing, so lifted: the buckets' own checks (core/validate) must still run on them
+    "empty bucket": lambda h: re.sub(r"\[(\d+), (\d+),", r"[\1, \1,", h, count=1),
+    "reversed bucket": lambda h: re.sub(r"\[(\d+), (\d+),", lambda m: f"[{m[1]}, {int(m[1]) // 2},", h, count=1),
+    "overlapping buckets": lambda h: re.sub(
+        r"\[(\d+), (\d+), (\d+)\], \[(\d+),", lambda m: f"[{m[1]}, {int(m[4]) + 1}, {m[3]}], [{m[4]},", h, count=1
+    ),
+    "last bucket empty": lambda h: re.sub(r"\[(\d+), (\d+), (\d+)\]\]$", r"[\1, \1, \3]]", h),
+    "last bucket open": lambda h: re.sub(r"\[(\d+), (\d+), (\d+)\]\]$", r"[\1, null, \3]]", h),
     "bucket repeated": lambda h: h.replace("[[", "[" + re.search(r"\[\d+, \d+, \d+\]", h).group() + ", [", 1),  # type: ignore[union-attr]
     "empty slot": lambda h: re.sub(r", (\d+)\]", ", ]", h, count=1),
     "true": lambda h: re.sub(r", (\d+)\]", ", true]", h, count=1),
@@ -110,6 +119,9 @@ HISTOGRAM_EDITS = {
     "a tag": lambda h: f'"{json_lift.Lift("", 1).tag}0"',
     "a guessed tag": lambda h: '"rtgate-lifted-0000000000000000-0"',
 }
+
+
+MALFORMED_BUCKETS = ("empty bucket", "reversed bucket", "overlapping buckets", "last bucket empty")
 
 
 def _rtgate_text(edit: Any = None, indent: int | None = None) -> str:
@@ -129,6 +141,9 @@ def test_edited_histograms_are_judged_alike(tmp_path: Path, name: str, monkeypat
     kind, _ = _same(_write(tmp_path, text), monkeypatch)
     if name in ("two values", "four values", "negative count", "float count", "null as a low", "count 2^63"):
         assert kind == "error"  # what the tree path refused is still refused
+    if name in MALFORMED_BUCKETS:  # lifted, marked for core/validate to walk and name the bad bucket
+        assert kind == "error"
+        assert [a.well_formed for a in json_lift.Lift(text, 10**6).arrays if a.kind == "buckets"].count(False) == 1
 
 
 def test_truncated_anywhere_gives_the_same_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -184,8 +199,6 @@ def test_cyclictest_histograms_read_alike(tmp_path: Path, edit: Any, monkeypatch
 
 
 def test_buckets_read_as_the_tuples_they_hold() -> None:
-    from array import array
-
     b = Buckets(array("i", [1, 2, 5]), array("i", [2, 4, 0]), array("i", [3, 0, 7]), open_top=True)
     assert list(b) == [(1, 2, 3), (2, 4, 0), (5, None, 7)] == b
     assert list(reversed(b)) == [(5, None, 7), (2, 4, 0), (1, 2, 3)]
@@ -215,7 +228,6 @@ def test_too_many_threads_are_refused(tmp_path: Path) -> None:
 def _random_histograms(seed: int) -> list[tuple[list[tuple[int, int | None, int]], Buckets]]:
     """Valid histograms as both forms: 1-unit buckets, wide ones, an open top, empty buckets."""
     import random
-    from array import array
 
     rng = random.Random(seed)
     out = []
@@ -284,3 +296,57 @@ def test_a_file_of_many_threads_is_refused_before_it_is_all_read(tmp_path: Path)
     assert len(json_lift.Lift(text, 10**7, 30).arrays) == 30
     with pytest.raises(ResultsError, match="5000 threads: more than"):
         load_results(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_buckets_marked_well_formed_are_judged_as_the_full_walk_judges_them(seed: int) -> None:
+    """json_lift checks lifted buckets once, on json's numbers (Lifted.well_formed), and check_run then skips
+    its own walk over the arrays: with the mark or without it, and as tuples, every outcome is the same."""
+    import random
+
+    from rtgate.core.model import ThreadResult
+    from rtgate.core.validate import check_run
+
+    rng = random.Random(seed)
+    marked = lifted = 0
+    for _ in range(300):
+        rows: list[list[int | None]] = []
+        lo = rng.randrange(0, 5)
+        for _ in range(rng.randrange(1, 12)):
+            width = rng.choice((1, 2, 5))
+            rows.append([lo, lo + width, rng.choice((0, 1, 7))])
+            lo += width + rng.choice((0, 0, 1))
+        i, mistake = rng.randrange(len(rows)), rng.choice(("none", "empty", "reversed", "overlap", "open"))
+        low = rows[i][0]
+        assert isinstance(low, int)
+        if mistake == "empty":
+            rows[i][1] = low
+        elif mistake == "reversed":
+            rows[i][1] = low // 2
+        elif mistake == "overlap" and i + 1 < len(rows):
+            rows[i][1] = int(rows[i + 1][0] or 0) + 1
+        elif mistake == "open":
+            rows[-1][1] = None
+        lift = json_lift.Lift(json.dumps({"histogram": rows}), 10**6)
+        if not lift.arrays:
+            continue  # not lifted: json's tree and the parser's checks, as before
+        a = lift.arrays[0]
+        assert isinstance(a.a, array) and a.b is not None and a.c is not None
+        marked, lifted = marked + a.well_formed, lifted + 1
+        forms = (
+            Buckets(a.a, a.b, a.c, a.open_top, a.well_formed),
+            Buckets(a.a, a.b, a.c, a.open_top),
+            [(r[0], r[1], r[2]) for r in rows],
+        )
+        outcomes = []
+        for buckets in forms:
+            h = Histogram(unit="us", buckets=buckets)  # type: ignore[arg-type]
+            run = RunResult(source="r.json", format="rtgate-json", unit="us", threads=[])
+            run.threads.append(ThreadResult(0, h.total, None, None, None, histogram=h))
+            try:
+                check_run(run)
+                outcomes.append("ok")
+            except ResultsError as e:
+                outcomes.append(str(e))
+        assert outcomes[0] == outcomes[1] == outcomes[2], (rows, outcomes)
+    assert 0 < marked < lifted  # both kinds were met

@@ -26,10 +26,10 @@ def add_report_options(p: argparse.ArgumentParser) -> None:
 
 def check_report_outputs(args: argparse.Namespace) -> None:
     """--junit and --json must be writable before a verdict is printed: a FAIL is never hidden behind exit 2."""
-    from rtgate.safe_io import check_output_file
-
     for output in (getattr(args, "junit", None), getattr(args, "json", None)):
         if output:
+            from rtgate.safe_io import check_output_file  # only for a report to write
+
             check_output_file(output)
 
 
@@ -60,7 +60,7 @@ def report(
     sys.stdout.write(summary)
     lost = list(lost or [])
     if args.junit:
-        from rtgate.reports.junit import build_junit, write_junit  # junitparser only when asked for
+        from rtgate.reports.junit import build_junit, write_junit  # ElementTree only when asked for
 
         lost += _write_one(
             args.junit,

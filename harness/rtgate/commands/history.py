@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rtgate.commands import add_command
-from rtgate.core.thresholds import ThresholdFile, load_thresholds
 from rtgate.errors import RtgateError
 from rtgate.history.drift import Tolerance
 from rtgate.history.record import add_label_options, add_run
 from rtgate.safe_io import write_bytes, write_text
+
+if TYPE_CHECKING:
+    from rtgate.core.thresholds import ThresholdFile
 
 DEFAULT_DB = "rtgate-history.db"
 
@@ -102,6 +105,15 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--thresholds", metavar="FILE", help="gates to store verdicts for, and history settings")
 
 
+def _thresholds(args: argparse.Namespace) -> ThresholdFile | None:
+    """The --thresholds file; its loader (YAML, the gate kinds) only when one is given."""
+    if not args.thresholds:
+        return None
+    from rtgate.core.thresholds import load_thresholds
+
+    return load_thresholds(args.thresholds)
+
+
 def _platform(args: argparse.Namespace, tf: ThresholdFile | None) -> str:
     platform = args.platform or (tf.platform if tf else None)
     if not platform:
@@ -110,7 +122,7 @@ def _platform(args: argparse.Namespace, tf: ThresholdFile | None) -> str:
 
 
 def handle_add(args: argparse.Namespace) -> int:
-    tf = load_thresholds(args.thresholds) if args.thresholds else None
+    tf = _thresholds(args)
     platform = _platform(args, tf)
     meta = {}
     for item in args.meta:
@@ -157,10 +169,12 @@ EXIT_DRIFT = 4
 
 
 def handle_compare(args: argparse.Namespace) -> int:
+    # Its arrays are small: BLAS threads (started as numpy loads) would only cost CPU on a busy host.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from rtgate.history.compare import NOT_ENOUGH, REGRESSION, compare, refuse_drift, settings_for, text_lines
     from rtgate.history.store import HistoryDB
 
-    tf = load_thresholds(args.thresholds) if args.thresholds else None
+    tf = _thresholds(args)
     platform = _platform(args, tf)
     for name in ("load_tolerance", "steal_tolerance"):
         value = getattr(args, name)
@@ -202,7 +216,7 @@ def handle_trend(args: argparse.Namespace) -> int:
     from rtgate.history.figures import per_release_values, trend
     from rtgate.history.store import HistoryDB
 
-    tf = load_thresholds(args.thresholds) if args.thresholds else None
+    tf = _thresholds(args)
     platform = _platform(args, tf)
     with HistoryDB(args.db) as db:
         m = _measurement(db, args, platform)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -15,8 +14,12 @@ from rtgate.core import keys
 from rtgate.core.yamlload import THRESHOLDS, Limits, load_yaml
 from rtgate.errors import RtgateError, ThresholdsError
 
+TYPE_CHECKING = False  # typing's constant without importing typing: `rtgate validate` need not load it
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
+
 MAX_CPUS = 1024  # the sampler's MAX_CPUS (sampler/params.h, in its --dump-contract): CPUs 0 to 1023
-Key = tuple[Any, ...]
+Key: TypeAlias = "tuple[Any, ...]"
 Where = tuple[str, int]  # file, line
 
 

@@ -12,28 +12,31 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
 
-from rtgate.core.model import Histogram, RunResult, ThreadResult
 from rtgate.core.status import Status
 
+TYPE_CHECKING = False  # typing's constant without importing typing: `rtgate validate` need not load it
+
+# Only in annotations: `rtgate validate` reads no results, and a protocol class costs its creation at import.
 if TYPE_CHECKING:
+    from typing import Any, Protocol, TypeAlias
+
+    from rtgate.core.model import Histogram, RunResult, ThreadResult
     from rtgate.core.spec import GateSpec
 
-Judged = tuple[Status, str, dict[str, Any]]
+    Judged: TypeAlias = tuple[Status, str, dict[str, Any]]
 
+    class Judge(Protocol):
+        """What a kind's evaluation gets: one gate on one thread (gates._Eval)."""
 
-class Judge(Protocol):
-    """What a kind's evaluation gets: one gate on one thread (gates._Eval)."""
+        run: RunResult
+        gate: GateSpec
+        t: ThreadResult
+        scale: int
 
-    run: RunResult
-    gate: GateSpec
-    t: ThreadResult
-    scale: int
+        def verdict(self, status: Status, reason: str, **kw: Any) -> Judged: ...
 
-    def verdict(self, status: Status, reason: str, **kw: Any) -> Judged: ...
-
-    def decide(self, k_min: int, k_max: int, n: int, allowed: float, what: str) -> Judged: ...
+        def decide(self, k_min: int, k_max: int, n: int, allowed: float, what: str) -> Judged: ...
 
 
 # ---------------------------------------------------------------- figures as text
@@ -195,6 +198,8 @@ def _one_percentile_rank(gate: GateSpec) -> int:
 
 @dataclass(frozen=True)
 class GateKind:
+    """One gate kind: its keys, its judgement, its --gate form and its figure in reports."""
+
     name: str
     needs: frozenset[str]  # threshold-file keys it requires
     takes: frozenset[str]  # every kind-specific key it accepts

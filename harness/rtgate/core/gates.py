@@ -16,12 +16,14 @@ from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.stats import clean_samples_to_pass, decide_rate, samples_to_fail
 from rtgate.core.status import SEVERITY
 from rtgate.core.status import Status as Status  # re-exported: reporters import it from here
-from rtgate.core.thread_plan import ThreadPlan, named_cpu, plan_for_results, plan_here, planned_cpus
+from rtgate.core.thread_plan import ThreadPlan, named_cpu, plan_for_results, plan_here, planned_cpus, thread_name
 from rtgate.core.thresholds import GateSpec, Measurement
 
 
 @dataclass
 class Verdict:
+    """One gate's answer on one thread (or the worst of them), with its figure, limit and properties."""
+
     measurement: str
     gate: str
     kind: str
@@ -71,12 +73,6 @@ class Verdict:
             "critical": self.critical,
             "properties": self.properties,
         }
-
-
-def thread_name(t: ThreadResult, planned: int | None = None) -> str:
-    """cpu1 after the CPU it ran on (stated, else planned: thread_plan.named_cpu), t0 when unknown."""
-    cpu = named_cpu(t.cpu, planned)
-    return f"cpu{cpu}" if cpu is not None else f"t{t.index}"
 
 
 def thread_names(run: RunResult, m: Measurement | None) -> dict[int, str]:

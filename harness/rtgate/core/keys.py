@@ -8,7 +8,6 @@ drift from what is checked (tests/unit/test_keys.py holds them equal).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from dataclasses import KW_ONLY, dataclass
 
@@ -37,6 +36,8 @@ TYPES = {
 
 @dataclass(frozen=True)
 class Key:
+    """One key of a threshold file: its name, type, meaning, unit, range and default."""
+
     name: str
     type: str  # a key of TYPES
     doc: str
@@ -250,5 +251,7 @@ def did_you_mean(word: object, choices: Iterable[str]) -> str:
     """'; did you mean 'max'?' for a near miss, else ''."""
     if not isinstance(word, str):
         return ""
+    import difflib  # only for a mistake: a valid file (rtgate validate, check) does not pay its import
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""

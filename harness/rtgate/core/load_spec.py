@@ -11,6 +11,8 @@ KINDS = ("none", "cpu", "hackbench", "memory", "io", "network", "timer", "kcompi
 
 @dataclass
 class LoadSpec:
+    """One background load: kind, workers, placement, size or command, warm-up and the level it must hold."""
+
     kind: str = "none"
     workers: int | None = None  # default: one per CPU of the placement
     cpus: str | list[int] = "others"  # measured | others | all | [list]

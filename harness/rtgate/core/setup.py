@@ -64,6 +64,8 @@ def _seconds(s: float) -> str:
 
 @dataclass
 class SetupCheck:
+    """How the results were measured differently from what the thresholds ask, aspect by aspect."""
+
     differences: dict[str, tuple[str, str]]  # aspect -> (measured, asked)
     shorter: str | None = None  # why the run is shorter than asked
 

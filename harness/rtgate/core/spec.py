@@ -5,15 +5,20 @@ timerlat_spec.py, for the `timerlat:` section). Data only: no loading, no checki
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from rtgate.core.load_spec import LoadSpec
+
+TYPE_CHECKING = False  # typing's constant without importing typing: `rtgate validate` need not load it
+if TYPE_CHECKING:
+    from typing import Any
 
 Where = tuple[str, int]  # file, line
 
 
 @dataclass
 class ThreadGroup:
+    """A group of sampler threads: how many, on which CPUs, at which policy and priority."""
+
     name: str
     count: int | None  # None: one per CPU of `cpus`
     cpus: list[int] | str | None  # list, "all" (every CPU of the board), or None (not pinned)
@@ -23,6 +28,8 @@ class ThreadGroup:
 
 @dataclass
 class SamplerSettings:
+    """rtgate-sampler's settings of one measurement (its `sampler:` section)."""
+
     interval_us: int = 1000
     distance_us: int = 0
     duration_s: int | None = None
@@ -42,6 +49,8 @@ class SamplerSettings:
 
 @dataclass
 class GateSpec:
+    """One gate of a measurement as the threshold file states it (a key not given: None)."""
+
     name: str
     kind: str
     where: Where
@@ -62,6 +71,8 @@ class GateSpec:
 
 @dataclass
 class Measurement:
+    """One measurement: its backend's settings, gates, loads and requirements."""
+
     name: str
     description: str
     sampler: SamplerSettings
@@ -83,6 +94,8 @@ class Measurement:
 
 @dataclass
 class ThresholdFile:
+    """A threshold file with the files it extends merged in."""
+
     path: str
     platform: str
     description: str
@@ -94,6 +107,8 @@ class ThresholdFile:
 
 @dataclass
 class TimerlatSettings:
+    """rtla timerlat's settings of one measurement (its `timerlat:` section)."""
+
     interval_us: int = 1000
     duration_s: int = 60
     priority: int | None = None  # None: rtla's default (SCHED_FIFO 95 for its kernel threads)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rtgate.core.model import ThreadResult
     from rtgate.core.thresholds import Measurement, ThreadGroup
 
 RT_POLICIES = ("fifo", "rr")
@@ -34,6 +35,8 @@ RT_POLICIES = ("fifo", "rr")
 
 @dataclass(frozen=True)
 class PlannedThread:
+    """One thread the sampler runs for a measurement: where, and how."""
+
     index: int  # the sampler's thread number
     label: str  # its thread group (rtla's context for the timerlat backend)
     cpu: int | None  # pinned CPU; None: not pinned, or one per CPU on a machine not known here
@@ -51,6 +54,8 @@ class PlannedThread:
 
 @dataclass(frozen=True)
 class ThreadPlan:
+    """The threads of one measurement, in the sampler's order."""
+
     measurement: str
     threads: tuple[PlannedThread, ...]
     fixed_count: int | None  # the thread count when no machine is needed to know it (no `cpus: all`)
@@ -189,6 +194,12 @@ def named_cpu(stated: int | None, planned: int | None) -> int | None:
     if stated is not None:
         return stated if stated >= 0 else None
     return planned
+
+
+def thread_name(t: ThreadResult, planned: int | None = None) -> str:
+    """cpu1 after the CPU it ran on (stated, else planned: named_cpu), t0 when unknown."""
+    cpu = named_cpu(t.cpu, planned)
+    return f"cpu{cpu}" if cpu is not None else f"t{t.index}"
 
 
 def planned_cpus(m: Measurement | None, nthreads: int) -> list[int | None]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from rtgate.core import keys
 from rtgate.core.checker import MAX_CPUS as MAX_CPUS  # re-exported: the loader's CPU limit
@@ -16,6 +15,10 @@ from rtgate.core.load_spec import LoadSpec
 from rtgate.core.spec import GateSpec, Measurement, SamplerSettings, ThreadGroup, ThresholdFile, TimerlatSettings
 from rtgate.core.timerlat_spec import as_sampler, parse_settings
 from rtgate.errors import ThresholdsError
+
+TYPE_CHECKING = False  # typing's constant without importing typing: `rtgate validate` need not load it
+if TYPE_CHECKING:
+    from typing import Any
 
 # What the loader makes, for the modules that read a threshold file through it.
 __all__ = [

@@ -5,13 +5,17 @@ rtgate.measure.timerlat; reading its output, rtgate.parsers.rtla."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
-
 from rtgate.core import keys
-from rtgate.core.checker import Checker
-from rtgate.core.model import Histogram, RunResult, ThreadResult
 from rtgate.core.spec import Measurement, SamplerSettings, ThreadGroup, TimerlatSettings
+
+TYPE_CHECKING = False  # typing's constant without importing typing: `rtgate validate` need not load it
+# Annotations only: the rtla parser reads CONTEXTS here, not the threshold loader (YAML), and
+# `rtgate validate` reads no results (with_all_cpus imports the model when it runs).
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rtgate.core.checker import Checker
+    from rtgate.core.model import RunResult
 
 CONTEXTS = ("irq", "thread", "user")  # rtla's IRQ-, Thr- and Usr- columns; results list them in this order
 POLICIES = {"fifo": "f", "rr": "r", "other": "o"}
@@ -69,6 +73,10 @@ def with_all_cpus(run: RunResult, m: Measurement, cpus: list[int]) -> RunResult:
     have = {(t.label, t.cpu) for t in run.threads}
     if all((ctx, cpu) in have for ctx in m.timerlat.contexts() for cpu in cpus):
         return run
+    from dataclasses import replace
+
+    from rtgate.core.model import Histogram, ThreadResult  # here: threshold files alone need no results model
+
     threads = list(run.threads)
     for ctx in m.timerlat.contexts():
         for cpu in cpus:

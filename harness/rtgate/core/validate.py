@@ -13,7 +13,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import cast
 
-from rtgate.core.model import Buckets, Histogram, RunResult, ThreadResult
+from rtgate.core.model import Buckets, Histogram, RunResult, ThreadResult, WholeNumbers
 from rtgate.errors import ResultsError
 
 # cyclictest and rtgate-sampler keep latencies and counts in 64-bit integers.
@@ -143,18 +143,27 @@ def _check_avg(
         raise fail(pos, "avg", f"avg {t.avg:g} is above max {t.max:g}")
 
 
+def _whole_top(values: Sequence[object]) -> tuple[bool, int | None]:
+    """Whether every value is a whole number from 0 to MAX_VALUE (bool is no number), at C speed, and the
+    largest (None: no value)."""
+    if not values:
+        return True, None
+    if set(map(type, values)) != {int}:
+        return False, None
+    ints = cast("Sequence[int]", values)
+    top = max(ints)
+    return min(ints) >= 0 and top <= MAX_VALUE, top
+
+
 def _whole(values: Sequence[object]) -> bool:
     """Every value a whole number from 0 to MAX_VALUE (bool is no number), at C speed."""
-    if not values:
-        return True
-    if set(map(type, values)) != {int}:
-        return False
-    ints = cast("Sequence[int]", values)
-    return min(ints) >= 0 and max(ints) <= MAX_VALUE
+    return _whole_top(values)[0]
 
 
 def _arrays_well_formed(b: Buckets) -> bool:
     """_buckets_well_formed for buckets held in arrays (every value a whole number already)."""
+    if b.well_formed:  # checked as below by the parser that read them (json_lift), on its numbers
+        return True
     n = len(b.lows)
     if not n:
         return True
@@ -284,11 +293,15 @@ def _check_blocks(pos: int, t: ThreadResult, fail: Callable[[int, str, str], Res
         raise fail(pos, "block_maxima", "block_cycles and partial_cycles must be whole numbers")
     if not (is_number(b.block_seconds) and 0 <= b.block_seconds <= MAX_VALUE):
         raise fail(pos, "block_maxima", f"block_seconds must be a finite number, not {b.block_seconds!r}")
-    if not isinstance(b.values, list) or not _whole(b.values):
+    if isinstance(b.values, WholeNumbers):  # checked, and its largest found, by the parser that read it
+        whole, top = True, b.values.top
+    else:
+        whole, top = _whole_top(b.values) if isinstance(b.values, list) else (False, None)
+    if not whole:
         raise fail(pos, "block_maxima", "values must be whole, non-negative latencies")
     if b.partial_max is not None and not _count(b.partial_max):
         raise fail(pos, "block_maxima", f"partial_max must be a whole latency, not {b.partial_max!r}")
-    tops = [max(b.values)] if b.values else []
+    tops = [top] if top is not None else []
     highest = max([*tops, b.partial_max] if b.partial_max is not None else tops, default=None)
     if highest is not None and t.max is not None and t.cycles and highest > t.max:
         raise fail(pos, "block_maxima", f"a block's max ({highest}) is above the thread's max {t.max:g}")

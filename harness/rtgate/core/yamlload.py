@@ -9,7 +9,6 @@ Every one of those is refused here with a one-line error naming the file and lin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import yaml
 from yaml.composer import Composer
@@ -18,9 +17,15 @@ from yaml.resolver import Resolver
 
 from rtgate.errors import RtgateError
 
+TYPE_CHECKING = False  # typing's constant without importing typing: `rtgate validate` need not load it
+if TYPE_CHECKING:
+    from typing import Any
+
 
 @dataclass(frozen=True)
 class Limits:
+    """What one YAML file may hold: bytes, nesting, values once aliases expand, sizes of strings and numbers."""
+
     max_bytes: int = 1 << 20  # a threshold file is a few kB
     max_depth: int = 64  # nesting of mappings and sequences
     max_nodes: int = 100_000  # nodes once aliases are expanded

@@ -11,12 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from rtgate.core.model import RunResult
 from rtgate.core.recorded import recorded_environment
-from rtgate.core.setup import evaluate_measured
 from rtgate.core.thread_plan import planned_cpus
-from rtgate.core.thresholds import ThresholdFile
 from rtgate.errors import RtgateError
 
 if TYPE_CHECKING:
+    from rtgate.core.thresholds import ThresholdFile
     from rtgate.history.store import HistoryDB
 
 
@@ -63,7 +62,11 @@ def add_run(
 ) -> int:
     label = release_label(run, release, force_label)
     m = tf.measurements.get(measurement) if tf else None
-    verdicts = evaluate_measured(m, run, duration_s=duration_s) if m else []
+    verdicts: list[Any] = []
+    if m:  # the gates (and the threshold loader's modules) only when there are gates to store
+        from rtgate.core.setup import evaluate_measured
+
+        verdicts = evaluate_measured(m, run, duration_s=duration_s)
     config = config or kernel_facts(run)[1]
     return db.add_run(
         run,

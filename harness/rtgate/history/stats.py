@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 import random
-from functools import cache, lru_cache
+from functools import cache
 from statistics import median
 
 import numpy as np
@@ -68,9 +67,13 @@ def bootstrap_median_diff(
 # Runs are the unit of every test: a release's runs are exchangeable with the other release's
 # under "no change", whatever the run-to-run spread, so permuting whole runs gives exact
 # false-alarm rates without a model of that spread (it is heavy-tailed on real hosts).
+#
+# Every score is a rank score, a multiple of 1/2 (Gehan's, midranks, signed ranks): twice it is
+# an integer, so is each arrangement's group sum, and a cell's permutation distribution is a
+# count per sum (np.bincount) instead of a sort of every arrangement's value.
 
-EXACT_LIMIT = 20000  # enumerate every arrangement up to this many, else sample this many
-MONTE_CARLO = 20000
+EXACT_LIMIT = 20000  # enumerate every arrangement up to this many (more cost more than sampling: measured)
+MONTE_CARLO = 20000  # else sample this many
 
 
 def gehan_scores(values: list[Interval]) -> list[float]:
@@ -87,66 +90,107 @@ def gehan_scores(values: list[Interval]) -> list[float]:
 
 def midranks(values: list[float]) -> np.ndarray:
     """Ranks 1..N, ties sharing their average rank."""
-    a = np.asarray(values, dtype=float)
-    order = a.argsort(kind="mergesort")
-    ranks = np.empty(len(a))
-    ranks[order] = np.arange(1, len(a) + 1)
-    for v in np.unique(a):
-        tied = a == v
-        if tied.sum() > 1:
-            ranks[tied] = ranks[tied].mean()
-    return ranks
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    first = 0
+    while first < len(order):
+        last = first
+        while last + 1 < len(order) and values[order[last + 1]] == values[order[first]]:
+            last += 1
+        for k in order[first : last + 1]:
+            ranks[k] = (first + last) / 2 + 1
+        first = last + 1
+    return np.asarray(ranks)
 
 
-@lru_cache(maxsize=16)
-def _all_arrangements(n_total: int, n_new: int) -> np.ndarray:
-    rows = np.zeros((math.comb(n_total, n_new), n_total))
-    for i, chosen in enumerate(itertools.combinations(range(n_total), n_new)):
-        rows[i, list(chosen)] = 1.0
-    rows.setflags(write=False)
-    return rows
+def _integer_scores(scores: list[list[float]]) -> np.ndarray:
+    """Twice the rank scores, as integers (cells x runs)."""
+    twice = 2.0 * np.asarray(scores, dtype=float)
+    whole = np.rint(twice)
+    if not np.array_equal(twice, whole):
+        raise ValueError("the permutation tests take rank scores (multiples of 1/2)")
+    return whole.astype(np.int64)
 
 
-def _group_indicators(n_total: int, n_new: int, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
-    """Rows of 0/1 marking the 'new' runs: every arrangement, or a random sample of them."""
-    if math.comb(n_total, n_new) <= EXACT_LIMIT:
-        return _all_arrangements(n_total, n_new), True
-    chosen = rng.random((MONTE_CARLO, n_total)).argsort(axis=1)[:, :n_new]
-    rows = np.zeros((MONTE_CARLO, n_total))
-    np.put_along_axis(rows, chosen, 1.0, axis=1)
-    return rows, False
+def _sums_by_size(q: np.ndarray, low: int, high: int) -> dict[int, np.ndarray]:
+    """Per group size j in [low, high], the sums of q's columns over every group of j columns
+    (cells x groups). Built a column at a time, keeping only the sizes that can still end in
+    [low, high]."""
+    n = q.shape[1]
+    sums = {0: np.zeros((q.shape[0], 1), dtype=np.int64)}
+    for i in range(n):
+        after = n - i - 1
+        grown: dict[int, np.ndarray] = {}
+        for j in range(max(0, low - after), min(i + 1, high) + 1):
+            parts = [sums[j]] if j in sums else []
+            if j - 1 in sums:
+                parts.append(sums[j - 1] + q[:, i : i + 1])
+            if parts:
+                grown[j] = np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+        sums = grown
+    return sums
 
 
-def _marginal_p(sorted_col: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Per value, the share of the permutation distribution at or above it."""
-    return (len(sorted_col) - np.searchsorted(sorted_col, values - 1e-9, side="left")) / len(sorted_col)
+def _group_sums(q: np.ndarray, size: int | None) -> np.ndarray:
+    """The sums of q's columns over every group of `size` columns, or of any size (None), as
+    cells x groups: each half's group sums, then every pairing of a group of one half with one
+    of the other, so the work follows the number of groups, not their members."""
+    n, cells = q.shape[1], q.shape[0]
+    h = n // 2
+    if size is None:
+        lo, hi = (np.concatenate(list(_sums_by_size(p, 0, p.shape[1]).values()), axis=1) for p in (q[:, :h], q[:, h:]))
+        every: np.ndarray = (lo[:, :, None] + hi[:, None, :]).reshape(cells, -1)
+        return every
+    lo_sums = _sums_by_size(q[:, :h], max(0, size - (n - h)), min(h, size))
+    hi_sums = _sums_by_size(q[:, h:], max(0, size - h), min(n - h, size))
+    blocks = [
+        (lo[:, :, None] + hi_sums[size - j][:, None, :]).reshape(cells, -1)
+        for j, lo in lo_sums.items()
+        if size - j in hi_sums
+    ]
+    return np.concatenate(blocks, axis=1)
 
 
-def _column_p(sorted_col: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """_marginal_p of every value of a column, computed once per distinct value: rank statistics
-    take few, and searching 20,000 unsorted values was most of a comparison's time."""
-    distinct, where = np.unique(values, return_inverse=True)
-    return _marginal_p(sorted_col, distinct)[where.reshape(-1)]
+def _sampled_sums(q: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """The sums of q's columns over sampled groups (members: groups x runs, 0 or 1), cells x groups:
+    a float product (BLAS: 4x faster than numpy's integer one), exact for these small integers."""
+    sums: np.ndarray = np.rint(q.astype(float) @ members.T).astype(np.int64)
+    return sums
 
 
-def _adjusted(z: np.ndarray, observed: np.ndarray, exact: bool, live: np.ndarray) -> tuple[list[float], list[float]]:
+def _adjusted(sums: np.ndarray, observed: np.ndarray, exact: bool) -> tuple[list[float], list[float]]:
     """Single-step min-P adjusted p-values (Westfall and Young), one-sided each way: a cell's
     p-value is the chance that the smallest marginal p-value over all cells reaches its own. The
     family's chance of any false alarm stays at alpha without Bonferroni, and when every cell
     moves together the smallest p-value is that of one test alone (1/32 at five pairs). Min-P,
-    not max-T: rank statistics with ties have lumpy, unequal ranges that max-T would mix."""
-    out: list[list[float]] = []
-    for sign in (1.0, -1.0):
-        t = sign * z
-        cols = np.sort(t, axis=0)
-        min_p = np.min([_column_p(cols[:, k], t[:, k]) for k in range(t.shape[1])], axis=0)
-        ps = []
-        for k, obs in enumerate(sign * observed):
-            p_obs = float(_marginal_p(cols[:, k], np.array([obs]))[0])
-            hits = int((min_p <= p_obs + 1e-12).sum())
-            ps.append(hits / len(t) if exact else (hits + 1) / (len(t) + 1))
+    not max-T: rank statistics with ties have lumpy, unequal ranges that max-T would mix.
+
+    sums: each arrangement's group sum per cell (cells x arrangements, integers). A marginal
+    p-value is kept as its count of arrangements at or beyond the sum: same order, no rounding."""
+    total = sums.shape[1]
+    low = sums.min(axis=1)
+    least = (np.full(total, total), np.full(total, total))  # worse, better
+    at_obs: tuple[list[int], list[int]] = ([], [])
+    for k, row in enumerate(sums - low[:, None]):
+        per_sum = np.bincount(row)
+        for side, beyond in enumerate((np.cumsum(per_sum[::-1])[::-1], np.cumsum(per_sum))):  # >= / <= each sum
+            np.minimum(least[side], beyond[row], out=least[side])
+            obs = int(observed[k] - low[k])
+            inside = 0 <= obs < len(beyond)
+            at_obs[side].append(int(beyond[obs]) if inside else total if (obs < 0) == (side == 0) else 0)
+    out = []
+    for side in (0, 1):
+        hits = [int(np.count_nonzero(least[side] <= c)) for c in at_obs[side]]
+        out.append([h / total if exact else (h + 1) / (total + 1) for h in hits])
+    return out[0], out[1]
+
+
+def _spread_out(live: np.ndarray, ps: tuple[list[float], list[float]]) -> tuple[list[float], list[float]]:
+    """The live cells' p-values in place, 1 for the cells whose scores cannot move."""
+    out = []
+    for side in ps:
         full = [1.0] * len(live)
-        for i, p in zip(np.flatnonzero(live), ps):
+        for i, p in zip(np.flatnonzero(live), side):
             full[int(i)] = p
         out.append(full)
     return out[0], out[1]
@@ -154,40 +198,44 @@ def _adjusted(z: np.ndarray, observed: np.ndarray, exact: bool, live: np.ndarray
 
 def two_sample_adjusted(scores: list[list[float]], n_base: int, seed: int = 1) -> tuple[list[float], list[float]]:
     """Permutation test that the last runs ('new') score higher (worse) or lower (better) than the
-    first n_base, one row of scores per cell: per cell, the max-T adjusted p-values (worse, better)."""
-    s = np.asarray(scores, dtype=float)
-    n_total = s.shape[1]
-    n_new = n_total - n_base
-    s = s - s.mean(axis=1, keepdims=True)
-    # Permutation variance of a group sum of centred scores: constant for every arrangement.
-    sd = np.sqrt(n_base * n_new / (n_total * (n_total - 1.0)) * (s**2).sum(axis=1))
-    live = sd > 0
+    first n_base, one row of rank scores per cell: per cell, the min-P adjusted p-values (worse,
+    better). Every arrangement up to EXACT_LIMIT of them, else MONTE_CARLO random ones."""
+    q = _integer_scores(scores)
+    live = (q != q[:, :1]).any(axis=1)  # all equal: nothing can move
     if not live.any():
-        return [1.0] * len(s), [1.0] * len(s)
-    rows, exact = _group_indicators(n_total, n_new, np.random.default_rng(seed))
-    z = rows @ s[live].T / sd[live]
-    observed = np.concatenate([np.zeros(n_base), np.ones(n_new)]) @ s[live].T / sd[live]
-    return _adjusted(z, observed, exact, live)
+        return [1.0] * len(q), [1.0] * len(q)
+    q = q[live]
+    n_total = q.shape[1]
+    n_new = n_total - n_base
+    exact = math.comb(n_total, n_new) <= EXACT_LIMIT
+    if exact:
+        sums = _group_sums(q, n_new)
+    else:
+        chosen = np.random.default_rng(seed).random((MONTE_CARLO, n_total)).argsort(axis=1)[:, :n_new]
+        members = np.zeros((MONTE_CARLO, n_total))
+        np.put_along_axis(members, chosen, 1.0, axis=1)
+        sums = _sampled_sums(q, members)
+    return _spread_out(live, _adjusted(sums, q[:, n_base:].sum(axis=1), exact))
 
 
 def paired_adjusted(scores: list[list[float]], seed: int = 1) -> tuple[list[float], list[float]]:
     """Sign-flip permutation test over pairs (positive score: the pair's new run is worse); under
-    "no change" either run of a pair could have been the new one. Per cell, adjusted (worse, better)."""
-    s = np.asarray(scores, dtype=float)
-    pairs = s.shape[1]
-    sd = np.sqrt((s**2).sum(axis=1))
-    live = sd > 0
+    "no change" either run of a pair could have been the new one. Per cell, adjusted (worse,
+    better). A flip's signed sum is twice the sum over the pairs left unflipped less a constant:
+    that sum is what is counted."""
+    q = _integer_scores(scores)
+    live = (q != 0).any(axis=1)
     if not live.any():
-        return [1.0] * len(s), [1.0] * len(s)
-    if 2**pairs <= EXACT_LIMIT:
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=pairs)))
-        exact = True
+        return [1.0] * len(q), [1.0] * len(q)
+    q = q[live]
+    pairs = q.shape[1]
+    exact = 2**pairs <= EXACT_LIMIT
+    if exact:
+        sums = _group_sums(q, None)
     else:
         signs = np.random.default_rng(seed).choice((1.0, -1.0), size=(MONTE_CARLO, pairs))
-        exact = False
-    z = signs @ s[live].T / sd[live]
-    observed = s[live].sum(axis=1) / sd[live]
-    return _adjusted(z, observed, exact, live)
+        sums = _sampled_sums(q, (signs > 0).astype(float))
+    return _spread_out(live, _adjusted(sums, q.sum(axis=1), exact))
 
 
 def two_sample_max_test(scores: list[list[float]], n_base: int, seed: int = 1) -> tuple[float, float, int, int]:
@@ -203,14 +251,34 @@ def paired_max_test(scores: list[list[float]], seed: int = 1) -> tuple[float, fl
     return min(worse), min(better), int(np.argmin(worse)), int(np.argmin(better))
 
 
+def _median(a: np.ndarray) -> np.ndarray:
+    """np.median over the last axis, the same numbers (the mean of the two middle values of an
+    even count), without np.median's masked-array check: it imports numpy.ma, ~30 ms a command."""
+    n = a.shape[-1]
+    if n % 2:
+        return np.partition(a, n // 2, axis=-1)[..., n // 2]
+    part = np.partition(a, [n // 2 - 1, n // 2], axis=-1)
+    return (part[..., n // 2 - 1] + part[..., n // 2]) / 2.0
+
+
+def _quantile(ordered: np.ndarray, q: float) -> float:
+    """np.quantile's default of sorted values (linear between order statistics, Hyndman and
+    Fan's type 7), the same arithmetic, without np.unique: it imports numpy.ma, ~30 ms a command."""
+    at = (len(ordered) - 1) * q
+    below = math.floor(at)
+    a, b = float(ordered[below]), float(ordered[min(below + 1, len(ordered) - 1)])
+    t = at - below
+    return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t
+
+
 def hodges_lehmann(new: list[float], base: list[float] | None = None) -> float:
     """The shift the rank tests estimate: the median of all differences new - base (two samples),
     or of the Walsh averages of paired differences (base None: `new` holds the differences)."""
     a = np.asarray(new, dtype=float)
     if base is None:
         i, j = np.triu_indices(len(a))
-        return float(np.median((a[i] + a[j]) / 2.0))
-    return float(np.median(a[:, None] - np.asarray(base, dtype=float)[None, :]))
+        return float(_median((a[i] + a[j]) / 2.0))
+    return float(_median((a[:, None] - np.asarray(base, dtype=float)[None, :]).reshape(-1)))
 
 
 def shift_interval(
@@ -222,13 +290,13 @@ def shift_interval(
     sa = a[rng.integers(0, len(a), (rounds, len(a)))]
     if base is None:
         i, j = np.triu_indices(len(a))
-        est = np.median((sa[:, i] + sa[:, j]) / 2.0, axis=1)
+        est = _median((sa[:, i] + sa[:, j]) / 2.0)
     else:
         b = np.asarray(base, dtype=float)
         sb = b[rng.integers(0, len(b), (rounds, len(b)))]
-        est = np.median((sa[:, :, None] - sb[:, None, :]).reshape(rounds, -1), axis=1)
-    lo, hi = np.quantile(est, [0.025, 0.975])
-    return float(lo), float(hi)
+        est = _median((sa[:, :, None] - sb[:, None, :]).reshape(rounds, -1))
+    ordered = np.sort(est)
+    return _quantile(ordered, 0.025), _quantile(ordered, 0.975)
 
 
 def normal_quantile(p: float) -> float:

@@ -12,15 +12,18 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rtgate.core.gates import Verdict, thread_name
 from rtgate.core.model import UNIT_SCALE, RunResult, ThreadResult
 from rtgate.core.recorded import recorded_environment
+from rtgate.core.thread_plan import thread_name
 from rtgate.errors import RtgateError
 from rtgate.history.backend import Backend, is_postgres_url, redacted
 from rtgate.history.drift import fingerprint
 from rtgate.safe_io import check_regular_or_absent
+
+if TYPE_CHECKING:  # the gates are not loaded to read the history (compare, trend)
+    from rtgate.core.gates import Verdict
 
 SCHEMA_VERSION = 3
 MIGRATIONS: dict[int, list[str]] = {
@@ -147,7 +150,18 @@ class HistoryDB:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _current(self) -> bool:
+        """The schema is this rtgate's: nothing to create or migrate, so no write and no lock
+        (compare and trend only read; a store being migrated by another writer is not current)."""
+        try:
+            row = self.db.execute("SELECT version FROM schema").fetchone()
+        except self.db.errors:
+            return False  # a new store: no schema table yet
+        return bool(row) and row[0] == SCHEMA_VERSION
+
     def _migrate(self) -> None:
+        if self._current():
+            return
         with self.db.transaction(lock=True):
             self.db.execute("CREATE TABLE IF NOT EXISTS schema (version INTEGER NOT NULL)")
             row = self.db.execute("SELECT version FROM schema").fetchone()

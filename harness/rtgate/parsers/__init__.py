@@ -8,7 +8,9 @@ from pathlib import Path
 
 from rtgate.core.model import RunResult
 from rtgate.errors import ResultsError
-from rtgate.parsers import foreign, histtext, json_results, rtla, summary, verbose
+
+# A format's parser is imported when a file of that format is read: `rtgate check` of a JSON result
+# loads neither the text parsers nor their regular expressions.
 
 # The largest results file read: about an hour of -v samples of one thread at 1 ms; every other format
 # of a real run stays under a few MB. Within it, reading costs seconds (benchmarks/README.md).
@@ -21,6 +23,8 @@ def detect_format(path: Path, head: str) -> str:
     stripped = head.lstrip()
     if stripped.startswith("{"):
         return "json"
+    from rtgate.parsers import foreign, rtla, summary, verbose
+
     foreign.check_text(path, head)
     if rtla.looks_like(head):
         return "rtla"
@@ -57,6 +61,8 @@ def load_results(path: str | Path, fmt: str = "auto", unit: str | None = None) -
     if fmt == "auto":
         fmt = detect_format(p, head)
     if fmt == "json":
+        from rtgate.parsers import json_results
+
         run = json_results.parse(p)
         if unit is not None and unit != run.unit:
             raise ResultsError(
@@ -67,7 +73,11 @@ def load_results(path: str | Path, fmt: str = "auto", unit: str | None = None) -
         check_plausible_unit(run, None, explicit=False)  # a stated unit may have been edited
         return run
     if fmt == "rtla":  # states its unit in its header; a contradicting --unit is refused
+        from rtgate.parsers import rtla
+
         return rtla.parse(p, unit)
+    from rtgate.parsers import histtext, summary, verbose
+
     parsers = {"histogram": histtext.parse, "summary": summary.parse, "verbose": verbose.parse}
     if fmt not in parsers:
         raise ResultsError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})", path=str(p))

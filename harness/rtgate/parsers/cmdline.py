@@ -78,6 +78,8 @@ _SHORT_TO_LONG = {
 
 @dataclass
 class Options:
+    """A command line's options: long name -> value, and what could not be read."""
+
     program: str = ""
     values: dict[str, str | None] = field(default_factory=dict)  # long name -> value (None: flag)
     problems: list[str] = field(default_factory=list)

@@ -23,7 +23,8 @@ from array import array
 from dataclasses import dataclass
 from typing import Any
 
-from rtgate.core.model import compact_ints
+from rtgate.core.model import WholeNumbers, compact_ints
+from rtgate.core.validate import MAX_VALUE
 
 _W = "[ \t\n\r]*"  # JSON's whitespace: \\s would take what json refuses
 _EMPTY = re.compile(rf"\[{_W}\]")
@@ -46,20 +47,19 @@ _SPACE = " \t\n\r"
 @dataclass
 class Lifted:
     """A lifted array: `kind` buckets (a, b, c: lows, highs, counts), counts (a: latencies, c:
-    counts) or ints (a)."""
+    counts) or ints (a, whole numbers). `well_formed`: buckets checked as core/validate checks them (lo < hi <=
+    the next lo, or increasing latencies below 2^63-1), so they are not walked again."""
 
     kind: str
-    a: array[int]
+    a: array[int] | list[int]
     b: array[int] | None = None
     c: array[int] | None = None
     open_top: bool = False
+    well_formed: bool = False
+    samples: int | None = None  # the sum of the counts
 
     def __len__(self) -> int:
         return len(self.a) * (3 if self.kind == "buckets" else 2 if self.kind == "counts" else 1)
-
-
-def _strictly_increasing(values: array[int]) -> bool:
-    return all(map(operator.lt, values, values[1:]))
 
 
 def _flat(kind: str, value: str) -> list[Any] | None:
@@ -94,26 +94,49 @@ def _flat(kind: str, value: str) -> list[Any] | None:
     return numbers if len(numbers) == n * {"buckets": 3, "counts": 2, "ints": 1}[kind] else None
 
 
+def _strictly_increasing(values: list[int]) -> bool:
+    return all(map(operator.lt, values, values[1:]))
+
+
+def _ordered(lows: list[int], highs: list[int], open_top: bool) -> bool:
+    """Every bucket [lo, hi) holds something and the next starts at or after its end (lows then increase
+    strictly): what core/validate checks of buckets, done here on the numbers json read, once."""
+    n = len(lows) - 1  # the last bucket's end is checked alone: it may be open
+    return (
+        all(map(operator.lt, lows[:n], highs))
+        and all(map(operator.le, highs[:n], lows[1:]))
+        and (open_top or not lows or lows[n] < highs[n])
+    )
+
+
 def _convert(kind: str, value: str) -> Lifted | None:
     """The arrays of a value of `kind`'s shape; None when it breaks a rule json_lift keeps."""
     flat = _flat(kind, value)
     if flat is None:
         return None
     try:
-        if kind == "ints":
-            return Lifted(kind, compact_ints(flat))
+        if kind == "ints":  # digits only: whole numbers; within 64 bits, as json's tree is checked
+            top = max(flat, default=None)
+            return Lifted(kind, WholeNumbers(flat, top)) if top is None or top <= MAX_VALUE else None
         if kind == "counts":
-            lows = compact_ints(flat[0::2])
-            return Lifted(kind, lows, c=compact_ints(flat[1::2])) if _strictly_increasing(lows) else None
-        highs = flat[1::3]
+            lows = flat[0::2]
+            if not _strictly_increasing(lows):
+                return None
+            counts = flat[1::2]
+            below = not lows or lows[-1] < MAX_VALUE  # each bucket [lo, lo + 1) within 64 bits
+            return Lifted(kind, compact_ints(lows), c=compact_ints(counts), well_formed=below, samples=sum(counts))
+        lows, highs, counts = flat[0::3], flat[1::3], flat[2::3]
         open_top = bool(highs) and highs[-1] is None
         if open_top:
             highs[-1] = 0
-        lows = compact_ints(flat[0::3])
-        lifted = Lifted(kind, lows, compact_ints(highs), compact_ints(flat[2::3]), open_top)
+        # The comparisons run on json's numbers, not on the arrays (whose every read makes an int again).
+        well_formed = _ordered(lows, highs, open_top)
+        if not well_formed and not _strictly_increasing(lows):
+            return None
+        arrays = compact_ints(lows), compact_ints(highs), compact_ints(counts)
+        return Lifted(kind, *arrays, open_top, well_formed, sum(counts))  # summed here: no int made per read
     except (OverflowError, TypeError):  # beyond 64 bits; null elsewhere than the last upper edge
         return None
-    return lifted if _strictly_increasing(lows) else None
 
 
 class _Ends:

@@ -7,12 +7,21 @@ import json
 import math
 import operator
 import re
-import shlex
+from array import array
 from itertools import compress
 from pathlib import Path
 from typing import Any
 
-from rtgate.core.model import BlockMaxima, Buckets, Histogram, MeasuredSetup, RunResult, ThreadResult, compact_ints
+from rtgate.core.model import (
+    BlockMaxima,
+    Buckets,
+    Histogram,
+    MeasuredSetup,
+    RunResult,
+    ThreadResult,
+    WholeNumbers,
+    compact_ints,
+)
 from rtgate.core.periods import derive_missed
 from rtgate.core.validate import check_run
 from rtgate.errors import ResultsError
@@ -388,6 +397,8 @@ def _cmdline_hist_limit(cmdline: str | None) -> int | None:
     """The -h/-H N of a cyclictest command line, if it had one."""
     if not cmdline:
         return None
+    import shlex  # rt-tests JSON only: rtgate-sampler JSON states its histogram
+
     try:
         words = shlex.split(cmdline)
     except ValueError:
@@ -441,11 +452,15 @@ def _rt_tests_histogram(
     if not raw and limit is None:
         return None
     if isinstance(raw, Lifted):  # latencies increase strictly and counts are whole: json_lift
-        assert raw.c is not None
-        in_range, highest = sum(raw.c), raw.a[-1] if len(raw.a) else -1
+        assert isinstance(raw.a, array) and raw.c is not None
+        in_range, highest = raw.samples if raw.samples is not None else sum(raw.c), raw.a[-1] if len(raw.a) else -1
         filled = raw.c if all(raw.c) else compact_ints(compress(raw.c, raw.c))
         buckets: list[tuple[int, int | None, int]] | Buckets = Buckets(
-            raw.a if filled is raw.c else compact_ints(compress(raw.a, raw.c)), None, filled
+            raw.a if filled is raw.c else compact_ints(compress(raw.a, raw.c)),
+            None,
+            filled,
+            well_formed=raw.well_formed,
+            samples=in_range,
         )
     else:
         counts = []
@@ -595,10 +610,12 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
         blocks = None
         if isinstance(bm, dict):
             values = bm.get("values", [])
+            if isinstance(values, Lifted):
+                values = values.a  # whole numbers, checked as json_lift read them (model.WholeNumbers)
             blocks = BlockMaxima(
                 block_cycles=int(bm.get("block_cycles", 0)),
                 block_seconds=float(bm.get("block_seconds", 0.0)),
-                values=values.a.tolist() if isinstance(values, Lifted) else list(values),  # whole numbers
+                values=values if isinstance(values, WholeNumbers) else list(values),
                 partial_cycles=int(bm.get("partial_cycles", 0)),
                 partial_max=bm.get("partial_max"),
             )
@@ -647,8 +664,9 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
 
 def _rtgate_histogram(path: Path, raw: list[Any] | Lifted, where: str, unit: str) -> Histogram:
     if isinstance(raw, Lifted):  # [low, high or null, count] in 64 bits, lows increasing: json_lift
-        assert raw.b is not None and raw.c is not None
-        return Histogram(unit=unit, buckets=Buckets(raw.a, raw.b, raw.c, raw.open_top), overflow=0, range_end=None)
+        assert isinstance(raw.a, array) and raw.b is not None and raw.c is not None
+        arrays = Buckets(raw.a, raw.b, raw.c, raw.open_top, raw.well_formed, raw.samples)
+        return Histogram(unit=unit, buckets=arrays, overflow=0, range_end=None)
     buckets = list(map(tuple, raw)) if set(map(type, raw)) <= {list} and set(map(len, raw)) <= {3} else []
     lows, highs, counts = zip(*buckets) if buckets else ((), (), ())
     ok = len(buckets) == len(raw) and set(map(type, lows + counts)) <= {int} and set(map(type, highs)) <= _HIGH

@@ -15,15 +15,18 @@ the figures where it looks:
 Times are real and in milliseconds (the schema allows three decimals): a testsuite's time is its measurement's
 duration, shared by its testcases in whole milliseconds (the gates of a measurement judge the same samples), so a
 suite's time and the sum of its cases' times are the same duration.
+
+The file is written as a stream, a testcase at a time, never as one tree: a 24 h x 64-thread check has 320
+testcases and 8,400 properties (885 KB of XML), whose tree cost more memory than the check itself. ElementTree
+serialises each piece (escaping included), laid out as ``ET.indent`` lays out the whole document: the bytes are
+those of the tree written at once (tests/unit/test_junit_unit.py compares them).
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
-
-from junitparser import Error, Failure, JUnitXml, Skipped, SystemOut, TestCase, TestSuite
-from junitparser.junitparser import FinalResult
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from rtgate.core.gates import Status, Verdict
 from rtgate.errors import RtgateError
@@ -58,32 +61,24 @@ def figures(v: Verdict) -> dict[str, object]:
     return {k: val for k, val in out.items() if val is not None and not isinstance(val, (list, dict))}
 
 
-def _figures_line(v: Verdict) -> str:
-    return "figures: " + " ".join(f"{k}={_text(val)}" for k, val in figures(v).items())
+def _figures_line(figs: Mapping[str, object]) -> str:
+    return "figures: " + " ".join(f"{k}={_text(val)}" for k, val in figs.items())
 
 
-def _figures_text(v: Verdict) -> str:
-    return "".join(f"{k}: {_text(val)}\n" for k, val in figures(v).items() if val != "")
+def _figures_text(figs: Mapping[str, object]) -> str:
+    return "".join(f"{k}: {_text(val)}\n" for k, val in figs.items() if val != "")
 
 
-def _result(v: Verdict, allow_inconclusive: bool) -> list[FinalResult]:
-    reason = v.reason or f"{v.gate} on {v.thread}: {v.status.value}"  # never empty
-    if v.status == Status.INCONCLUSIVE:
-        reason = f"INCONCLUSIVE: {reason}"
-    summary = " ".join(reason.split())
-    if len(summary) > 200:
-        summary = summary[:199] + "\u2026"
-    # The `type` values are none of the names (integer, boolean, yaml...) Rails' XML reader would convert.
+def _outcome(v: Verdict, allow_inconclusive: bool) -> tuple[str, str | None] | None:
+    """The element a verdict's testcase holds beside its output, and its `type`; None for a pass.
+    The `type` values are none of the names (integer, boolean, yaml...) Rails' XML reader would convert."""
     if v.status == Status.FAIL:
-        result: FinalResult = Failure(summary, "latency")
-    elif v.status == Status.ERROR:
-        result = Error(summary, "measurement")
-    elif v.status == Status.INCONCLUSIVE:
-        result = Skipped(summary) if allow_inconclusive else Failure(summary, "inconclusive")
-    else:
-        return []
-    result.text = f"{reason}\n{_figures_text(v)}"
-    return [result]
+        return "failure", "latency"
+    if v.status == Status.ERROR:
+        return "error", "measurement"
+    if v.status == Status.INCONCLUSIVE:
+        return ("skipped", None) if allow_inconclusive else ("failure", "inconclusive")
+    return None
 
 
 UNKNOWN_DURATION = "unknown: what the results carry does not say how long the measurement ran (time 0)"
@@ -94,6 +89,31 @@ def _seconds(t: float) -> str:
     return f"{t:.3f}"
 
 
+@dataclass
+class _Suite:
+    """One measurement's testsuite: its own properties, its verdicts, and what its attributes say."""
+
+    name: str
+    properties: list[tuple[str, str | None]]
+    verdicts: list[Verdict]
+    times: list[str]  # each testcase's time, whole milliseconds shared out
+    counts: dict[str, int] = field(default_factory=lambda: {"failure": 0, "error": 0, "skipped": 0})
+
+    @property
+    def millis(self) -> int:
+        return sum(round(float(t) * 1000) for t in self.times)
+
+
+@dataclass
+class JUnitReport:
+    """What write_junit writes: every figure and count, the XML not yet made."""
+
+    name: str
+    suites: list[_Suite]
+    summary: str
+    allow_inconclusive: bool
+
+
 def build_junit(
     platform: str,
     verdicts: list[Verdict],
@@ -101,58 +121,139 @@ def build_junit(
     allow_inconclusive: bool = False,
     durations: Mapping[str, float | None] | None = None,
     described: dict[str, Described] | None = None,
-) -> JUnitXml:
+) -> JUnitReport:
     """`durations`: how long each measurement measured, in seconds; None where what the results carry does
     not say (its time is then 0 and a `duration` property says it is unknown); a measurement not in it was
     not measured (time 0). `described`: each measurement's conditions, as its testsuite's environment:: and
     preflight:: properties."""
-    xml = JUnitXml(name=f"rtgate {platform}")
     by_measurement: dict[str, list[Verdict]] = {}
     for v in verdicts:
         by_measurement.setdefault(v.measurement, []).append(v)
+    suites = []
     for measurement, group in by_measurement.items():
-        classname = f"rtgate.{platform}.{measurement}"
-        suite = TestSuite(classname)
-        suite.add_property("platform", platform)
-        if described is not None and measurement in described:
-            for prop, text in junit_properties(described[measurement]):
-                suite.add_property(prop, text)
+        props: list[tuple[str, str | None]] = [("platform", platform)]
+        if described is not None and measurement in described:  # text, as every attribute (None: none)
+            props += [(k, None if v is None else str(v)) for k, v in junit_properties(described[measurement])]
         known = (durations or {}).get(measurement)
         if durations is not None and measurement in durations and known is None:
-            suite.add_property("duration", UNKNOWN_DURATION)
-        duration = float(known or 0.0)
-        millis, extra = divmod(round(duration * 1000), len(group))
-        for index, v in enumerate(group):
-            case = TestCase(f"{v.gate}[{v.thread}]", classname)
-            case._elem.set("time", _seconds((millis + (index < extra)) / 1000))
-            for name, value in figures(v).items():
-                suite.add_property(f"{case.name}::{name}", _text(value))
-            case.result = _result(v, allow_inconclusive)
-            case.system_out = f"{v.reason}\n{_figures_line(v)}\n" if v.reason else f"{_figures_line(v)}\n"
-            suite.append(case)  # add_testcase recounts the suite each time: quadratic
-        suite.append(SystemOut(summary))
-        suite.update_statistics()
-        xml.add_testsuite(suite)
-    xml.update_statistics()
-    # after update_statistics, which rewrites them with more decimals than the schema allows
-    millis = 0
-    for suite in xml:
-        suite_millis = sum(round(float(c._elem.get("time", 0)) * 1000) for c in suite)
-        suite._elem.set("time", _seconds(suite_millis / 1000))
-        millis += suite_millis
-    xml._elem.set("time", _seconds(millis / 1000))
-    # The xunit schema allows no `skipped` on <testsuites> (it does on <testsuite>).
-    xml._elem.attrib.pop("skipped", None)
-    return xml
+            props.append(("duration", UNKNOWN_DURATION))
+        millis, extra = divmod(round(float(known or 0.0) * 1000), len(group))
+        times = [_seconds((millis + (index < extra)) / 1000) for index in range(len(group))]
+        suite = _Suite(f"rtgate.{platform}.{measurement}", props, group, times)
+        for v in group:
+            outcome = _outcome(v, allow_inconclusive)
+            if outcome is not None:
+                suite.counts[outcome[0]] += 1
+        suites.append(suite)
+    return JUnitReport(f"rtgate {platform}", suites, summary, allow_inconclusive)
 
 
-def write_junit(path: str, xml: JUnitXml) -> None:
-    # Indent the tree in place: junitparser's pretty printer goes through minidom, slowly.
-    elem = getattr(xml, "_elem", None)
-    if isinstance(elem, ET.Element):
-        ET.indent(elem)
+def _attrib(**values: object) -> dict[str, str]:
+    """Attributes as the report states them: text, and absent where there is no value."""
+    return {k: str(val) for k, val in values.items() if val is not None}
+
+
+def _start(elem: ET.Element, declaration: bool = False) -> str:
+    """`elem`'s start tag and text, as ElementTree writes them (its children and end tag follow)."""
+    whole = ET.tostring(elem, encoding="unicode", xml_declaration=declaration, short_empty_elements=False)
+    return whole.removesuffix(f"</{elem.tag}>")
+
+
+def _indent(level: int) -> str:
+    """What ET.indent puts before an element at `level` (the root at 0)."""
+    return "\n" + "  " * level
+
+
+def _properties(pairs: Sequence[tuple[str, str | None]], last: bool) -> str:
+    """Properties at level 3 in one ElementTree call (a holder's tags cut off); after the last, the dedent."""
+    holder = ET.Element("_")
+    tail = _indent(3)
+    for name, value in pairs:
+        attrib = {"name": name, "value": value} if value is not None else {"name": name}
+        ET.SubElement(holder, "property", attrib).tail = tail
+    if last:
+        holder[-1].tail = _indent(2)
+    return ET.tostring(holder, encoding="unicode")[len("<_>") : -len("</_>")]
+
+
+def _testcase(v: Verdict, classname: str, time: str, allow_inconclusive: bool) -> ET.Element:
+    figs = figures(v)
+    case = ET.Element("testcase", _attrib(name=f"{v.gate}[{v.thread}]", classname=classname, time=time))
+    outcome = _outcome(v, allow_inconclusive)
+    if outcome is not None:
+        reason = v.reason or f"{v.gate} on {v.thread}: {v.status.value}"  # never empty
+        if v.status == Status.INCONCLUSIVE:
+            reason = f"INCONCLUSIVE: {reason}"
+        summary = " ".join(reason.split())
+        if len(summary) > 200:
+            summary = summary[:199] + "\u2026"
+        tag, kind = outcome
+        result = ET.SubElement(case, tag, _attrib(message=summary or None, type=kind))
+        result.text = f"{reason}\n{_figures_text(figs)}"
+    out = ET.SubElement(case, "system-out")
+    out.text = f"{v.reason}\n{_figures_line(figs)}\n" if v.reason else f"{_figures_line(figs)}\n"
+    ET.indent(case, level=2)
+    case.tail = _indent(2)
+    return case
+
+
+def _suite(suite: _Suite, report: JUnitReport, last: bool) -> Iterator[str]:
+    c = suite.counts
+    attrib = _attrib(
+        name=suite.name,
+        tests=len(suite.verdicts),
+        errors=c["error"],
+        failures=c["failure"],
+        skipped=c["skipped"],
+        time=_seconds(suite.millis / 1000),
+    )
+    head = ET.Element("testsuite", attrib)
+    head.text = _indent(2)
+    yield _start(head)
+    yield f"<properties>{_indent(3)}"
+    yield _properties(suite.properties, last=False)
+    for index, v in enumerate(suite.verdicts):
+        name = f"{v.gate}[{v.thread}]"
+        pairs = [(f"{name}::{k}", _text(val)) for k, val in figures(v).items()]
+        yield _properties(pairs, last=index == len(suite.verdicts) - 1)
+    yield f"</properties>{_indent(2)}"
+    for v, time in zip(suite.verdicts, suite.times):
+        yield ET.tostring(_testcase(v, suite.name, time, report.allow_inconclusive), encoding="unicode")
+    out = ET.Element("system-out")
+    out.text = report.summary
+    out.tail = _indent(1)
+    yield ET.tostring(out, encoding="unicode")
+    yield f"</testsuite>{_indent(0 if last else 1)}"
+
+
+def junit_xml(report: JUnitReport) -> Iterator[str]:
+    """The document, piece by piece: what ElementTree writes of the whole tree, indented, with its declaration.
+    The xunit schema allows no `skipped` on <testsuites> (it does on <testsuite>)."""
+    root = ET.Element(
+        "testsuites",
+        _attrib(
+            name=report.name,
+            tests=sum(len(s.verdicts) for s in report.suites),
+            failures=sum(s.counts["failure"] for s in report.suites),
+            errors=sum(s.counts["error"] for s in report.suites),
+            time=_seconds(sum(s.millis for s in report.suites) / 1000),
+        ),
+    )
+    if not report.suites:  # nothing inside: an empty element, not indented
+        yield ET.tostring(root, encoding="unicode", xml_declaration=True)
+        return
+    root.text = _indent(1)
+    yield _start(root, declaration=True)
+    for index, suite in enumerate(report.suites):
+        yield from _suite(suite, report, last=index == len(report.suites) - 1)
+    yield "</testsuites>"
+
+
+def write_junit(path: str, report: JUnitReport) -> None:
     try:
         with atomic_open(path, binary=True) as f:
-            xml.write(f)
+            for piece in junit_xml(report):
+                # as ElementTree writes a file: UTF-8, a character reference for what it cannot encode
+                f.write(piece.encode("utf-8", "xmlcharrefreplace"))
     except OSError as e:
         raise RtgateError(f"cannot write: {e.strerror}", path=str(path)) from None
