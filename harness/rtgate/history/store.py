@@ -18,7 +18,7 @@ from rtgate.core.model import UNIT_SCALE, RunResult, ThreadResult
 from rtgate.core.recorded import recorded_environment
 from rtgate.core.thread_plan import thread_name
 from rtgate.errors import RtgateError
-from rtgate.history.backend import Backend, is_postgres_url, redacted
+from rtgate.history.backend import Backend, EarlyCheck, is_postgres_url, redacted
 from rtgate.history.drift import fingerprint
 from rtgate.safe_io import check_regular_or_absent
 
@@ -124,13 +124,14 @@ def _release_filter(platform: str, measurement: str, release: str | None) -> tup
 
 
 class HistoryDB:
-    """`target`: a SQLite file name, or a postgresql://user@host:port/dbname URL."""
+    """`target`: a SQLite file name, or a postgresql://user@host:port/dbname URL; `early`: its
+    damage check, begun before (backend.EarlyCheck)."""
 
-    def __init__(self, target: str | Path) -> None:
+    def __init__(self, target: str | Path, early: EarlyCheck | None = None) -> None:
         self.path = str(target)
         if not is_postgres_url(self.path):
             check_regular_or_absent(Path(self.path))  # sqlite3 would open /dev/full or a FIFO as its database
-        self.db = Backend(self.path)
+        self.db = Backend(self.path, early)
         try:
             self._migrate()
         except self.db.errors as e:
