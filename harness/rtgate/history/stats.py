@@ -270,20 +270,31 @@ def hodges_lehmann(new: list[float], base: list[float] | None = None) -> float:
     return float(_median((a[:, None] - np.asarray(base, dtype=float)[None, :]).reshape(-1)))
 
 
+@cache
+def _resamples(seed: int, rounds: int, *sizes: int) -> tuple[np.ndarray, ...]:
+    """The bootstrap's draws of run indices, one rounds x size block per sample, from one stream:
+    the lines of a comparison share their sizes and seed, so they are drawn once (read-only)."""
+    draws = Draws(seed)
+    blocks = tuple(draws.below(n, (rounds, n)) for n in sizes)
+    for block in blocks:
+        block.flags.writeable = False
+    return blocks
+
+
 def shift_interval(
     new: list[float], base: list[float] | None = None, rounds: int = 2000, seed: int = 1
 ) -> tuple[float, float]:
     """A 95 % bootstrap interval of hodges_lehmann (runs, or pairs, resampled)."""
-    rng = Draws(seed)
     a = np.asarray(new, dtype=float)
-    sa = a[rng.below(len(a), (rounds, len(a)))]
     if base is None:
+        pick = _resamples(seed, rounds, len(a))[0]
+        sa = a[pick]
         i, j = np.triu_indices(len(a))
         est = _median((sa[:, i] + sa[:, j]) / 2.0)
     else:
         b = np.asarray(base, dtype=float)
-        sb = b[rng.below(len(b), (rounds, len(b)))]
-        est = _median((sa[:, :, None] - sb[:, None, :]).reshape(rounds, -1))
+        pick_a, pick_b = _resamples(seed, rounds, len(a), len(b))
+        est = _median((a[pick_a][:, :, None] - b[pick_b][:, None, :]).reshape(rounds, -1))
     ordered = np.sort(est)
     return _quantile(ordered, 0.025), _quantile(ordered, 0.975)
 
