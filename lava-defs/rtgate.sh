@@ -276,7 +276,7 @@ rt_competitors() {
 			if ((c in can) && (policy == 6 || f[38] + 0 >= prio[c])) on = on "," c
 		}
 		if (on == "") next
-		gsub(/[\001-\037\177 ]/, "?", comm)
+		gsub(/[\001-\037\177]/, "?", comm)
 		print pid, tid, names[policy], (policy == 6 ? "-" : f[38]), kernel, substr(cpus, 2), substr(on, 2), comm
 	}'
 }

