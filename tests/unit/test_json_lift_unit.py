@@ -252,10 +252,17 @@ def _random_histograms(seed: int) -> list[tuple[list[tuple[int, int | None, int]
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_gates_read_arrays_as_they_read_tuples(seed: int) -> None:
-    """Bisection over arrays (model.Buckets) answers every question the loop over tuples does."""
+@pytest.mark.parametrize("large", [False, True])
+def test_gates_read_arrays_as_they_read_tuples(seed: int, large: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bisection over arrays (model.Buckets) answers every question the loop over tuples does; `large`: as
+    histograms of more than RUNNING_SUMS_FROM buckets are read (running sums, numpy's missed-period bounds)."""
+    from rtgate.core import model, periods
     from rtgate.core.model import ThreadResult
     from rtgate.core.periods import latency_bounds
+
+    if large:
+        monkeypatch.setattr(model, "RUNNING_SUMS_FROM", 0)
+        monkeypatch.setattr(periods, "RUNNING_SUMS_FROM", 0)
 
     for rows, b in _random_histograms(seed):
         for overflow, range_end in ((0, None), (5, (rows[-1][1] or rows[-1][0] + 1) + 3)):
@@ -350,3 +357,26 @@ def test_buckets_marked_well_formed_are_judged_as_the_full_walk_judges_them(seed
                 outcomes.append(str(e))
         assert outcomes[0] == outcomes[1] == outcomes[2], (rows, outcomes)
     assert 0 < marked < lifted  # both kinds were met
+
+
+@pytest.mark.parametrize("blocks", [4096, 4097])
+def test_block_maxima_beyond_the_samplers_are_left_to_json(
+    tmp_path: Path, blocks: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sampler keeps 4096 block maxima however long it runs: more is no array it wrote, so it is not
+    lifted (json's tree, under its own limit, reads it), and reads as it always did."""
+    doc = _sampler_doc()
+    top = doc["rtgate"]["threads"][0]["max"]
+    doc["rtgate"]["threads"][0]["block_maxima"] = {
+        "block_cycles": 1,
+        "block_seconds": 0.001,
+        "partial_cycles": 0,
+        "partial_max": None,
+        "values": [top] * blocks,
+    }
+    text = json.dumps(doc)
+    before = [a.kind for a in json_lift.Lift(SAMPLER_JSON.read_text(), 10**6).arrays].count("ints")
+    kinds = [a.kind for a in json_lift.Lift(text, 10**6).arrays]
+    assert kinds.count("ints") == before - (blocks > 4096)
+    kind, run = _same(_write(tmp_path, text), monkeypatch)
+    assert kind == "ok" and len(run.threads[0].block_maxima.values) == blocks

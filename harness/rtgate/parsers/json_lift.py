@@ -176,13 +176,22 @@ def _after_key(text: str, key: re.Match[str]) -> int | None:
     return colon.end() if colon else None
 
 
+# The most values one array of a real result holds, each kind: json reads an array whole, ~40 bytes a value for
+# a moment, so this bounds that moment (~130 MB) whatever the file. Larger arrays stay in the text, for json's
+# tree and the parser's limit on its values. Buckets: the sampler's largest layout (-N -h 1000000: 2^20 linear
+# buckets, 14 powers of two of 128, the open one) of 3 values each; counts ("latency": count), as many
+# values; ints (block maxima): the sampler's BLOCK_CAP, 4096 entries however long the run (sampler/main.c).
+MAX_ARRAY_VALUES = {"buckets": 3 * ((1 << 20) + 14 * 128 + 1), "counts": 3 * ((1 << 20) + 14 * 128 + 1), "ints": 4096}
+
+
 class Lift:
     """The text with its well-formed histograms replaced by tags, and the arrays read from them."""
 
     def __init__(self, text: str, limit: int, arrays: int = 3 * 1025) -> None:
         """`limit`: the most values the arrays may hold; past it `values` is above it and the rest of the
-        text is not read (the file is refused). Read, a value costs ~40 bytes for a moment. `arrays`: the
-        most arrays lifted (three a thread); the rest stays text, for the parser's limits to refuse."""
+        text is not read (the file is refused). Read, a value costs ~40 bytes for a moment; an array of more
+        than MAX_ARRAY_VALUES is not lifted. `arrays`: the most arrays lifted (three a thread); the rest stays
+        text, for the parser's limits to refuse."""
         self.tag = "rtgate-lifted-" + os.urandom(8).hex() + "-"
         self.arrays: list[Lifted] = []
         self.values = 0
@@ -201,7 +210,8 @@ class Lift:
                 if values > limit - self.values:
                     self.values = limit + 1  # more than may be read: refused before it is
                     break
-                lifted = _convert(kind, text[start:stop]) if stop is not None else None
+                big = values > MAX_ARRAY_VALUES[kind]
+                lifted = _convert(kind, text[start:stop]) if stop is not None and not big else None
                 if lifted is not None:
                     parts += (text[end:start], f'"{self.tag}{len(self.arrays)}"')
                     self.arrays.append(lifted)
