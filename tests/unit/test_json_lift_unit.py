@@ -265,6 +265,8 @@ def test_gates_read_arrays_as_they_read_tuples(seed: int, large: bool, monkeypat
         monkeypatch.setattr(periods, "RUNNING_SUMS_FROM", 0)
 
     for rows, b in _random_histograms(seed):
+        filled = [(lo, hi) for lo, hi, c in rows if c]
+        assert b.filled_ends() == ((filled[0], filled[-1]) if filled else (None, None))
         for overflow, range_end in ((0, None), (5, (rows[-1][1] or rows[-1][0] + 1) + 3)):
             tuples = Histogram(unit="us", buckets=list(rows), overflow=overflow, range_end=range_end)
             arrays = Histogram(unit="us", buckets=b, overflow=overflow, range_end=range_end)

@@ -10,7 +10,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import accumulate, chain, islice, takewhile
+from itertools import accumulate, chain, compress, islice, takewhile
 from operator import gt
 from typing import Any, overload
 
@@ -140,6 +140,16 @@ class Buckets(Sequence[tuple[int, "int | None", int]]):
             sums = accumulate(self.counts)
             self._running = array("q", sums) if self.samples() < 2**63 else list(sums)
         return bisect_left(self._running, rank)
+
+    def filled_ends(self) -> tuple[tuple[int, int | None] | None, tuple[int, int | None] | None]:
+        """(lo, hi) of the first and of the last bucket that holds samples (None when none does), found
+        by C iterators: a loop over tuples took 1 s over the 4.7 million empty buckets a hostile file holds."""
+        n = len(self.counts)
+        first = next(compress(range(n), self.counts), None)
+        if first is None:
+            return None, None
+        last = next(compress(range(n - 1, -1, -1), reversed(self.counts)))
+        return self[first][:2], self[last][:2]
 
     def samples(self) -> int:
         """The sum of the counts (counted once)."""
