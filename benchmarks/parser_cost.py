@@ -78,7 +78,7 @@ def inputs(d: Path, scale: int = 1) -> dict[str, Path]:
         out[name] = p
     # JSON at the histogram-value limit (parsers/json_results.py): the densest result rtgate-sampler writes
     # in 64 MiB (1024 threads, read whole), the limit plus one value (refused), and cyclictest JSON of four
-    # threads of 1.24 million 1-unit buckets (read whole: the missed-period bounds walk each bucket)
+    # threads of 1.24 million 1-unit buckets (read whole: missed-period bounds over every bucket)
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     import dense_results
     from rtgate.parsers.json_results import MAX_JSON_HISTOGRAM_VALUES as limit
