@@ -30,7 +30,7 @@ def _thread(i: int, buckets: int, maxima: int, sep: str) -> tuple[str, str]:
         f'      "max": {top},\n      "avg": {avg},\n      "cpu": {i},\n      "node": 0\n    }}'
     )
     hist = sep.join(f"[{v},{sep[1:]}{v + 1},{sep[1:]}1]" for v in range(buckets))
-    values = sep.join(["1"] * maxima)
+    values = sep.join(["0"] * maxima)  # one digit, never above the thread's max
     rec = (
         f'      {{\n        "index": {i}, "tid": {1000 + i}, "cpu": {i}, "policy": "fifo", "priority": 80, '
         f'"interval_us": 1000,\n        "cycles": {cycles}, "min": 0, "max": {top}, "avg": {avg}, '

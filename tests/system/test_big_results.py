@@ -55,6 +55,6 @@ def test_the_limit_is_read_and_one_value_more_is_refused_in_one_line(tmp_path: P
     )
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [
-        f"rtgate: error: {over}: more than {MAX_JSON_HISTOGRAM_VALUES} histogram values: more than a real "
-        "run's JSON of 64 MiB holds (1024 threads of 4096 block maxima and 3,263 buckets)"
+        f"rtgate: error: {over}: more than {MAX_JSON_HISTOGRAM_VALUES} histogram values (with block maxima, "
+        "overflow cycles and spikes): more than a real run's JSON of 64 MiB holds"
     ]

@@ -382,3 +382,36 @@ def test_block_maxima_beyond_the_samplers_are_left_to_json(
     assert kinds.count("ints") == before - (blocks > 4096)
     kind, run = _same(_write(tmp_path, text), monkeypatch)
     assert kind == "ok" and len(run.threads[0].block_maxima.values) == blocks
+
+
+@pytest.mark.parametrize(
+    "recorded", [[], [[3, 250, 1700000000123456], [9, 180, 1700000000124456]], [[3, 250, -1]], [[3, None, 1]]]
+)
+def test_overflow_cycles_and_spikes_read_alike(tmp_path: Path, recorded: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = _sampler_doc()
+    t = doc["rtgate"]["threads"][0]
+    t["overflow_cycles"] = [5, 9, 12]
+    t["spikes"] = {"total": len(recorded), "recorded": recorded}
+    text = json.dumps(doc, indent=1)
+    before = [a.kind for a in json_lift.Lift(SAMPLER_JSON.read_text(), 10**6).arrays]
+    kinds = [a.kind for a in json_lift.Lift(text, 10**6).arrays]
+    whole = all(None not in r and min(r) >= 0 for r in recorded)  # else json's tree reads them, as before
+    lifted = whole and bool(recorded)  # an empty list stays in json's tree: nothing to gain
+    assert kinds.count("cycles") == before.count("cycles") and kinds.count("rows") == before.count("rows") + lifted
+    _same(_write(tmp_path, text), monkeypatch)
+
+
+def test_1024_threads_of_overflow_cycles_and_spikes_are_read(tmp_path: Path) -> None:
+    """A failing run of 1024 threads with -h 800 and --spike: 800 overflow cycles and 10 spikes a thread hold
+    850,000 values, more than json's tree may (MAX_JSON_VALUES); they are read into arrays."""
+    import dense_results
+
+    path = tmp_path / "r.json"
+    dense_results.write(path, 1024 * 7, sep=",")
+    cycles = "[" + ", ".join(str(1000 + i) for i in range(800)) + "]"
+    spikes = "[" + ", ".join(f"[{1000 + i}, 250, {1700000000000000 + i}]" for i in range(10)) + "]"
+    text = path.read_text().replace('"overflow_cycles": []', f'"overflow_cycles": {cycles}')
+    path.write_text(text.replace('"recorded": []', f'"recorded": {spikes}'))
+    assert 1024 * 830 > json_results.MAX_JSON_VALUES
+    run = load_results(path)
+    assert len(run.threads) == 1024
