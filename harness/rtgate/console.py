@@ -19,26 +19,7 @@ if _AT_START is _signal.default_int_handler:  # an ignored SIGINT (a background 
     _signal.signal(_signal.SIGINT, _interrupted_while_starting)
 
 import gc  # noqa: E402  (after the handler, on purpose)
-import importlib  # noqa: E402
 import sys  # noqa: E402
-import types  # noqa: E402
-
-
-class _OnFirstUse(types.ModuleType):
-    """Stands for a module until one of its attributes is first asked for, then imports it and hands
-    over. (importlib's LazyLoader loads at the next `import` statement already: it is asked __spec__.)"""
-
-    def __getattr__(self, attr: str) -> object:  # only for what this stand-in does not have
-        if sys.modules.get(self.__name__) is self:
-            del sys.modules[self.__name__]
-        module = importlib.import_module(self.__name__)
-        self.__dict__.update(module.__dict__)
-        return getattr(module, attr)
-
-
-# dataclasses imports inspect (with ast, dis, tokenize and linecache: 5-10 ms of every start, measured)
-# for one use: the docstring of a class that has none, which rtgate's classes all have.
-sys.modules.setdefault("inspect", _OnFirstUse("inspect"))
 
 from rtgate.cli import main as cli_main  # noqa: E402
 

@@ -133,12 +133,11 @@ def test_history_without_thresholds_loads_no_threshold_loader(tmp_path: Path) ->
 
 
 # What `rtgate run` without a load needs none of: the load's temporary folder (tempfile, and random with
-# it), the gzip module (/proc/config.gz is read by zlib), and inspect's body (ast, dis, tokenize): the
-# console script loads inspect on first use, and dataclasses uses it only for a class without a docstring.
-NOT_FOR_RUN = ("tempfile", "random", "gzip", "ast", "dis", "tokenize")
+# it) and the gzip module (/proc/config.gz is read by zlib).
+NOT_FOR_RUN = ("tempfile", "random", "gzip")
 
 
-def test_run_imports_no_load_machinery_nor_inspect() -> None:
+def test_run_imports_no_load_machinery() -> None:
     """Everything `rtgate run` loads, through the console script: the command, the preflight, the runner,
     the results parser, the gates and the reports."""
     watch = (*HEAVY, *NOT_FOR_RUN, "rtgate.measure.preflight", "rtgate.parsers.json_results")
@@ -151,29 +150,6 @@ def test_run_imports_no_load_machinery_nor_inspect() -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert set(json.loads(r.stdout)) == {"rtgate.measure.preflight", "rtgate.parsers.json_results"}
-
-
-INSPECT_PROBE = """
-import json, sys
-import rtgate.console
-import dataclasses, inspect
-stand_in = sys.modules["inspect"] is inspect and "ast" not in sys.modules
-@dataclasses.dataclass
-class Plain:
-    a: int
-    b: str = "x"
-import inspect as later
-print(json.dumps([stand_in, Plain.__doc__, "ast" in sys.modules, inspect.isfunction(print), later.isclass(Plain),
-                  type(sys.modules["inspect"]).__name__]))
-"""
-
-
-def test_inspect_loads_on_first_use_under_the_console_script() -> None:
-    """The console script stands in for inspect until something uses it: then it is the real module, for
-    dataclasses (a class without a docstring gets the usual one) and for any later import."""
-    r = subprocess.run([sys.executable, "-c", INSPECT_PROBE], capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == [True, "Plain(a: int, b: str = 'x')", True, False, True, "module"]
 
 
 # Runs the console script's main() and logs, in order, cycle collections and the instants main() starts
