@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rtgate.core.units import UNIT_SCALE
 from rtgate.errors import RtgateError
-from rtgate.history.backend import Backend, EarlyCheck, is_postgres_url, redacted
+from rtgate.history.backend import Backend, is_postgres_url, redacted
 from rtgate.history.drift import fingerprint
 from rtgate.safe_io import check_regular_or_absent
 
@@ -125,14 +125,13 @@ def _release_filter(platform: str, measurement: str, release: str | None) -> tup
 
 
 class HistoryDB:
-    """`target`: a SQLite file name, or a postgresql://user@host:port/dbname URL; `early`: its
-    damage check, begun before (backend.EarlyCheck)."""
+    """`target`: a SQLite file name, or a postgresql://user@host:port/dbname URL."""
 
-    def __init__(self, target: str | Path, early: EarlyCheck | None = None) -> None:
+    def __init__(self, target: str | Path) -> None:
         self.path = str(target)
         if not is_postgres_url(self.path):
             check_regular_or_absent(Path(self.path))  # sqlite3 would open /dev/full or a FIFO as its database
-        self.db = Backend(self.path, early)
+        self.db = Backend(self.path)
         try:
             self._migrate()
         except self.db.errors as e:
