@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """A real LAVA instance for the tests, from Debian's packages and nothing else.
 
-PostgreSQL (the system cluster 15/main, started if it is down and then stopped again; a database
-and role of our own, dropped at the end), lava-server's Django app under gunicorn on a free
+PostgreSQL (the system cluster 15/main, started if it is down and stopped again unless another
+client uses it; a database and role of our own, dropped at the end), lava-server's Django app under gunicorn on a free
 loopback port, lava-scheduler, and one lava-worker with stock `qemu` devices. No systemd: every
 daemon is started here and stopped by its PID (its process group). Everything lava-server writes
 (media, device dictionaries, logs) lives in one temporary directory; the only file outside it is
@@ -11,6 +11,7 @@ that fixed place, removed at the end. Test tooling, not shipped."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -18,15 +19,19 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 PG_VERSION, PG_CLUSTER = "15", "main"
 ENV_DIR = Path("/etc/lava-server/dispatcher.d")
+CLUSTER_LOCK = Path(tempfile.gettempdir()) / "rtgate-lava-cluster.lock"
 
 # The device dictionary of each test board: the stock qemu type, and settings safe on a CI VM with
 # loopback only. TCG: nested KVM hangs this kernel's early boot.
@@ -39,6 +44,18 @@ DEVICE_DICT = """{% extends 'qemu.jinja2' %}
 
 class LavaSetupError(RuntimeError):
     pass
+
+
+@contextmanager
+def _cluster_lock() -> Iterator[None]:
+    """One test session at a time starts or stops the system cluster: concurrent sessions (two
+    developers' runs, CI beside a benchmark) share it."""
+    fd = os.open(CLUSTER_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)  # /tmp: never through a link
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def free_port() -> int:
@@ -216,17 +233,41 @@ class LocalLava:
         return {k: v for k, v in os.environ.items() if not k.startswith(("LAVA_", "DJANGO_", "DATABASE_"))}
 
     def _postgres(self) -> None:
-        _, online = _cluster_port()
-        if not online:
-            r = subprocess.run(
-                ["pg_ctlcluster", PG_VERSION, PG_CLUSTER, "start"], capture_output=True, text=True, timeout=120
+        with _cluster_lock():
+            _, online = _cluster_port()
+            if not online:
+                r = subprocess.run(
+                    ["pg_ctlcluster", PG_VERSION, PG_CLUSTER, "start"], capture_output=True, text=True, timeout=120
+                )
+                if r.returncode != 0:
+                    raise LavaSetupError(f"pg_ctlcluster {PG_VERSION} {PG_CLUSTER} start: {r.stderr.strip()}")
+                self.started_cluster = True
+            self._drop_stale()
+            self.psql(f"CREATE ROLE {self.db} LOGIN PASSWORD '{self._db_password}'")
+            # Created under the lock: from now on our database tells a session that wants to stop the
+            # cluster that we still use it.
+            self.psql(f"CREATE DATABASE {self.db} OWNER {self.db}")
+
+    def _stop_cluster(self) -> None:
+        """Stop the cluster we started, unless someone else uses it now: another instance's database
+        exists (another test session, alive or killed before its teardown) or another client is
+        connected. Then it stays up: a session that found it running never stops it, so the last
+        user out leaves it running rather than pull it from under a session still at work."""
+        with _cluster_lock():
+            try:
+                others = self.psql(
+                    "SELECT count(*) FROM pg_stat_activity"
+                    " WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+                    tuples=True,
+                ).strip()
+                ours = self.psql(r"SELECT datname FROM pg_database WHERE datname LIKE 'rtgate\_lava\_%'", tuples=True)
+            except (LavaSetupError, subprocess.TimeoutExpired, OSError):
+                return
+            if others != "0" or ours.split():
+                return
+            subprocess.run(
+                ["pg_ctlcluster", PG_VERSION, PG_CLUSTER, "stop", "-m", "fast"], capture_output=True, timeout=120
             )
-            if r.returncode != 0:
-                raise LavaSetupError(f"pg_ctlcluster {PG_VERSION} {PG_CLUSTER} start: {r.stderr.strip()}")
-            self.started_cluster = True
-        self._drop_stale()
-        self.psql(f"CREATE ROLE {self.db} LOGIN PASSWORD '{self._db_password}'")
-        self.psql(f"CREATE DATABASE {self.db} OWNER {self.db}")
 
     def _drop_stale(self) -> None:
         """What a test session killed before its teardown left: databases, roles and env.yaml files
@@ -364,9 +405,7 @@ class LocalLava:
                 except (LavaSetupError, subprocess.TimeoutExpired, OSError):
                     pass
         if self.started_cluster:
-            subprocess.run(
-                ["pg_ctlcluster", PG_VERSION, PG_CLUSTER, "stop", "-m", "fast"], capture_output=True, timeout=120
-            )
+            self._stop_cluster()
         left = _processes_in(self.base)
         if left:
             raise LavaSetupError(f"processes of the LAVA instance survived the teardown: {left}")
