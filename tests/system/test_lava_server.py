@@ -202,7 +202,8 @@ def wait_jobs(lava: LocalLava, ids: list[int], seconds: float = JOB_WAIT_S) -> d
                 job = lava.api(f"jobs/{i}/")
                 if job["state"] == "Finished":
                     done[i] = job
-        time.sleep(3)
+        if len(done) < len(ids):
+            time.sleep(1)
     if len(done) < len(ids):
         for i in ids:
             if i not in done:
