@@ -141,7 +141,11 @@ class LocalLava:
         self._secret = secrets.token_hex(16)
         self.port, self.events_port, self.ws_port, self.internal_port = free_ports(4)
         self.url = f"http://127.0.0.1:{self.port}/"
-        for d in ("media", "devices", "health-checks", "worker", "logs"):
+        # worker/tmp as Debian's package ships /var/lib/lava/dispatcher/tmp: lava-worker creates it
+        # only when it starts a job, and a cancel of a job it never started (cancelled once
+        # scheduled) makes tmp/<job id> without parents: FileNotFoundError, and the worker exits
+        # (lava_dispatcher/worker.py, Job.__init__ called from cancel()), the job Canceling forever.
+        for d in ("media", "devices", "health-checks", "worker", "worker/tmp", "logs"):
             (self.base / d).mkdir(exist_ok=True)
         self._postgres()  # lava-server's schema and the qemu device type, from the template
         # Job ids of our own: lava-run keeps downloads under /var/lib/lava/dispatcher/tmp/<job id>,
