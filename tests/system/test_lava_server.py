@@ -478,6 +478,10 @@ def test_rtgate_lab_stopped_by_sigterm_cancels_its_jobs_and_reports(
     assert f"stopped by SIGTERM: cancelling job {job_id}" in err, err
     got = {(v["measurement"], v["gate"], v["status"]) for v in json.loads(verdicts.read_text())["verdicts"]}
     assert got == {("long/smp", g, "INCONCLUSIVE") for g in ("max", "impossible", "p9999", "cpu7")}, got
+    # The cancel request returns once LAVA has recorded it: the job is Canceling (or already ended
+    # Canceled, if it was still queued) the moment rtgate lab has exited, whatever the timing.
+    job = lava.api(f"jobs/{job_id}/")
+    assert job["state"] == "Canceling" or (job["state"], job["health"]) == ("Finished", "Canceled"), job
     # LAVA ends a cancelled job when lava-run acts on the worker's SIGTERM: at once between two
     # actions, but only when the call it is in returns (libguestfs booting the overlay disk's
     # appliance under TCG takes minutes on a loaded host), else at lava-worker's SIGKILL 120 s
