@@ -1,12 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # rtgate board test (LAVA, and Fuego's Benchmark.rtgate): what `rtgate run` does, in POSIX sh.
-# Checks the measurement's requirements (RTGATE_REQUIRE), starts its load (RTGATE_LOAD), waits
-# for the warm-up, runs rtgate-sampler with its compiled gates (RTGATE_ARGS), checks the load's
-# level (its CPUs' busy share from /proc/stat, or stress-ng's own rate), stops the load whatever
-# happens, records the machine and the level reached, and reports every gate with lava-test-case.
-# A requirement not met, a load that cannot run or did not hold its level, or a named parameter
-# that contradicts RTGATE_ARGS makes every gate ERROR (reported as fail), never a pass.
+# Checks the measurement's requirements (RTGATE_REQUIRE; competing real-time tasks before, while
+# and after measuring), starts its loads (RTGATE_LOAD), waits for the warm-up, runs rtgate-sampler
+# with its compiled gates (RTGATE_ARGS), checks each load's level (its own processes' CPU time, or
+# stress-ng's own rate), stops the loads whatever happens, records the machine and the levels
+# reached, and reports every gate with lava-test-case. A requirement not met, a competing
+# real-time task, a load that cannot run or did not hold its level, or a named parameter that
+# contradicts RTGATE_ARGS makes every gate ERROR (reported as fail), never a pass.
 # Parameters arrive as shell variables (see rtgate.yaml); each is used as data only: quoted, never
 # evaluated; lists are split into words with globbing off. Anything echoed from input or from
 # the sampler's stderr has its control characters and "<LAVA_" replaced, and sampler stderr lines
@@ -15,12 +16,14 @@
 # result), then the load, and reports.
 # LAVA's run.sh has `set -e -x`, and an inline definition runs this script in a subshell of it:
 # every failure here is handled, so -e is off, and -x (a trace of every line) too.
+# shellcheck disable=SC2317 # functions are called through for_each_load, run_child and the traps
 set +ex
 set -u
 
 child=""   # the one foreground child (a download, a sleep or the sampler): the traps stop it
 stopped="" # the signal that stopped us
 load_pid=""
+child_watch="" # a function run_child calls every second while its child runs
 # shellcheck disable=SC2317 # called from the traps
 stop() {
 	stopped=$1
@@ -37,6 +40,12 @@ trap 'stop HUP' HUP
 run_child() {
 	"$@" &
 	child=$!
+	if [ -n "$child_watch" ]; then # while it runs, every second
+		while any_running "$child"; do
+			"$child_watch" "$child"
+			sleep 1
+		done
+	fi
 	rc=0
 	wait "$child" || rc=$?
 	while kill -0 "$child" 2>/dev/null; do
@@ -219,6 +228,97 @@ case $RTGATE_MEASURED_CPUS in
 	*) measured=$(expand_cpus "$RTGATE_MEASURED_CPUS") ;;
 esac
 
+# ---------------------------------------------------------------- competing real-time tasks
+
+# The real-time tasks that can preempt the sampler, as measure/rt_tasks.py's scan finds them: policy
+# FIFO, RR or DEADLINE, allowed on a CPU of rt_map ("cpu:priority" words, the sampler's lowest
+# priority there) at or above that priority (DEADLINE at any), not an expected per-CPU kernel
+# thread, not of process $1 (the sampler). One a line: "pid tid policy priority kernel cpus on comm"
+# (priority - for DEADLINE; cpus and on comma-separated; comm's control characters as '?').
+rt_competitors() {
+	for stat in /proc/[0-9]*/task/[0-9]*/stat; do
+		printf '%s\n' "$stat"
+	done | LC_ALL=C awk -v map="$rt_map" -v own="${1:-}" '
+	BEGIN {
+		expected = "^(migration/[0-9]+|watchdog/[0-9]+|watchdogd|irq/[0-9]+-.*|(ksoftirqd|ktimers|ktimersoftd|irq_work|posixcputmr|rcuc|rcub|idle_inject)/[0-9]+|rcu_preempt|rcu_sched|(rcuop|rcuog|rcub)/[0-9]+)$"
+		n = split(map, pairs, " ")
+		for (k = 1; k <= n; k++) { split(pairs[k], cp, ":"); prio[cp[1]] = cp[2] + 0; order[k] = cp[1] }
+		names[1] = "FIFO"; names[2] = "RR"; names[6] = "DEADLINE"
+	}
+	{
+		path = $0; text = ""; sep = ""
+		while ((getline line < path) > 0) { text = text sep line; sep = "\n" }
+		close(path)
+		last = 0; rest = text
+		while ((j = index(rest, ")")) > 0) { last += j; rest = substr(rest, j + 1) }
+		if (!last || split(substr(text, last + 2), f, " ") < 39) next
+		policy = f[39]
+		if (!(policy in names)) next
+		split(path, part, "/")
+		pid = part[3]; tid = part[5]
+		if (pid == own) next
+		open = index(text, "(")
+		comm = substr(text, open + 1, last - open - 1)
+		kernel = int(f[7] / 2097152) % 2
+		if (kernel && comm ~ expected) next
+		status = path; sub(/stat$/, "status", status); allowed = ""
+		while ((getline line < status) > 0) if (line ~ /^Cpus_allowed_list:/) { sub(/^Cpus_allowed_list:[ \t]*/, "", line); allowed = line }
+		close(status)
+		delete can
+		on = ""; cpus = ""
+		m = split(allowed, ranges, ",")
+		for (k = 1; k <= m; k++) {
+			if (split(ranges[k], lohi, "-") == 1) lohi[2] = lohi[1]
+			for (c = lohi[1] + 0; c <= lohi[2] + 0; c++) { can[c] = 1; cpus = cpus "," c }
+		}
+		for (k = 1; k <= n; k++) {
+			c = order[k]
+			if ((c in can) && (policy == 6 || f[38] + 0 >= prio[c])) on = on "," c
+		}
+		if (on == "") next
+		gsub(/[\001-\037\177]/, "?", comm)
+		print pid, tid, names[policy], (policy == 6 ? "-" : f[38]), kernel, substr(cpus, 2), substr(on, 2), comm
+	}'
+}
+
+# rt_competitors' lines as measure/rt_tasks.py describes them: "comm (pid P, tid T, FIFO 50, cpu 0)", ", "-joined.
+describe_tasks() {
+	printf '%s\n' "$1" | while read -r pid tid policy prio kernel _cpus on comm; do
+		[ -n "$pid" ] || continue
+		k="" t="" p=""
+		[ "$kernel" = 1 ] && k="kernel thread "
+		[ "$tid" = "$pid" ] || t=", tid $tid"
+		[ "$prio" = - ] || p=" $prio"
+		printf '%s%s (pid %s%s, %s%s, cpu %s)\n' "$k" "$(clean "$comm")" "$pid" "$t" "$policy" "$p" "$on"
+	done | awk 'NF { printf "%s%s", sep, $0; sep = ", " }'
+}
+
+# The same lines as the JSON list rtgate run records (its rt_tasks before, during, after).
+tasks_json() {
+	printf '['
+	sep=""
+	printf '%s\n' "$1" | while read -r pid tid policy prio kernel cpus on comm; do
+		[ -n "$pid" ] || continue
+		printf '%s{"pid":%s,"tid":%s,"comm":%s,"policy":"%s","priority":%s,"cpus":[%s],"kernel":%s,"on_cpus":[%s],"expected":null}' \
+			"$sep" "$pid" "$tid" "$(json_str "$comm")" "$policy" "$([ "$prio" = - ] && echo null || echo "$prio")" \
+			"$cpus" "$([ "$kernel" = 1 ] && echo true || echo false)" "$on"
+		sep=","
+	done
+	printf ']'
+}
+
+# Each task once, as first seen (rtgate run keys them by pid and tid).
+unique_tasks() {
+	printf '%s\n' "$1" | awk 'NF && !seen[$1 " " $2]++'
+}
+
+rt_map="" rt_before="" rt_during="" rt_after="" # the tasks seen before, while and after the sampler ran
+# shellcheck disable=SC2317 # run_child's watch while the sampler runs (its own threads are not competitors)
+watch_rt() {
+	rt_during="$rt_during$(rt_competitors "$1")
+"
+}
+
 # ---------------------------------------------------------------- what would spoil the measurement
 
 problems="" # one reason a line: every gate ERROR
@@ -337,6 +437,37 @@ if [ -n "$RTGATE_REQUIRE" ]; then
 				want_for="$want_for, $(clean "$value")" have_for="$have_for, $(clean "$have")"
 				[ -n "$ok" ] || mismatch=1
 				;;
+			no_competing_rt)
+				# "cpu:priority,..." (all: every CPU): the sampler's lowest priority on each CPU it may run on.
+				rt_pairs=""
+				set -f
+				old_ifs=$IFS
+				IFS=','
+				# shellcheck disable=SC2086
+				set -- $value
+				IFS=$old_ifs
+				set +f
+				for entry; do
+					case $entry in *:*:* | "") rt_pairs="" && break ;; *:*) ;; *) rt_pairs="" && break ;; esac
+					where=${entry%%:*} prio=${entry#*:}
+					case $prio in "" | *[!0-9]*) rt_pairs="" && break ;; esac
+					case $where in
+						all) cpus=$online ;;
+						"" | *[!0-9-]*) rt_pairs="" && break ;;
+						*) cpus=$(expand_cpus "$where") ;;
+					esac
+					for c in $cpus; do rt_pairs="$rt_pairs$c:$prio
+"; done
+				done
+				rt_map=$(printf '%s' "$rt_pairs" | sort -t: -k1,1n -k2,2n | awk -F: 'NF == 2 && !seen[$1]++ { printf "%s%s", sep, $0; sep = " " }')
+				if [ -z "$rt_map" ]; then
+					problem "require no_competing_rt=$(clean "$value") is not a list of cpu:priority (compile the file with rtgate lava args)"
+				else
+					rt_before=$(rt_competitors "")
+					[ -z "$rt_before" ] ||
+						problem "requires no competing real-time task on the measured CPUs; found $(describe_tasks "$rt_before")"
+				fi
+				;;
 			*) problem "require $(clean "$key") is not known to this rtgate.sh" ;;
 		esac
 	done
@@ -345,12 +476,12 @@ if [ -n "$RTGATE_REQUIRE" ]; then
 	fi
 fi
 
-# ---------------------------------------------------------------- the load
+# ---------------------------------------------------------------- the loads
 
-load_kind="none" load_cpus="" load_warmup=2 load_workers="" load_size=64M load_min_cpu="" load_min_ops=""
-load_per_worker="" load_tree="" load_command="" load_reached="" load_unit="" load_floor="" load_problem=""
-load_log="$OUTPUT_DIR/$M.load.log"
-load_yaml="$OUTPUT_DIR/$M.stress-ng.yaml"
+# RTGATE_LOAD: ';'-separated key=value fields; a kind= field after a load's own kind starts the next
+# load. Several loads run together as measure/load.py's Loads runs them: started together, warmed
+# up together (the longest warm-up), each held to its own level, stopped together.
+load_specs="" # one load's fields a line
 if [ -n "$RTGATE_LOAD" ]; then
 	set -f
 	old_ifs=$IFS
@@ -359,9 +490,41 @@ if [ -n "$RTGATE_LOAD" ]; then
 	set -- $RTGATE_LOAD
 	IFS=$old_ifs
 	set +f
+	has_kind=""
 	for item; do
-		value=${item#*=}
-		case ${item%%=*} in
+		[ -n "$item" ] || continue
+		case $item in
+			kind=*)
+				if [ -n "$has_kind" ]; then
+					load_specs="$load_specs
+"
+				fi
+				has_kind=1
+				;;
+			*) [ -z "$load_specs" ] || load_specs="$load_specs;" ;;
+		esac
+		load_specs="$load_specs$item"
+	done
+fi
+load_count=0
+[ -z "$load_specs" ] || load_count=$(printf '%s\n' "$load_specs" | wc -l)
+load_count=$((load_count + 0))
+
+# One load's settings from its fields ($1), the load's number being $2 (0, 1, ...); with $3 = check,
+# what keeps it from running on this board is a problem.
+load_parse() {
+	load_kind="none" load_cpus="" load_warmup=2 load_workers="" load_size=64M load_min_cpu="" load_min_ops=""
+	load_per_worker="" load_tree="" load_command=""
+	set -f
+	old_ifs=$IFS
+	IFS=';'
+	# shellcheck disable=SC2086
+	set -- $1 "$2" "${3:-}"
+	IFS=$old_ifs
+	set +f
+	while [ $# -gt 2 ]; do
+		value=${1#*=}
+		case ${1%%=*} in
 			kind) load_kind=$value ;;
 			cpus) load_cpus=$value ;;
 			warmup) load_warmup=$value ;;
@@ -373,7 +536,9 @@ if [ -n "$RTGATE_LOAD" ]; then
 			tree) load_tree=$value ;;
 			command) load_command=$value ;;
 		esac
+		shift
 	done
+	load_index=$1 load_check=$2
 	case $load_cpus in
 		measured) load_cpus=${measured:-$online} ;;
 		all) load_cpus=$online ;;
@@ -383,7 +548,8 @@ if [ -n "$RTGATE_LOAD" ]; then
 				case " ${measured:-$online} " in *" $c "*) ;; *) others="$others $c" ;; esac
 			done
 			load_cpus=$others
-			[ -n "$others" ] || problem "the load goes on the other CPUs, but the measurement uses every CPU (set load cpus: measured or all)"
+			[ -n "$others" ] || [ -z "$load_check" ] ||
+				problem "the load goes on the other CPUs, but the measurement uses every CPU (set load cpus: measured or all)"
 			;;
 		*) load_cpus=$(expand_cpus "$load_cpus") ;;
 	esac
@@ -405,19 +571,53 @@ if [ -n "$RTGATE_LOAD" ]; then
 		custom) need="taskset ${load_command%% *}" ;;
 		*)
 			need=""
-			problem "unknown load kind $(clean "$load_kind")"
+			[ -z "$load_check" ] || problem "unknown load kind $(clean "$load_kind")"
+			load_kind=unknown
 			;;
 	esac
+	# Its files, named as rtgate run names its folders: NAME.load for one, NAME.load-<i>-<kind> for several.
+	if [ "$load_count" -gt 1 ]; then
+		load_base="$OUTPUT_DIR/$M.load-$load_index-$load_kind"
+	else
+		load_base="$OUTPUT_DIR/$M.load"
+	fi
+	load_log="$load_base.log"
+	load_yaml="$load_base.stress-ng.yaml"
+	[ "$load_count" -gt 1 ] || load_yaml="$OUTPUT_DIR/$M.stress-ng.yaml"
+	[ -n "$load_check" ] || return 0
 	for tool in $need; do
 		command -v "$tool" >/dev/null 2>&1 || problem "load $load_kind: $(clean "$tool") not found on the board"
 	done
 	if [ "$load_kind" = kcompile ] && [ ! -f "$load_tree/Makefile" ]; then
 		problem "load kcompile: $(clean "$load_tree") is not a kernel source tree on the board (no Makefile)"
 	fi
-fi
+}
+
+# Each load in turn: `for_each_load FUNCTION` runs FUNCTION with the load's settings (load_parse)
+# and its number in $i.
+for_each_load() {
+	i=0
+	while IFS= read -r spec; do
+		[ -n "$spec" ] || continue
+		load_parse "$spec" "$i" "${2:-}"
+		"$1"
+		i=$((i + 1))
+	done <<EOF
+$load_specs
+EOF
+}
+
+# The word at place $1 (from 0) of the words after it.
+nth() {
+	shift $(($1 + 1))
+	printf '%s' "${1:-}"
+}
+
+check_load() { :; }
+for_each_load check_load check
 
 # Ticks of the load's CPUs from /proc/stat: "busy total" (guest time is inside user already; idle,
-# iowait and steal, time the load did not run, are not busy).
+# iowait and steal, time the load did not run, are not busy). Their total is the time elapsed.
 cpu_ticks() {
 	LC_ALL=C awk -v want=" $1 " '$1 ~ /^cpu[0-9]+$/ && index(want, " " substr($1, 4) " ") {
 		t = 0; for (i = 2; i <= 9 && i <= NF; i++) t += $i
@@ -425,7 +625,33 @@ cpu_ticks() {
 	} END { print busy + 0, total + 0 }' /proc/stat
 }
 
-# Every process of the load: its leader and the leader's descendants.
+# CPU ticks (user + system, with reaped children's) of a load's processes: its leader ($1) and the
+# leader's descendants, as measure/load.py counts its process group. Each load its own: loads that
+# share CPUs are each held to their own level.
+load_ticks() {
+	for stat in /proc/[0-9]*/stat; do
+		printf '%s\n' "$stat"
+	done | LC_ALL=C awk -v root="$1" '{
+		path = $0; text = ""
+		while ((getline line < path) > 0) text = text " " line
+		close(path)
+		last = 0; rest = text
+		while ((j = index(rest, ")")) > 0) { last += j; rest = substr(rest, j + 1) }
+		if (!last || split(substr(text, last + 2), f, " ") < 15) next
+		pid = path; sub(/^\/proc\//, "", pid); sub(/\/stat$/, "", pid)
+		parent[pid] = f[2]; ticks[pid] = f[12] + f[13] + f[14] + f[15]
+	} END {
+		mine[root] = 1; grown = 1
+		while (grown) {
+			grown = 0
+			for (p in parent) if (!(p in mine) && (parent[p] in mine)) { mine[p] = 1; grown = 1 }
+		}
+		for (p in mine) s += ticks[p]
+		print s + 0
+	}'
+}
+
+# Every process of a load: its leader and the leader's descendants.
 load_tree_pids() {
 	pids=" $1 "
 	grown=1
@@ -464,7 +690,8 @@ await_end() {
 	done
 }
 
-# shellcheck disable=SC2317 # also the EXIT trap
+load_pids="" # each load's leader, in order
+# shellcheck disable=SC2317 # called from stop_loads
 stop_load() {
 	[ -n "$load_pid" ] || return 0
 	pids=$(load_tree_pids "$load_pid")
@@ -483,9 +710,17 @@ stop_load() {
 	load_pid=""
 }
 
-trap 'stop_load' EXIT
+# shellcheck disable=SC2317 # also the EXIT trap
+stop_loads() {
+	for load_pid in $load_pids; do
+		stop_load
+	done
+	load_pids=""
+}
 
-start_load() {
+trap 'stop_loads' EXIT
+
+launch_load() {
 	case $load_kind in
 		cpu | memory | io | timer | network)
 			set -- stress-ng --taskset "$load_list" --metrics-brief --timeout 86400s --yaml "$load_yaml"
@@ -506,7 +741,7 @@ start_load() {
 			# shellcheck disable=SC2016
 			set -- sh -c 'make -s -C "$3" O="$4" defconfig >/dev/null || exit 1
 while taskset -c "$1" make -s -C "$3" O="$4" -j "$2" >/dev/null; do echo rtgate-kcompile-run; make -s -C "$3" O="$4" clean >/dev/null; done; exit 1' \
-				rtgate-kcompile "$load_list" "$n" "$load_tree" "$OUTPUT_DIR/$M.kbuild"
+				rtgate-kcompile "$load_list" "$n" "$load_tree" "$OUTPUT_DIR/$M.kbuild-$i"
 			;;
 		custom)
 			set -f
@@ -517,23 +752,53 @@ while taskset -c "$1" make -s -C "$3" O="$4" -j "$2" >/dev/null; do echo rtgate-
 	esac
 	rm -f "$load_yaml"
 	"$@" >"$load_log" 2>&1 </dev/null &
-	load_pid=$!
+	load_pids="$load_pids $!"
 	echo "rtgate: $M: $load_kind load on CPUs $load_list; warm-up ${load_warmup}s"
-	run_child sleep "$load_warmup"
-	if ! kill -0 "$load_pid" 2>/dev/null; then
-		load_problem="the $load_kind load died during its warm-up (see $load_log)"
-		problem "$load_problem"
-	fi
-	load_before=$(cpu_ticks "$load_cpus")
+	warmup=$(awk -v a="$warmup" -v b="$load_warmup" 'BEGIN { print (b + 0 > a + 0 ? b : a) }')
 }
 
-finish_load() {
-	after=$(cpu_ticks "$load_cpus")
+# After the warm-up: did each load survive it? Its CPU time is counted from here ("process busy total").
+settle_load() {
+	# shellcheck disable=SC2086
+	pid=$(nth "$i" $load_pids)
+	if ! any_running "$pid"; then
+		load_problems="$load_problems$i the $load_kind load died during its warm-up (see $load_log)
+"
+		problem "the $load_kind load died during its warm-up (see $load_log)"
+	fi
+	load_marks="$load_marks $(load_ticks "$pid") $(cpu_ticks "$load_cpus")"
+}
+
+start_loads() {
+	warmup=0 load_marks=""
+	for_each_load launch_load
+	run_child sleep "$warmup"
+	for_each_load settle_load
+}
+
+# When the sampler has ended, with the loads still running: the ticks since the warm-up, and
+# whether each still ran ("process busy total alive" a load).
+mark_load() {
+	# shellcheck disable=SC2086
+	pid=$(nth "$i" $load_pids)
 	alive=0
-	kill -0 "$load_pid" 2>/dev/null && alive=1
-	stop_load
+	any_running "$pid" && alive=1
+	load_ends="$load_ends $(load_ticks "$pid") $(cpu_ticks "$load_cpus") $alive"
+}
+
+# Each load's level, judged once every load has stopped (stress-ng writes its figures when it ends).
+judge_load() {
+	load_reached="" load_problem=""
+	# shellcheck disable=SC2086
+	set -- $load_marks
+	shift $((i * 3))
+	p0=$1 t0=$3
+	# shellcheck disable=SC2086
+	set -- $load_ends
+	shift $((i * 4))
+	p1=$1 t1=$3 alive=$4
 	if [ -z "$load_min_ops" ]; then
-		load_reached=$(echo "$load_before $after $ncpus" | awk '{ d = $4 - $2; printf "%.1f", (d > 0 ? 100 * ($3 - $1) * $5 / d : 0) }')
+		load_reached=$(echo "$p0 $t0 $p1 $t1 $ncpus" | awk '{ d = $4 - $2; printf "%.1f", (d > 0 ? 100 * ($3 - $1) * $5 / d : 0) }')
 	elif [ -r "$load_yaml" ]; then
 		load_reached=$(awk '/bogo-ops-per-second-real-time:/ { s += $2; n++ } END { if (n) printf "%g", s }' "$load_yaml")
 	fi
@@ -544,14 +809,42 @@ finish_load() {
 	elif [ -n "$load_floor" ] && awk -v r="$load_reached" -v f="$load_floor" 'BEGIN { exit !(r < f) }'; then
 		load_problem="the $load_kind load reached $load_reached $load_unit, below its level of $load_floor $load_unit"
 	fi
+	load_reacheds="$load_reacheds ${load_reached:-null}"
+	if [ -n "$load_problem" ]; then
+		load_problems="$load_problems$i $load_problem
+"
+		load_invalid="$load_invalid$load_problem
+"
+	fi
 }
+
+finish_loads() {
+	load_ends="" load_reacheds=""
+	for_each_load mark_load
+	stop_loads
+	for_each_load judge_load
+	load_judged=1
+}
+
+# One load's record, as measure/load.py's summary() writes it.
+record_load() {
+	problem_of=$(printf '%s' "$load_problems" | sed -n "s/^$i //p" | head -n 1)
+	reached=null
+	# shellcheck disable=SC2086
+	[ "${load_judged:-}" = 1 ] && reached=$(nth "$i" $load_reacheds)
+	load_jsons="$load_jsons,{\"kind\":$(json_str "$load_kind"),\"cpus\":$(json_list "$load_cpus"),\"level\":{\"unit\":$(json_str "$load_unit"),\"min\":${load_floor:-null},\"reached\":$reached},\"problem\":$(json_str_or_null "$problem_of"),\"source\":\"$([ -n "$load_min_ops" ] && echo 'stress-ng YAML' || echo "the load's processes' CPU time (/proc/PID/stat)")\"}"
+	load_kinds="$load_kinds+$load_kind"
+	load_all_cpus="$load_all_cpus $load_cpus"
+}
+load_problems="" # "<load number> <reason>" a line
+load_invalid=""  # what the loads did not hold while measured: every gate ERROR, one reason a line
 
 # ---------------------------------------------------------------- measure
 
 [ -n "$DURATION" ] && RTGATE_ARGS="$RTGATE_ARGS -D $DURATION"
 measured_run=0
-if [ -z "$problems" ] && [ "$load_kind" != none ]; then
-	start_load
+if [ -z "$problems" ] && [ "$load_count" -gt 0 ]; then
+	start_loads
 	[ -z "$stopped" ] || problem "stopped by SIG$stopped during the load's warm-up"
 fi
 out="$OUTPUT_DIR/$M.out"
@@ -562,12 +855,15 @@ if [ -z "$problems" ]; then
 	# shellcheck disable=SC2086 # splitting into words is the point; nothing in them is run by the shell
 	set -- $RTGATE_ARGS
 	set +f
+	[ -z "$rt_map" ] || child_watch=watch_rt
 	run_child "$SAMPLER" "$@" -q "--json=$OUTPUT_DIR/$M.json" >"$out" 2>"$err"
+	child_watch=""
 	measured_run=1
-	[ "$load_kind" = none ] || finish_load
+	[ -z "$rt_map" ] || rt_after=$(rt_competitors "")
+	[ "$load_count" = 0 ] || finish_loads
 	[ -n "$stopped" ] && echo "rtgate: stopped by SIG$stopped: the sampler was stopped; reporting what it measured"
 fi
-stop_load
+stop_loads
 
 # ---------------------------------------------------------------- the machine, as rtgate run records it
 
@@ -584,12 +880,23 @@ for word in $cmdline; do
 			;;
 	esac
 done
-if [ "$load_kind" = none ]; then
-	load_json='{"kind":"none"}'
-else
-	reached=${load_reached:-null}
-	[ "$measured_run" = 1 ] || reached=null
-	load_json="{\"kind\":$(json_str "$load_kind"),\"cpus\":$(json_list "$load_cpus"),\"level\":{\"unit\":$(json_str "$load_unit"),\"min\":${load_floor:-null},\"reached\":$reached},\"problem\":$(json_str_or_null "$load_problem"),\"source\":\"$([ -n "$load_min_ops" ] && echo 'stress-ng YAML' || echo '/proc/stat busy share of the load CPUs')\"}"
+load_json='{"kind":"none"}'
+if [ "$load_count" -gt 0 ]; then
+	load_jsons="" load_kinds="" load_all_cpus=""
+	for_each_load record_load
+	load_json=${load_jsons#,}
+	if [ "$load_count" -gt 1 ]; then # as measure/load.py's Loads.summary(): each load, under their kinds and CPUs
+		problem_all=$(printf '%s' "$load_problems" | sed 's/^[0-9]* //' | awk 'NF { printf "%s%s", sep, $0; sep = "; " }')
+		# shellcheck disable=SC2086
+		load_json="{\"kind\":$(json_str "${load_kinds#+}"),\"cpus\":$(json_list "$(printf '%s\n' $load_all_cpus | sort -n -u)"),\"problem\":$(json_str_or_null "$problem_all"),\"loads\":[$load_json]}"
+	fi
+fi
+rt_json=""
+if [ -n "$rt_map" ]; then # as rtgate run records them (rt_tasks)
+	rt_during=$(unique_tasks "$rt_during")
+	# shellcheck disable=SC2086
+	prios=$(printf '%s\n' $rt_map | awk -F: '{ printf "%s\"%s\":%s", sep, $1, $2; sep = "," }')
+	rt_json=",\"rt_tasks\":{\"sampler_priority\":{$prios},\"competing_matters\":true,\"before\":$(tasks_json "$rt_before"),\"during\":$(tasks_json "$rt_during"),\"after\":$(tasks_json "$rt_after")}"
 fi
 # How long the sampler measured (its JSON's wall time, one "elapsed_s" line): the JUnit time of the gates.
 elapsed=""
@@ -604,13 +911,16 @@ environment="{\"recorded_by\":\"rtgate.sh\",\"elapsed_s\":${elapsed:-null},\"sys
 \"clocksource\":$(json_str_or_null "$clocksource"),\"isolated_cpus\":$(json_list "$(expand_cpus "$(read_file /sys/devices/system/cpu/isolated)")"),\
 \"online_cpus\":$(json_list "$online"),\"board\":{\"dt_model\":$(json_str_or_null "$dt_model"),\"dt_compatible\":$(json_strs "$dt_compatible"),\
 \"dmi_sys_vendor\":$(json_str_or_null "$dmi_vendor"),\"dmi_product_name\":$(json_str_or_null "$dmi_product")},\"unknown\":{}}},\
-\"load\":$load_json,\"preflight\":$(json_strs "$problems" '{"status":"fail","check":"require","what":%s,"fix":""}')}"
+\"load\":$load_json$rt_json,\"preflight\":$(json_strs "$problems" '{"status":"fail","check":"require","what":%s,"fix":""}')}"
 printf '%s\n' "$environment" >"$OUTPUT_DIR/$M.environment.json"
 echo "rtgate: ENVIRONMENT $M $environment"
 
 # ---------------------------------------------------------------- report
 
-[ -n "$load_problem" ] && problem "$load_problem"
+problems="$problems$load_invalid"
+seen=$(unique_tasks "$rt_during
+$rt_after")
+[ -z "$seen" ] || problem "a competing real-time task could preempt the sampler: $(describe_tasks "$seen")"
 reason=$(printf '%s' "$problems" | awk 'NF { printf "%s%s", sep, $0; sep = "; " }')
 test_set start "$M"
 if [ "$measured_run" = 0 ]; then

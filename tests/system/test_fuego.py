@@ -456,7 +456,7 @@ platform: fuego-board
 measurements:
   loaded:
     sampler: {{interval_us: 1000, duration: 3s, priority: 80, threads: [{{name: A, cpus: [0]}}]}}
-    load: {{kind: custom, command: [md5sum, /dev/zero, {marker}], cpus: others, min_cpu_percent: 50, warmup_seconds: 1}}
+    load: {{kind: custom, command: [md5sum, /dev/zero, {marker}], cpus: others, min_cpu_percent: 10, warmup_seconds: 1}}
     gates: [{{name: a-max, kind: max, limit_us: 10000000}}]
   required:
     require: {{architecture: aarch64}}
@@ -471,12 +471,22 @@ measurements:
   unpinned:
     sampler: {{interval_us: 1000, duration: 2s, priority: 80, threads: [{{name: A, count: 2}}]}}
     gates: [{{name: a-max, kind: max, limit_us: 10000000}}]
+  twoloads:
+    sampler: {{interval_us: 1000, duration: 3s, priority: 80, threads: [{{name: A, cpus: [0]}}]}}
+    load:
+      - {{kind: custom, command: [md5sum, /dev/zero, {marker}], min_cpu_percent: 5, warmup_seconds: 1}}
+      - {{kind: custom, command: [sha1sum, /dev/zero, {marker}], min_cpu_percent: 5, warmup_seconds: 1}}
+    gates: [{{name: a-max, kind: max, limit_us: 10000000}}]
+  competing:
+    require: {{no_competing_rt: true}}
+    sampler: {{interval_us: 1000, duration: 2s, priority: 40, threads: [{{name: A, cpus: [0]}}]}}
+    gates: [{{name: a-max, kind: max, limit_us: 10000000}}]
 """
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
-@pytest.mark.parametrize("measurement", ["loaded", "required", "notool", "unpinned"])
+@pytest.mark.parametrize("measurement", ["loaded", "required", "notool", "unpinned", "twoloads", "competing"])
 def test_the_board_carries_out_load_and_require(tmp_path: Path, measurement: str, tool: object) -> None:
     tool("meson", "meson")  # type: ignore[operator]
     if measurement == "required" and os.uname().machine == "aarch64":
@@ -484,21 +494,32 @@ def test_the_board_carries_out_load_and_require(tmp_path: Path, measurement: str
     marker = tmp_path / "load-marker"
     spec = tmp_path / "board.yaml"
     spec.write_text(BOARD_SPEC.format(marker=marker))
-    status, logdir, out = fuego_run(
-        tmp_path, {"BENCHMARK_RTGATE_THRESHOLDS": str(spec), "BENCHMARK_RTGATE_MEASUREMENT": measurement}, spec
+    # competing: a SCHED_FIFO 50 task on the measured CPU, above the sampler's 40 (killed by its pid)
+    rival = (
+        subprocess.Popen(["chrt", "-f", "50", "taskset", "-c", "0", "sleep", "300"])
+        if measurement == "competing"
+        else None
     )
+    try:
+        status, logdir, out = fuego_run(
+            tmp_path, {"BENCHMARK_RTGATE_THRESHOLDS": str(spec), "BENCHMARK_RTGATE_MEASUREMENT": measurement}, spec
+        )
+    finally:
+        if rival:
+            rival.kill()
+            rival.wait()
     assert (logdir / "run.json").is_file(), (status, out)
     measures = measures_of(json.loads((logdir / "run.json").read_text()))
     verdicts = {k: m["measure"] for k, m in measures.items() if k.endswith("_verdict")}
     env = json.loads((logdir / "rtgate.environment.json").read_text())  # the board's record, fetched
     assert env["system"]["kernel_release"] == os.uname().release
-    if measurement in ("loaded", "unpinned"):
+    if measurement in ("loaded", "unpinned", "twoloads"):
         assert status == 0 and verdicts and set(verdicts.values()) == {0}, out
     else:
         assert status == 1 and verdicts and set(verdicts.values()) == {3}, out  # every gate an error
         assert "every gate is an error" in out
     if measurement == "loaded":
-        assert env["load"]["problem"] is None and env["load"]["level"]["reached"] >= 50, env["load"]
+        assert env["load"]["problem"] is None and env["load"]["level"]["reached"] >= 10, env["load"]
         assert not any(
             str(marker) in p.read_text(errors="replace") for p in Path("/proc").glob("[0-9]*/cmdline") if p.exists()
         ), "the load outlived the measurement"
@@ -508,3 +529,8 @@ def test_the_board_carries_out_load_and_require(tmp_path: Path, measurement: str
         assert not (logdir / "rtgate.json").exists()  # nothing measured
     if measurement == "notool":
         assert "rtgate-no-such-load-tool not found on the board" in json.dumps(env["preflight"])
+    if measurement == "twoloads":  # both loads ran, each held to its own level, both recorded
+        assert [ld["level"]["reached"] >= 5 for ld in env["load"]["loads"]] == [True, True], env["load"]
+    if measurement == "competing":
+        assert rival is not None
+        assert f"sleep (pid {rival.pid}, FIFO 50, cpu 0)" in json.dumps(env["preflight"]), env["preflight"]

@@ -563,18 +563,20 @@ def test_script_stopped_by_a_signal_stops_the_sampler_and_reports(
         assert float((results / "results" / f"max-{t0}" / "measurement").read_text()) > 0
 
 
-def test_several_loads_are_refused_for_a_board(tmp_path: Path) -> None:
-    """The board script runs one load: a budget set under two, judged with one, would pass wrongly."""
+def test_several_loads_reach_the_job_each_from_its_kind(tmp_path: Path) -> None:
+    """Several loads travel in one RTGATE_LOAD (each from its kind= field): none is dropped."""
     spec = tmp_path / "t.yaml"
     spec.write_text(
-        "platform: p\nmeasurements:\n  loaded:\n    sampler: {duration: 5s}\n    load: [cpu, memory]\n"
-        "    gates: [{name: max, kind: max, limit_us: 100}]\n"
+        "platform: p\nmeasurements:\n  loaded:\n    sampler: {duration: 5s, threads: [{name: a, cpus: [0]}]}\n"
+        "    load: [cpu, memory]\n    gates: [{name: max, kind: max, limit_us: 100}]\n"
     )
     r = subprocess.run(
-        [sys.executable, "-m", "rtgate", "lava", "job", str(spec), "--kernel", "http://x/k", "-o", "j.yaml"],
+        [sys.executable, "-m", "rtgate", "lava", "job", str(spec), "--kernel", "http://x/k", "--ramdisk", "http://x/r",
+         "--inline", "-o", "j.yaml"],
         capture_output=True,
         text=True,
         cwd=tmp_path,
-    )
-    assert r.returncode == 2 and "runs 2 loads together (cpu, memory); the board script runs one" in r.stderr
-    assert not (tmp_path / "j.yaml").exists()
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    job = (tmp_path / "j.yaml").read_text()
+    assert "kind=cpu;cpus=others;warmup=2;per_worker=25;kind=memory;cpus=others;warmup=2;size=64M;per_worker=25" in job

@@ -2,22 +2,31 @@
 """The board side carries out the whole threshold file: rtgate.sh, on this machine, with LAVA's own
 lava-test-case, under busybox's tools (a board's userland), with the real sampler and real loads.
 Known answers: this machine is x86_64 (an aarch64 requirement is not met), busybox has no
-stress-ng (a cpu load cannot run), one CPU cannot be 150 % busy (a level that cannot be reached)."""
+stress-ng (a cpu load cannot run), one process cannot use 150 % of a CPU (a level that cannot be
+reached), a SCHED_FIFO task the test starts on cpu 0 above the sampler's priority competes with
+it (below it does not). The same file through `rtgate run` gives the same verdict kinds."""
 
 from __future__ import annotations
 
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
-from conftest import ROOT
+from conftest import IS_ROOT, ROOT
 from junit_views import jenkins_view
+from rtgate.measure.lock import measurement_lock
+from rtgate.measure.rt_tasks import competitors, scan
 from test_lava import LAVA_SHELL, run_script
 
 pytestmark = pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the load goes on another CPU than the sampler's")
@@ -30,7 +39,7 @@ measurements:
     gates: [{name: max, kind: max, limit_us: 1.0e+7}, {name: p99, kind: percentile, percentile: 99, limit_us: 1.0e+7}]
   loaded:
     sampler: {duration: 3s, threads: [{name: a, cpus: [0], priority: 80}]}
-    load: {kind: custom, command: [md5sum, /dev/zero, MARKER], min_cpu_percent: 50, warmup_seconds: 1}
+    load: {kind: custom, command: [md5sum, /dev/zero, MARKER], min_cpu_percent: 10, warmup_seconds: 1}
     gates: [{name: max, kind: max, limit_us: 10000000}]
   unreachable:
     sampler: {duration: 2s, threads: [{name: a, cpus: [0], priority: 80}]}
@@ -44,6 +53,22 @@ measurements:
     sampler: {duration: 2s, threads: [{name: a, cpus: [0], priority: 80}]}
     load: {kind: cpu, workers: 1}
     gates: [{name: max, kind: max, limit_us: 10000000}]
+  two_loads:
+    sampler: {duration: 3s, threads: [{name: a, cpus: [0], priority: 80}]}
+    load:
+      - {kind: custom, command: [md5sum, /dev/zero, MARKER], min_cpu_percent: 5, warmup_seconds: 1}
+      - {kind: custom, command: [sha1sum, /dev/zero, MARKER], min_cpu_percent: 5, warmup_seconds: 2}
+    gates: [{name: max, kind: max, limit_us: 10000000}, {name: p50, kind: percentile, percentile: 50, limit_us: 1.0e+7}]
+  one_load_short:
+    sampler: {duration: 2s, threads: [{name: a, cpus: [0], priority: 80}]}
+    load:
+      - {kind: custom, command: [md5sum, /dev/zero, MARKER], min_cpu_percent: 5, warmup_seconds: 1}
+      - {kind: custom, command: [sha1sum, /dev/zero, MARKER], min_cpu_percent: 150, warmup_seconds: 1}
+    gates: [{name: max, kind: max, limit_us: 10000000}, {name: p50, kind: percentile, percentile: 50, limit_us: 1.0e+7}]
+  alone:
+    require: {no_competing_rt: true}
+    sampler: {duration: 2s, threads: [{name: a, cpus: [0], priority: 40}]}
+    gates: [{name: max, kind: max, limit_us: 1.0e+7}, {name: p50, kind: percentile, percentile: 50, limit_us: 1.0e+7}]
 """
 
 
@@ -104,7 +129,8 @@ def test_a_loaded_measurement_runs_its_load_and_records_the_level(board: Path, s
     assert got == {"max-cpu0": "pass"}, out
     level = env["load"]["level"]
     assert env["load"]["kind"] == "custom" and env["load"]["cpus"] == [1] and env["load"]["problem"] is None
-    assert level["min"] == 50 and level["reached"] >= 50, env["load"]  # md5sum kept CPU 1 busy
+    # md5sum ran on CPU 1: its own CPU time, not what other processes there used (this machine is shared)
+    assert level["min"] == 10 and level["reached"] >= 10, env["load"]
     assert not marker_processes(board), "the load outlived the measurement"
     assert "rtgate: PASS loaded/max[cpu0]" in out
 
@@ -165,33 +191,38 @@ def test_forged_lines_are_no_verdicts(board: Path, tmp_path: Path, status: int) 
     assert "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=forged" not in out
 
 
-def test_the_board_record_reaches_lava_results(board: Path, sampler: str) -> None:
-    out, _, _ = run_board(board, "loaded", sampler)
+@pytest.mark.parametrize("measurement", ["loaded", "two_loads"])
+def test_the_board_record_reaches_lava_results(board: Path, sampler: str, measurement: str) -> None:
+    out, got, _ = run_board(board, measurement, sampler)
+    assert set(got.values()) == {"pass"}, out
     log = board / "lava-run.log"
     items = [{"dt": "x", "lvl": "target", "msg": line} for line in out.splitlines()]
-    items.append(
+    items += [
         {
             "dt": "x",
             "lvl": "results",
-            "msg": {"case": "max-cpu0", "definition": "1_rtgate-loaded", "result": "pass", "set": "loaded"},
+            "msg": {"case": case, "definition": f"1_rtgate-{measurement}", "result": result, "set": measurement},
         }
-    )
+        for case, result in got.items()
+    ]
     log.write_text("".join(json.dumps(i) + "\n" for i in items))
     verdicts = board / "v.json"
     junit = board / "j.xml"
     r = rtgate(
-        "lava", "results", str(log), "--thresholds", str(board / "spec.yaml"), "--measurement", "loaded",
+        "lava", "results", str(log), "--thresholds", str(board / "spec.yaml"), "--measurement", measurement,
         "--json", str(verdicts), "--junit", str(junit),
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     # The board recorded how long the sampler measured (its JSON's wall time): the JUnit time of its gates.
-    elapsed = json.loads((board / "out" / "loaded.json").read_text())["rtgate"]["elapsed_s"]
+    elapsed = json.loads((board / "out" / f"{measurement}.json").read_text())["rtgate"]["elapsed_s"]
     assert elapsed > 1.0  # duration: 2s
     [suite] = jenkins_view(junit)
     assert suite.duration == pytest.approx(elapsed, abs=0.001) and "duration" not in suite.properties
     doc = json.loads(verdicts.read_text())
     text = json.dumps(doc["environment"])
     assert platform.release() in text and "custom on CPUs 1" in text and "reached" in text, text
+    if measurement == "two_loads":  # each load and its level, named
+        assert "custom on CPUs 1 + custom on CPUs 1" in text and text.count("reached") >= 2, text
     assert "load level: reached" in r.stdout or "reached" in r.stdout, r.stdout
 
 
@@ -266,3 +297,188 @@ def processes_of(board: Path) -> list[str]:
         except OSError:
             pass
     return found
+
+
+def test_several_loads_run_together_each_held_to_its_level(board: Path, sampler: str) -> None:
+    """Two loads on the one other CPU: both run, each is judged on its own processes' CPU time (so
+    together they cannot exceed the one CPU they share), both levels are recorded, both are gone."""
+    out, got, env = run_board(board, "two_loads", sampler)
+    assert got == {"max-cpu0": "pass", "p50-cpu0": "pass"}, out
+    load = env["load"]
+    assert load["kind"] == "custom+custom" and load["cpus"] == [1] and load["problem"] is None, load
+    levels = [x["level"] for x in load["loads"]]
+    assert [lv["min"] for lv in levels] == [5, 5] and all(lv["reached"] >= 5 for lv in levels), load
+    assert sum(lv["reached"] for lv in levels) <= 110, load  # one CPU: each load its own share of it
+    assert out.count("warm-up") == 2 and "warm-up 2s" in out  # both started, then the longest warm-up
+    assert (board / "out" / "two_loads.load-0-custom.log").exists()
+    assert (board / "out" / "two_loads.load-1-custom.log").exists()
+    assert not marker_processes(board), "a load outlived the measurement"
+
+
+def test_one_load_below_its_level_makes_every_gate_error(board: Path, sampler: str) -> None:
+    out, got, env = run_board(board, "one_load_short", sampler)
+    assert got == {"max-cpu0": "fail", "p50-cpu0": "fail"}, out
+    first, second = env["load"]["loads"]
+    assert first["problem"] is None and first["level"]["reached"] >= 5, env["load"]
+    assert "below its level of 150" in second["problem"] and second["level"]["reached"] < 150, env["load"]
+    assert env["load"]["problem"] == second["problem"]
+    assert "rtgate: ERROR one_load_short/max[cpu0]: invalid: the custom load reached" in out
+    assert "rtgate: ERROR one_load_short/p50[cpu0]: invalid: " in out
+    assert not marker_processes(board)
+
+
+@pytest.fixture
+def rt_task() -> Iterator[Callable[[int], int]]:
+    """Start `chrt -f PRIORITY taskset -c 0 sleep 30` (its pid: taskset and chrt exec into sleep);
+    each is killed by its pid at the end."""
+    if not IS_ROOT or not shutil.which("chrt"):
+        pytest.skip("needs root and chrt for a SCHED_FIFO task")
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(priority: int) -> int:
+        p = subprocess.Popen(["chrt", "-f", str(priority), "taskset", "-c", "0", "sleep", "30"])
+        started.append(p)
+        for _ in range(200):  # until it is sleep under SCHED_FIFO (policy 1 in its stat)
+            try:
+                stat = Path(f"/proc/{p.pid}/stat").read_text()
+                if stat.split("(", 1)[1].startswith("sleep)") and stat.rsplit(")", 1)[1].split()[38] == "1":
+                    return p.pid
+            except (OSError, IndexError):
+                pass
+            time.sleep(0.01)
+        raise AssertionError("the SCHED_FIFO task did not start")
+
+    yield start
+    for p in started:
+        p.kill()
+        p.wait()
+
+
+def test_a_competing_rt_task_makes_every_gate_error(board: Path, sampler: str, rt_task: Callable[[int], int]) -> None:
+    """FIFO 50 on the measured CPU, at or above the sampler's 40: it could preempt the sampler."""
+    with measurement_lock("board-rt"):  # no other agent's sampler (a FIFO task on cpu 0) meanwhile
+        pid = rt_task(50)
+        out, got, env = run_board(board, "alone", sampler)
+    assert got == {"max-all": "fail", "p50-all": "fail"}, out
+    named = f"sleep (pid {pid}, FIFO 50, cpu 0)"
+    # Named (other sessions' real-time tasks on this shared machine may be named beside it).
+    found = re.search(r"requires no competing real-time task on the measured CPUs; found ([^;\n]*)", out)
+    assert found and named in found.group(1), out
+    assert "rtgate: ERROR alone/max[all]: not measured: " in out
+    assert not (board / "out" / "alone.json").exists()
+    [task] = [t for t in env["rt_tasks"]["before"] if t["pid"] == pid]
+    assert task["policy"] == "FIFO" and task["priority"] == 50 and task["on_cpus"] == [0], task
+    assert env["rt_tasks"]["sampler_priority"] == {"0": 40}
+
+
+def test_an_rt_task_below_the_samplers_priority_does_not_compete(
+    board: Path, sampler: str, rt_task: Callable[[int], int]
+) -> None:
+    """FIFO 30 under the sampler's 40 cannot preempt it (as rtgate run judges it): measured."""
+    pid = rt_task(30)
+
+    def measure() -> tuple[tuple[str, dict[str, str], dict], set[int]]:
+        with measurement_lock("board-rt"):
+            out, got, env = run_board(board, "alone", sampler)
+        return (out, got, env), board_rt_pids(env) - {pid}
+
+    out, got, env = without_other_rt_tasks(measure, {pid})
+    assert got == {"max-cpu0": "pass", "p50-cpu0": "pass"}, out
+    assert "competing real-time task" not in out, out
+    assert not [t for t in env["rt_tasks"]["before"] + env["rt_tasks"]["after"] if t["pid"] == pid]
+    assert env["rt_tasks"]["during"] == [], env["rt_tasks"]  # the sampler's own FIFO 40 thread is not one
+
+
+def test_an_rt_task_that_starts_while_measuring_makes_every_gate_error(
+    board: Path, sampler: str, rt_task: Callable[[int], int]
+) -> None:
+    """Started once the sampler runs: measured, then every gate ERROR naming it (seen while or after)."""
+    found: dict[str, tuple[str, dict[str, str], dict]] = {}
+    with measurement_lock("board-rt"):
+        runner = threading.Thread(target=lambda: found.update(run=run_board(board, "alone", sampler)))
+        runner.start()
+        while runner.is_alive() and not any(comm_of(p) == "rtgate-sampler" for p in processes_of(board)):
+            time.sleep(0.02)
+        pid = rt_task(60)
+        runner.join()
+    out, got, env = found["run"]
+    assert got == {"max-cpu0": "fail", "p50-cpu0": "fail"}, out
+    named = f"sleep (pid {pid}, FIFO 60, cpu 0)"
+    found = re.search(
+        r"ERROR alone/max\[cpu0\]: invalid: a competing real-time task could preempt the sampler: (.*)", out
+    )
+    assert found and named in found.group(1), out
+    assert any(t["pid"] == pid for t in env["rt_tasks"]["during"] + env["rt_tasks"]["after"]), env["rt_tasks"]
+
+
+def comm_of(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def board_statuses(out: str, measurement: str) -> dict[str, str]:
+    """gate -> PASS/FAIL/ERROR from rtgate.sh's console lines (rtgate: STATUS m/gate[thread]: ...)."""
+    found = re.findall(rf"^rtgate: (PASS|FAIL|INCONCLUSIVE|ERROR) {measurement}/([^\[]+)\[", out, re.MULTILINE)
+    return {gate: status for status, gate in found}
+
+
+def run_statuses(board: Path, measurement: str) -> tuple[dict[str, str], set[int]]:
+    """gate -> status as `rtgate run` gives it for the same file, and the real-time tasks it saw compete."""
+    out = board / f"run-{measurement}"
+    r = rtgate("run", str(board / "spec.yaml"), "--measurement", measurement, "--output-dir", str(out),
+               "--json", str(out / "v.json"))  # fmt: skip
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    statuses = {v["gate"]: v["status"] for v in json.loads((out / "v.json").read_text())["verdicts"]}
+    seen: set[int] = set()
+    results = out / f"{measurement}.json"
+    if results.exists():  # measured: the real-time tasks its record saw
+        tasks = json.loads(results.read_text()).get("rtgate_run", {}).get("rt_tasks", {})
+        seen = {t["pid"] for phase in ("before", "during", "after") for t in tasks.get(phase, []) if not t["expected"]}
+    else:  # not measured: the reason names them
+        seen = {int(p) for p in re.findall(r"\(pid ([0-9]+)", r.stdout + json.dumps(statuses))}
+    return statuses, seen
+
+
+@pytest.mark.parametrize(
+    "measurement, fifo, expected",
+    [("two_loads", None, "PASS"), ("one_load_short", None, "ERROR"), ("alone", 50, "ERROR"), ("alone", 30, "PASS")],
+)
+def test_the_board_and_rtgate_run_give_the_same_verdicts(
+    board: Path, sampler: str, rt_task: Callable[[int], int], measurement: str, fifo: int | None, expected: str
+) -> None:
+    """Several loads and no_competing_rt: the same file gives the same verdict kinds on the board as here."""
+    ours = {rt_task(fifo)} if fifo is not None else set()
+
+    def measure() -> tuple[tuple[str, dict[str, str]], set[int]]:
+        with measurement_lock("board-same"):
+            out, _, env = run_board(board, measurement, sampler)
+        here, seen = run_statuses(board, measurement)
+        return (out, here), (board_rt_pids(env) | seen) - ours
+
+    out, here = without_other_rt_tasks(measure, ours) if measurement == "alone" else measure()[0]
+    assert board_statuses(out, measurement) == here == {"max": expected, "p50": expected}, out
+
+
+def board_rt_pids(env: dict) -> set[int]:
+    """The competing real-time tasks rtgate.sh saw, by pid."""
+    tasks = env.get("rt_tasks") or {}
+    return {t["pid"] for phase in ("before", "during", "after") for t in tasks.get(phase, [])}
+
+
+T = TypeVar("T")
+
+
+def without_other_rt_tasks(measure: Callable[[], tuple[T, set[int]]], ours: set[int]) -> T:
+    """A known answer needs cpu 0 free of real-time tasks other than the test's own; this machine is
+    shared (other sessions run samplers outside the measurement lock): wait for that, and measure
+    again when one came in the middle (`measure` returns its result and the others it saw)."""
+    for _ in range(5):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and {t["pid"] for t in competitors(scan({0: 1}))} - ours:
+            time.sleep(0.2)
+        result, others = measure()
+        if not others:
+            return result
+    pytest.skip(f"other real-time tasks kept running on cpu 0 of this shared machine: {sorted(others)}")

@@ -135,3 +135,26 @@ def test_a_ctrl_c_wrapped_in_another_exception_is_an_interruption(monkeypatch: p
     assert (r.returncode, r.stderr) == (130, "rtgate: interrupted\n")
     monkeypatch.setattr(cli.importlib, "import_module", lambda name: 1 / 0)
     assert "internal error" in rtgate("validate", "x.yaml").stderr  # a bug stays one
+
+
+@pytest.mark.parametrize(
+    "argv, command, named",
+    [
+        (["run", "t.yaml", "-o", "out"], "rtgate run", "-o out"),
+        (["check", "--bogus", "t.yaml"], "rtgate check", "--bogus"),  # before the missing results
+        (["history", "add", "--nope", "x.json"], "rtgate history add", "--nope"),
+        (["--frob"], "rtgate", "--frob"),
+    ],
+)
+def test_an_unknown_option_is_one_line_naming_it_and_its_command(argv: list[str], command: str, named: str) -> None:
+    r = rtgate(*argv)
+    assert r.returncode == 2
+    assert r.stderr == f"rtgate: error: unrecognized arguments: {named} (see {command} --help)\n"
+
+
+def test_a_prefix_of_a_long_option_is_not_unknown(tmp_path: Path) -> None:
+    t = str(write(tmp_path, SMP.format(max=1000, rate="1%")))
+    r = rtgate("check", t, str(RT_TESTS / "ct-24-S-h300.json"), "--jso=" + str(tmp_path / "v.json"))
+    assert r.returncode in (0, 1, 3) and (tmp_path / "v.json").exists(), r.stderr
+    r = rtgate("check", "--no-such", t)
+    assert r.stderr == "rtgate: error: unrecognized arguments: --no-such (see rtgate check --help)\n"

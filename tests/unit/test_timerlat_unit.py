@@ -13,8 +13,9 @@ from in_process import rtgate
 from rtgate.core.gates import Status, evaluate
 from rtgate.core.thresholds import load_thresholds
 from rtgate.errors import ResultsError, ThresholdsError
-from rtgate.measure.timerlat import rtla_args
+from rtgate.measure.timerlat import TRACE_LINES, analysis_text, rtla_args
 from rtgate.parsers import load_results
+from rtgate.safe_io import Folder
 from rtla_specs import RTLA, spec, verdicts
 
 
@@ -260,6 +261,21 @@ def test_a_stop_before_any_sample_is_an_error_with_the_analysis(tmp_path: Path) 
         cut = tmp_path / "cut.txt"
         cut.write_text((RTLA / "stop-no-sample.txt").read_text().split("rtla timerlat hit")[0])
         load_results(cut)
+
+
+def test_the_analysis_quotes_the_saved_traces_end_or_says_it_is_empty(tmp_path: Path) -> None:
+    printed = "rtla timerlat hit stop tracing"
+    events = [ln for ln in (RTLA / "stop.trace.txt").read_text().splitlines() if ln.strip() and ln[0] != "#"]
+    for name in ("stop.trace.txt", "stop-no-sample.trace.txt"):
+        (tmp_path / name).write_bytes((RTLA / name).read_bytes())
+    with Folder(tmp_path) as folder:
+        full = analysis_text(printed, folder, "stop.trace.txt")
+        empty = analysis_text(printed, folder, "stop-no-sample.trace.txt")
+        missing = analysis_text(printed, folder, "absent.trace.txt")
+    assert full.startswith(printed) and full.endswith("\n".join(events[-TRACE_LINES:]))
+    assert "timer_latency" in full
+    assert empty == f"{printed}\nstop-no-sample.trace.txt holds no events: tracing stopped before rtla recorded any"
+    assert missing == f"{printed}\nrtla saved no readable absent.trace.txt"
 
 
 def test_text_report_quotes_the_analysis(tmp_path: Path) -> None:

@@ -31,3 +31,21 @@ def add_command(sub: argparse._SubParsersAction, name: str) -> argparse.Argument
     """The parser of command `name`, with the help text declared in COMMANDS."""
     parser: argparse.ArgumentParser = sub.add_parser(name, help=COMMANDS[name])
     return parser
+
+
+THRESHOLDS_HELP = "threshold file: a path, or the name of a shipped one (e.g. default)"
+
+
+def add_thresholds(p: argparse.ArgumentParser, help: str = THRESHOLDS_HELP, many: bool = False) -> None:
+    """The THRESHOLDS argument (every command takes a path or a shipped name)."""
+    p.add_argument("thresholds", nargs="+" if many else None, metavar="THRESHOLDS", help=help)
+
+
+def add_results(p: argparse.ArgumentParser) -> None:
+    """The [MEASUREMENT=]RESULTS arguments of the commands that judge existing results."""
+    p.add_argument(
+        "results",
+        nargs="+",
+        metavar="[MEASUREMENT=]RESULTS",
+        help="results file (any format rtgate reads), prefixed NAME= with its measurement when that is not clear",
+    )

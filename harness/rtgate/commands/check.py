@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from rtgate.commands import add_command
+from rtgate.commands import add_command, add_results, add_thresholds
 from rtgate.commands.common import add_report_options, check_report_outputs, report
 from rtgate.commands.results_args import add_accept_setup, map_results
 from rtgate.core.gates import Verdict
@@ -17,13 +17,8 @@ from rtgate.reports.duration import measured_seconds
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = add_command(sub, "check")
-    p.add_argument("thresholds", metavar="THRESHOLDS")
-    p.add_argument(
-        "results",
-        nargs="+",
-        metavar="[MEASUREMENT=]RESULTS",
-        help="results file; prefix the measurement name when the file has several",
-    )
+    add_thresholds(p)
+    add_results(p)
     p.add_argument("--format", choices=FORMATS, default="auto", help="results format (default: detect)")
     p.add_argument(
         "--unit",

@@ -7,6 +7,7 @@ import argparse
 import sys
 from collections.abc import Callable, Mapping
 
+from rtgate.commands import add_thresholds
 from rtgate.core.gates import Verdict, exit_code
 from rtgate.core.model import RunResult
 from rtgate.core.thresholds import ThresholdFile
@@ -96,7 +97,7 @@ def lost_code(code: int, lost: list[str]) -> int:
 def add_compiled_args_command(actions: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register `args` under `rtgate lava` or `rtgate fuego`: both print the same compiled arguments."""
     a = actions.add_parser("args", help="print a measurement's sampler arguments with its --gate options")
-    a.add_argument("thresholds", metavar="THRESHOLDS", help="a path, or the name of a shipped threshold file")
+    add_thresholds(a)
     a.add_argument("--measurement", metavar="NAME", help="default: the only measurement")
     a.add_argument("--duration", type=parse_seconds, metavar="TIME")
     a.add_argument(

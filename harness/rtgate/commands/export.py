@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-from rtgate.commands import add_command
+from rtgate.commands import add_command, add_results, add_thresholds
 from rtgate.commands.results_args import add_accept_setup, map_results
 from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.thresholds import ThresholdFile, load_thresholds
@@ -26,16 +26,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e = p.add_subparsers(dest="export_command", metavar="FORMAT")
     e.required = True
     k = e.add_parser("kcidb", help="KCIDB I/O v5.3 JSON (KernelCI)")
-    k.add_argument("thresholds", metavar="THRESHOLDS")
-    k.add_argument("results", nargs="+", metavar="[MEASUREMENT=]RESULTS")
+    add_thresholds(k)
+    add_results(k)
     k.add_argument("--origin", default="rtgate", help="your CI system's KCIDB origin (default rtgate)")
     k.add_argument("--build-id", required=True, metavar="ORIGIN:ID", help="the KCIDB build these tests ran on")
     k.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
     add_accept_setup(k)
     k.set_defaults(handler=handle)
     q = e.add_parser("squad", help="SQUAD tests, metrics and metadata; optionally submitted to a server")
-    q.add_argument("thresholds", metavar="THRESHOLDS")
-    q.add_argument("results", nargs="+", metavar="[MEASUREMENT=]RESULTS")
+    add_thresholds(q)
+    add_results(q)
     q.add_argument(
         "-o",
         "--output-dir",

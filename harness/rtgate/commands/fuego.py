@@ -7,7 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
-from rtgate.commands import add_command
+from rtgate.commands import add_command, add_thresholds
 from rtgate.commands.common import add_compiled_args_command
 from rtgate.core.thresholds import find_thresholds, load_thresholds
 from rtgate.errors import RtgateError
@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     fuego.required = True
     add_compiled_args_command(fuego)
     c = fuego.add_parser("criteria", help="write criteria.json, reference.json and chart_config.json")
-    c.add_argument("thresholds", metavar="THRESHOLDS")
+    add_thresholds(c)
     c.add_argument("--measurement", action="append", metavar="NAME", help="default: every measurement")
     c.add_argument("--cpus", type=int, metavar="N", help="the board's CPU count (for 'cpus: all')")
     c.add_argument("--board", metavar="NAME", help=f"write NAME-{TEST}-criteria.json for one board")

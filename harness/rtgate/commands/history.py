@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rtgate.commands import add_command
+from rtgate.commands import add_command, add_results
 from rtgate.errors import RtgateError
 from rtgate.history.drift import Tolerance
 from rtgate.history.record import add_label_options, add_run
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     h.required = True
 
     a = h.add_parser("add", help="add results to the history")
-    a.add_argument("results", nargs="+", metavar="[MEASUREMENT=]RESULTS")
+    add_results(a)
     _common(a)
     add_label_options(a)
     a.add_argument("--kernel-config", metavar="C", help="e.g. PREEMPT_RT (default: from the results)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rtgate.commands import add_command
+from rtgate.commands import add_command, add_thresholds
 from rtgate.commands.common import add_compiled_args_command, add_report_options, parse_seconds, report
 from rtgate.core.thresholds import load_thresholds
 from rtgate.errors import RtgateError
@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_compiled_args_command(lava)
 
     j = lava.add_parser("job", help="render a LAVA job for a threshold file")
-    j.add_argument("thresholds", metavar="THRESHOLDS")
+    add_thresholds(j)
     j.add_argument("--device-type", default="qemu", help=f"one of {', '.join(DEVICE_TYPES)} (default qemu)")
     j.add_argument("--template", metavar="FILE", help="your own Jinja2 job template (extends base.jinja2)")
     j.add_argument("--measurement", action="append", metavar="NAME", help="only this measurement (repeatable)")

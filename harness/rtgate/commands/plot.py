@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rtgate.commands import add_command
+from rtgate.commands import add_command, add_results, add_thresholds
 from rtgate.commands.results_args import map_results
 from rtgate.core.thresholds import load_thresholds
 from rtgate.safe_io import check_output_dir, write_bytes
@@ -14,8 +14,8 @@ from rtgate.safe_io import check_output_dir, write_bytes
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = add_command(sub, "plot")
-    p.add_argument("thresholds", metavar="THRESHOLDS", help="for the gate limits drawn")
-    p.add_argument("results", nargs="+", metavar="[MEASUREMENT=]RESULTS")
+    add_thresholds(p, "threshold file (path or shipped name) whose gate limits are drawn")
+    add_results(p)
     p.add_argument("-o", "--output-dir", default=".", metavar="DIR")
     p.set_defaults(handler=handle)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from rtgate.commands import add_command
+from rtgate.commands import add_command, add_results, add_thresholds
 from rtgate.commands.results_args import add_accept_setup, map_results
 from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.thresholds import load_thresholds
@@ -14,8 +14,8 @@ from rtgate.safe_io import check_output_file, write_text
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = add_command(sub, "report")
-    p.add_argument("thresholds", metavar="THRESHOLDS")
-    p.add_argument("results", nargs="+", metavar="[MEASUREMENT=]RESULTS")
+    add_thresholds(p)
+    add_results(p)
     p.add_argument("-o", "--output", default="rtgate-report.html", metavar="FILE")
     p.add_argument(
         "--history",

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import argparse
 
-from rtgate.commands import add_command
+from rtgate.commands import add_command, add_thresholds
 from rtgate.core.thresholds import load_thresholds
 from rtgate.core.words import plural
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = add_command(sub, "validate")
-    p.add_argument("thresholds", nargs="+", metavar="THRESHOLDS")
+    add_thresholds(p, many=True)
     p.set_defaults(handler=handle)
 
 

@@ -8,14 +8,19 @@ Whatever part of a threshold file the board cannot carry out is refused here, wi
 measurement and the key named: a job never drops part of a file silently.
 
 RTGATE_LOAD and RTGATE_REQUIRE are ';'-separated key=value fields; a load command is its words
-separated by spaces. LAVA writes parameters into its run.sh as NAME='value' without escaping, so no
-value holds a quote or a newline, and none of these a ';' or a word with a space in it.
+separated by spaces. Several loads (`load: [cpu, memory]`) follow one another in RTGATE_LOAD, each
+starting at its kind= field: one load's fields are the format of old jobs, unchanged. LAVA writes
+parameters into its run.sh as NAME='value' without escaping, so no value holds a quote or a newline,
+and none of these a ';' or a word with a space in it.
 """
 
 from __future__ import annotations
 
+from rtgate.core.load_spec import LoadSpec
+from rtgate.core.thread_plan import RT_POLICIES
 from rtgate.core.thresholds import Measurement
 from rtgate.errors import RtgateError
+from rtgate.measure.conditions import CHECK_IDS
 from rtgate.measure.load import DEFAULT_CPU_PERCENT_PER_WORKER, DEFAULT_CUSTOM_CPU_PERCENT, DEFAULT_OPS_PER_SECOND
 from rtgate.measure.sampler_args import sampler_args
 
@@ -30,7 +35,10 @@ BOARD_REQUIREMENTS = (
     "compatible",
     "dmi_product",
     "cpu_count",
+    "no_competing_rt",
 )
+# What strict: true refuses on (rtgate doctor's checks; expected_rt is never a warning).
+STRICT_CHECKS = tuple(c for c in CHECK_IDS if c != "expected_rt")
 # The knobs Linaro's cyclictest test definition names, as the sampler's arguments fix them.
 NAMED = ("PRIORITY", "INTERVAL", "THREADS", "AFFINITY", "HISTOGRAM")
 _UNSAFE = set("'\"\\\n\r\t;`$")
@@ -86,15 +94,11 @@ def named_values(args: str) -> dict[str, str]:
 
 
 def load_param(m: Measurement) -> str:
-    """RTGATE_LOAD: the load as rtgate.sh runs it ('' for none)."""
-    if len(m.loads) > 1:  # rtgate.sh runs one load: the others would be missing from what is judged
-        raise RtgateError(
-            f"measurement {m.name} runs {len(m.loads)} loads together ({', '.join(ld.kind for ld in m.loads)}); "
-            "the board script runs one: measure it with rtgate run or the pytest plugin on the board"
-        )
-    spec = m.load
-    if spec.kind == "none":
-        return ""
+    """RTGATE_LOAD: the loads as rtgate.sh runs them ('' for none), each starting at its kind= field."""
+    return ";".join(_one_load(m, spec) for spec in m.loads if spec.kind != "none")
+
+
+def _one_load(m: Measurement, spec: LoadSpec) -> str:
     if spec.kind == "kcompile" and not spec.tree:
         raise RtgateError(
             f"measurement {m.name}: a kcompile load on a board needs tree: (a kernel source tree on the board)"
@@ -121,6 +125,22 @@ def load_param(m: Measurement) -> str:
     return ";".join(fields)
 
 
+def sampler_priorities(m: Measurement) -> str:
+    """no_competing_rt's value: per CPU a thread may run on, the thread's real-time priority as other
+    real-time tasks see it (0 for a non-real-time policy), as "cpu:priority" joined by ','; "all"
+    for a thread that may run on any CPU (`cpus: all`, or not pinned). rtgate.sh keeps each CPU's
+    lowest, as ThreadPlan.priorities does: a task at or above it there can preempt the sampler."""
+    pairs: list[str] = []
+    for g in m.sampler.threads:
+        prio = g.priority if g.policy in RT_POLICIES else 0
+        if isinstance(g.cpus, list) and g.cpus:  # its threads go round its CPUs (thread_plan._build)
+            where: list[int | str] = list(g.cpus[: g.count if g.count is not None else len(g.cpus)])
+        else:
+            where = ["all"]
+        pairs += [f"{c}:{prio}" for c in where if f"{c}:{prio}" not in pairs]
+    return ",".join(pairs)
+
+
 def require_param(m: Measurement) -> str:
     """RTGATE_REQUIRE: each requirement as key=value ('' for none)."""
     fields = []
@@ -130,7 +150,10 @@ def require_param(m: Measurement) -> str:
                 f"measurement {m.name}: require {key} cannot be checked on a board by rtgate.sh; "
                 "drop it from the board's file or measure with rtgate run"
             )
-        if isinstance(value, bool):
+        if key == "no_competing_rt":
+            if value:
+                fields.append(f"{key}={sampler_priorities(m)}")
+        elif isinstance(value, bool):
             if value:
                 fields.append(f"{key}=true")
         else:
@@ -153,10 +176,12 @@ def measured_cpus_param(m: Measurement) -> str:
 
 def board_params(m: Measurement, duration_s: int | None, rt_priority: int | None = None) -> dict[str, str]:
     """Every parameter rtgate.sh needs for one measurement, named as rtgate.yaml names them."""
-    if m.strict:
+    if m.strict:  # any warning of doctor's checks refuses the measurement: a board missing one would pass
         raise RtgateError(
-            f"measurement {m.name}: strict: true needs rtgate doctor's checks, which a board does not run; "
-            "drop strict from the board's file or measure with rtgate run"
+            f"measurement {m.name}: strict: true refuses to measure on any warning of rtgate doctor's checks "
+            f"({', '.join(STRICT_CHECKS)}), which rtgate.sh does not make; on a board, replace strict with the "
+            f"require: keys it checks ({', '.join(BOARD_REQUIREMENTS)}), or run rtgate doctor --strict / "
+            "rtgate run on the board"
         )
     args = compiled_args(m, duration_s, rt_priority)
     params = {

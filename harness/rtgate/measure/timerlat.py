@@ -249,10 +249,15 @@ def analysis_text(printed: str, folder: Folder, trace_name: str) -> str:
     IRQ and thread noise and the stack of the stopping sample)."""
     parts = [printed.strip()] if printed.strip() else []
     try:
-        lines = [ln for ln in folder.read_text(trace_name).splitlines() if not ln.startswith("#")]
+        lines = [ln for ln in folder.read_text(trace_name).splitlines() if ln.strip() and not ln.startswith("#")]
     except (OSError, RtgateError):
-        lines = []
+        parts.append(f"rtla saved no readable {trace_name}")
+        return "\n".join(parts)
     if lines:
         parts.append(f"last {min(len(lines), TRACE_LINES)} lines of {trace_name}:")
         parts.extend(lines[-TRACE_LINES:])
+    else:
+        # rtla can stop with its trace empty (seen under TCG: a stop within its first second, with
+        # no sample counted either): say so, rather than quote nothing.
+        parts.append(f"{trace_name} holds no events: tracing stopped before rtla recorded any")
     return "\n".join(parts)
