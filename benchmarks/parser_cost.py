@@ -76,6 +76,29 @@ def inputs(d: Path, scale: int = 1) -> dict[str, Path]:
             f.write(", ".join(f'"{i}": 1' for i in range(n)))
             f.write("}}}}\n")
         out[name] = p
+    # JSON at the histogram-value limit (parsers/json_results.py): the densest result rtgate-sampler writes
+    # in 64 MiB (1024 threads, read whole), the limit plus one value (refused), and cyclictest JSON of four
+    # threads of 1.24 million 1-unit buckets (read whole: missed-period bounds over every bucket)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    import dense_results
+    from rtgate.parsers.json_results import MAX_JSON_HISTOGRAM_VALUES as limit
+
+    p = d / "sampler-densest.json"
+    dense_results.write(p, 14_000_000 // scale, threads=1024 // scale)
+    out["sampler JSON, 1024 x densest"] = p
+    p = d / "sampler-limit-plus-1.json"
+    dense_results.write(p, (limit + 1) // scale, threads=1024 // scale, sep=",")
+    out["sampler JSON, limit + 1 value"] = p
+    n = 1_240_000 // scale  # 63 MiB
+    p = d / "rt-tests-4-threads.json"
+    with p.open("w") as f:
+        f.write(f'{{"cmdline:": "cyclictest -t 4 -p 80 -i 1000 -l {n} -q -h {n}", "thread": {{')
+        for t in range(4):
+            f.write(f'{", " if t else ""}"{t}": {{"histogram": {{')
+            f.write(", ".join(f'"{i}": 1' for i in range(n)))
+            f.write(f'}}, "cycles": {n}, "min": 0, "max": {n - 1}, "avg": {(n - 1) / 2:.2f}, "cpu": {t}}}')
+        f.write("}}\n")
+    out["rt-tests JSON, 4 x 1.24M buckets"] = p
     return out
 
 

@@ -16,6 +16,7 @@ from rtgate.errors import RtgateError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs 3 ms at every start: for the checkers only
+    from collections.abc import Callable
     from typing import Any, ClassVar, NoReturn
 
 EXIT_USAGE = 2  # usage or input error: no verdict
@@ -119,7 +120,8 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, started: Callable[[], None] | None = None) -> int:
+    """Run the command argv names; `started` is called once it is imported and its options parsed."""
     if argv is None:
         argv = sys.argv[1:]
     try:
@@ -129,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
             args, extra = parser.parse_known_args(argv)
             if extra:  # named under the command that refused them, not under `rtgate`
                 parser.deepest(argv).error(f"unrecognized arguments: {' '.join(extra)}")
+            if started is not None:
+                started()
             return int(args.handler(args))
         finally:
             _ending()

@@ -24,10 +24,22 @@ import sys  # noqa: E402
 from rtgate.cli import main as cli_main  # noqa: E402
 
 
+def _started(collect: bool) -> None:
+    """The command is imported and its options parsed: what start-up made (modules, classes, the parser)
+    lives as long as rtgate. It is moved out of the collector's sight, and collecting resumes."""
+    gc.freeze()
+    if collect:
+        gc.enable()
+
+
 def main() -> int:
+    # No search for reference cycles while the command's modules are imported: it found none worth
+    # freeing and cost ~5 ms of CPU in every start (measured, `rtgate run`'s ~100,000 objects).
+    collect = gc.isenabled()
+    gc.disable()
     try:
         _signal.signal(_signal.SIGINT, _AT_START)  # from here cli.main()'s own guard catches a Ctrl-C
-        return cli_main()
+        return cli_main(started=lambda: _started(collect))
     except KeyboardInterrupt:  # in the instants before that guard, or in its own except clauses
         os.write(2, b"rtgate: interrupted\n")
         return 130

@@ -37,6 +37,28 @@ def test_write_replaces_atomically_and_leaves_no_temporary(tmp_path: Path) -> No
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask  # as open() makes it, not mkstemp's 0600
 
 
+def test_replaces_in_a_row_share_one_folder_sync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file's data is flushed before its rename; a replace with sync=False leaves the folder's sync
+    to the next one, which makes both renames durable (run's two files before and after the sampler)."""
+    from rtgate.safe_io import Folder
+
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append("folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with Folder(tmp_path) as out:
+        out.replace("a.json", "a\n", sync=False)
+        out.replace("b.cmdline", "b\n")
+        assert synced == ["file", "file", "folder"]
+        out.replace("c.json", "c\n")
+    assert synced == ["file", "file", "folder", "file", "folder"]
+    assert [(tmp_path / n).read_text() for n in ("a.json", "b.cmdline", "c.json")] == ["a\n", "b\n", "c\n"]
+
+
 def test_a_failed_write_keeps_the_old_file(tmp_path: Path) -> None:
     target = tmp_path / "out.json"
     target.write_text("old\n")

@@ -132,6 +132,65 @@ def test_history_without_thresholds_loads_no_threshold_loader(tmp_path: Path) ->
     assert "numpy" in heavy(loaded_by(*compare))  # the probe sees what compare does load
 
 
+# What `rtgate run` without a load needs none of: the load's temporary folder (tempfile, and random with
+# it) and the gzip module (/proc/config.gz is read by zlib).
+NOT_FOR_RUN = ("tempfile", "random", "gzip")
+
+
+def test_run_imports_no_load_machinery() -> None:
+    """Everything `rtgate run` loads, through the console script: the command, the preflight, the runner,
+    the results parser, the gates and the reports."""
+    watch = (*HEAVY, *NOT_FOR_RUN, "rtgate.measure.preflight", "rtgate.parsers.json_results")
+    code = (
+        "import json, sys\nimport rtgate.console\nfrom rtgate.cli import build_parser\nbuild_parser(['run'])\n"
+        "import rtgate.measure.orchestrate, rtgate.measure.environment, rtgate.measure.machine\n"
+        "import rtgate.parsers.json_results, rtgate.core.setup, rtgate.reports.junit, rtgate.reports.text\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m in {watch!r})))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert set(json.loads(r.stdout)) == {"rtgate.measure.preflight", "rtgate.parsers.json_results"}
+
+
+# Runs the console script's main() and logs, in order, cycle collections and the instants main() starts
+# and the command is parsed (cli.main's `started`).
+GC_PROBE = """
+import gc, json, sys
+from rtgate import cli, console
+log = []
+gc.callbacks.append(lambda phase, info: phase == "start" and log.append("collect"))
+real = cli.main
+def logged(argv=None, started=None):
+    log.append("main")
+    return real(argv, started=lambda: (log.append("started"), started()))
+console.cli_main = logged
+sys.argv = ["rtgate", *sys.argv[1:]]
+try:
+    code = console.main()
+except SystemExit as e:  # --help
+    code = e.code
+print(json.dumps({"code": code, "log": log, "collecting": gc.isenabled()}))
+"""
+
+
+def test_start_up_collects_no_cycles_until_the_command_is_parsed() -> None:
+    """From main() to the command's options parsed (its modules imported: ~100,000 objects that live as
+    long as rtgate), no collection; then the collector runs again for the command itself."""
+    default = str(ROOT / "thresholds" / "default.yaml")
+    for argv in (["validate", default], ["run", "--help"]):
+        r = subprocess.run(
+            [sys.executable, "-c", GC_PROBE, *argv], capture_output=True, text=True, timeout=120, cwd=ROOT
+        )
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        log = out["log"]
+        if argv[0] == "validate":
+            assert out["code"] == 0 and out["collecting"], out
+            assert log.count("main") == 1 and log.count("started") == 1, log
+            assert "collect" not in log[log.index("main") : log.index("started")], log
+        else:  # --help ends in argparse, before the command runs: no collection at all from main() on
+            assert out["code"] == 0 and "started" not in log and "collect" not in log[log.index("main") :], log
+
+
 def test_help_lists_every_command() -> None:
     from rtgate.commands import COMMANDS
 

@@ -252,12 +252,21 @@ def _random_histograms(seed: int) -> list[tuple[list[tuple[int, int | None, int]
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_gates_read_arrays_as_they_read_tuples(seed: int) -> None:
-    """Bisection over arrays (model.Buckets) answers every question the loop over tuples does."""
+@pytest.mark.parametrize("large", [False, True])
+def test_gates_read_arrays_as_they_read_tuples(seed: int, large: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bisection over arrays (model.Buckets) answers every question the loop over tuples does; `large`: as
+    histograms of more than RUNNING_SUMS_FROM buckets are read (running sums, numpy's missed-period bounds)."""
+    from rtgate.core import model, periods
     from rtgate.core.model import ThreadResult
     from rtgate.core.periods import latency_bounds
 
+    if large:
+        monkeypatch.setattr(model, "RUNNING_SUMS_FROM", 0)
+        monkeypatch.setattr(periods, "RUNNING_SUMS_FROM", 0)
+
     for rows, b in _random_histograms(seed):
+        filled = [(lo, hi) for lo, hi, c in rows if c]
+        assert b.filled_ends() == ((filled[0], filled[-1]) if filled else (None, None))
         for overflow, range_end in ((0, None), (5, (rows[-1][1] or rows[-1][0] + 1) + 3)):
             tuples = Histogram(unit="us", buckets=list(rows), overflow=overflow, range_end=range_end)
             arrays = Histogram(unit="us", buckets=b, overflow=overflow, range_end=range_end)
@@ -350,3 +359,59 @@ def test_buckets_marked_well_formed_are_judged_as_the_full_walk_judges_them(seed
                 outcomes.append(str(e))
         assert outcomes[0] == outcomes[1] == outcomes[2], (rows, outcomes)
     assert 0 < marked < lifted  # both kinds were met
+
+
+@pytest.mark.parametrize("blocks", [4096, 4097])
+def test_block_maxima_beyond_the_samplers_are_left_to_json(
+    tmp_path: Path, blocks: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sampler keeps 4096 block maxima however long it runs: more is no array it wrote, so it is not
+    lifted (json's tree, under its own limit, reads it), and reads as it always did."""
+    doc = _sampler_doc()
+    top = doc["rtgate"]["threads"][0]["max"]
+    doc["rtgate"]["threads"][0]["block_maxima"] = {
+        "block_cycles": 1,
+        "block_seconds": 0.001,
+        "partial_cycles": 0,
+        "partial_max": None,
+        "values": [top] * blocks,
+    }
+    text = json.dumps(doc)
+    before = [a.kind for a in json_lift.Lift(SAMPLER_JSON.read_text(), 10**6).arrays].count("ints")
+    kinds = [a.kind for a in json_lift.Lift(text, 10**6).arrays]
+    assert kinds.count("ints") == before - (blocks > 4096)
+    kind, run = _same(_write(tmp_path, text), monkeypatch)
+    assert kind == "ok" and len(run.threads[0].block_maxima.values) == blocks
+
+
+@pytest.mark.parametrize(
+    "recorded", [[], [[3, 250, 1700000000123456], [9, 180, 1700000000124456]], [[3, 250, -1]], [[3, None, 1]]]
+)
+def test_overflow_cycles_and_spikes_read_alike(tmp_path: Path, recorded: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = _sampler_doc()
+    t = doc["rtgate"]["threads"][0]
+    t["overflow_cycles"] = [5, 9, 12]
+    t["spikes"] = {"total": len(recorded), "recorded": recorded}
+    text = json.dumps(doc, indent=1)
+    before = [a.kind for a in json_lift.Lift(SAMPLER_JSON.read_text(), 10**6).arrays]
+    kinds = [a.kind for a in json_lift.Lift(text, 10**6).arrays]
+    whole = all(None not in r and min(r) >= 0 for r in recorded)  # else json's tree reads them, as before
+    lifted = whole and bool(recorded)  # an empty list stays in json's tree: nothing to gain
+    assert kinds.count("cycles") == before.count("cycles") and kinds.count("rows") == before.count("rows") + lifted
+    _same(_write(tmp_path, text), monkeypatch)
+
+
+def test_1024_threads_of_overflow_cycles_and_spikes_are_read(tmp_path: Path) -> None:
+    """A failing run of 1024 threads with -h 800 and --spike: 800 overflow cycles and 10 spikes a thread hold
+    850,000 values, more than json's tree may (MAX_JSON_VALUES); they are read into arrays."""
+    import dense_results
+
+    path = tmp_path / "r.json"
+    dense_results.write(path, 1024 * 7, sep=",")
+    cycles = "[" + ", ".join(str(1000 + i) for i in range(800)) + "]"
+    spikes = "[" + ", ".join(f"[{1000 + i}, 250, {1700000000000000 + i}]" for i in range(10)) + "]"
+    text = path.read_text().replace('"overflow_cycles": []', f'"overflow_cycles": {cycles}')
+    path.write_text(text.replace('"recorded": []', f'"recorded": {spikes}'))
+    assert 1024 * 830 > json_results.MAX_JSON_VALUES
+    run = load_results(path)
+    assert len(run.threads) == 1024

@@ -172,3 +172,23 @@ def test_isolated_but_ticking_cpus_are_flagged() -> None:
     isolation = {"isolcpus": {"cpus": [2, 3]}, "nohz_full": {"cpus": [2, 3]}}
     text = [c.what for c in machine_checks({}, [2, 3], isolation)]
     assert text == ["measured cpu 2,3 isolated but not in rcu_nocbs: the tick and RCU callbacks still run there"]
+
+
+def test_the_kernel_config_is_read_from_proc_config_gz(tmp_path: Path) -> None:
+    """/proc/config.gz (no /boot/config-<release>) is unpacked by zlib: the preemption lines among the rest,
+    a later line winning as the kernel's own parser has it; a damaged file is no config, never an error."""
+    import gzip
+
+    from rtgate.measure.environment import preemption_model
+
+    (tmp_path / "proc").mkdir()
+    lines = ["# CONFIG_PREEMPT_NONE is not set", "CONFIG_HZ=250", "CONFIG_PREEMPT_VOLUNTARY=y"]
+    lines += [f"CONFIG_X{i}=y" for i in range(5000)] + ["CONFIG_PREEMPT_DYNAMIC=y", "CONFIG_PREEMPT_VOLUNTARY=n"]
+    lines += ["CONFIG_PREEMPT=y", " CONFIG_PREEMPT_RT=y", "xCONFIG_PREEMPT_RT=y"]  # neither starts a line
+    data = gzip.compress(("\n".join(lines) + "\n").encode())
+    (tmp_path / "proc/config.gz").write_bytes(data)
+    assert preemption_model(tmp_path, "6.1.0", None) == ("PREEMPT", "kernel config (PREEMPT_DYNAMIC boot default)")
+    (tmp_path / "proc/config.gz").write_bytes(data[: len(data) // 2])  # cut short
+    assert preemption_model(tmp_path, "6.1.0", None) == ("unknown", "no source")
+    (tmp_path / "proc/config.gz").write_bytes(b"CONFIG_PREEMPT_RT=y\n")  # not gzip
+    assert preemption_model(tmp_path, "6.1.0", None) == ("unknown", "no source")

@@ -18,9 +18,10 @@ its JSON on SIGINT too, saying nothing), and so does a wall clock (start/end tim
 from __future__ import annotations
 
 import math
-from itertools import islice
+from itertools import islice, repeat
+from operator import floordiv, mul, sub
 
-from rtgate.core.model import Buckets, MeasuredSetup, RunResult, ThreadResult
+from rtgate.core.model import RUNNING_SUMS_FROM, Buckets, MeasuredSetup, RunResult, ThreadResult
 
 # How far the true average can be above the printed one, in the results' unit.
 AVG_SLACK = {"histogram-text": 1.0, "summary-text": 1.0, "rt-tests-json": 0.005}
@@ -57,11 +58,14 @@ def latency_bounds(run: RunResult, t: ThreadResult, interval_us: int) -> tuple[i
         lo = hi = 0
         # buckets that end at or below one interval skip nothing: a 24 h histogram is nearly all of them
         skip = h.buckets.first_above(iv - 1) if isinstance(h.buckets, Buckets) else 0
-        ceil = math.ceil
-        for b_lo, b_hi, c in islice(h.buckets, skip, None):  # _skips_below inline: once per bucket
-            upper = top if b_hi is None or b_hi > top else b_hi
-            lo += c * max(0, ceil(b_lo / iv) - 1)
-            hi += c * max(0, ceil(upper / iv) - 1)
+        if isinstance(h.buckets, Buckets) and type(iv) is int and type(top) is int:
+            lo, hi = _bucket_skips(h.buckets, skip, iv, top)
+        else:
+            ceil = math.ceil
+            for b_lo, b_hi, c in islice(h.buckets, skip, None):  # _skips_below inline: once per bucket
+                upper = top if b_hi is None or b_hi > top else b_hi
+                lo += c * max(0, ceil(b_lo / iv) - 1)
+                hi += c * max(0, ceil(upper / iv) - 1)
         if h.overflow:
             start = h.range_end or 0
             in_overflow_max = t.max >= start
@@ -73,6 +77,44 @@ def latency_bounds(run: RunResult, t: ThreadResult, interval_us: int) -> tuple[i
     if sum_hi is not None:
         hi = min(hi, sum_hi)
     return lo, max(lo, hi)
+
+
+def _bucket_skips(b: Buckets, start: int, iv: int, top: int) -> tuple[int, int]:
+    """What latency_bounds sums over buckets `start` and up: count x periods skipped by the bucket's low
+    end and by its high end (at most top), with whole numbers (ceil(v / iv) - 1 = (v - 1) // iv for v >= 1)
+    in map chains that run in C: a loop over a cyclictest histogram of 1.4 million buckets took 1 s."""
+    n = len(b.lows)
+    if n - start > RUNNING_SUMS_FROM and b.samples() * ((top - 1) // iv + 1) < 2**63:
+        return _bucket_skips_np(b, start, iv, top)  # 0.6 s in maps for 1.4 million buckets, 0.02 s here
+    lows, counts = b.lows[start:], b.counts[start:]
+    one, per = repeat(1), repeat(iv)
+    lo = sum(map(mul, counts, map(floordiv, map(sub, lows, one), per)))
+    if len(lows) and lows[0] == 0:  # only the first can start at 0: it skips nothing, not -1
+        lo += counts[0]
+    closed = n - 1 if b.open_top else n
+    highs = b.highs[start:closed] if b.highs is not None else map((1).__add__, b.lows[start:closed])
+    uppers = map(min, highs, repeat(top))
+    hi = sum(map(mul, counts, map(floordiv, map(sub, uppers, one), per)))  # ends with the closed buckets
+    if b.open_top and start < n:
+        hi += counts[-1] * ((top - 1) // iv)
+    return lo, hi
+
+
+def _bucket_skips_np(b: Buckets, start: int, iv: int, top: int) -> tuple[int, int]:
+    """_bucket_skips in numpy's 64-bit integers, which the caller checked cannot overflow: every sum is at
+    most the samples times the most periods one can skip."""
+    import numpy as np  # only for histograms of more than RUNNING_SUMS_FROM buckets: 0.1 s to import
+
+    n = len(b.lows)
+    closed = n - 1 if b.open_top else n
+    lows = np.asarray(b.lows[start:], dtype=np.int64)
+    counts = np.asarray(b.counts[start:], dtype=np.int64)
+    lo = int((counts * np.maximum(0, (lows - 1) // iv)).sum())
+    highs = lows[: closed - start] + 1 if b.highs is None else np.asarray(b.highs[start:closed], dtype=np.int64)
+    hi = int((counts[: closed - start] * ((np.minimum(highs, top) - 1) // iv)).sum())
+    if b.open_top and start < n:
+        hi += int(counts[-1]) * ((top - 1) // iv)
+    return lo, hi
 
 
 def _interval_of(t: ThreadResult) -> int | None:

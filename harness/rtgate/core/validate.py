@@ -211,8 +211,11 @@ def _check_histogram(
     if h.total != t.cycles:
         raise fail(pos, "cycles", f"the histogram holds {h.total} samples but cycles is {t.cycles}")
     # the lowest and highest non-empty buckets (not a list of all of them: 40,000 in a 24 h, 64-thread result)
-    low = next(((lo, hi) for lo, hi, c in h.buckets if c), None)
-    top = next(((lo, hi) for lo, hi, c in reversed(h.buckets) if c), None)
+    if isinstance(h.buckets, Buckets):
+        low, top = h.buckets.filled_ends()
+    else:
+        low = next(((lo, hi) for lo, hi, c in h.buckets if c), None)
+        top = next(((lo, hi) for lo, hi, c in reversed(h.buckets) if c), None)
     if h.range_end is not None and top is not None and top[0] >= h.range_end:
         raise fail(pos, "histogram", f"bucket {top[0]} lies beyond the histogram's range ({h.range_end})")
     if t.cycles == 0 or t.max is None or t.min is None:

@@ -32,6 +32,8 @@ CHECK_IDS = (
 
 @dataclass
 class Check:
+    """One of doctor's checks of this machine, as printed and as the results keep it."""
+
     status: str  # ok, warn, fail
     what: str
     fix: str = ""

@@ -5,9 +5,9 @@ copies of another system's /proc, /sys and /boot work the same as the live ones.
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +25,15 @@ def _kernel_config(root: Path, release: str | None) -> dict[str, str]:
     text = _read(root, f"boot/config-{release}") if release else None
     if text is None and (root / "proc/config.gz").is_file():
         try:
-            text = gzip.decompress((root / "proc/config.gz").read_bytes()).decode()
-        except OSError:
+            # zlib reads the gzip stream itself (wbits 16 + 15): the gzip module costs ~1 ms to import
+            text = zlib.decompress((root / "proc/config.gz").read_bytes(), 31).decode()
+        except (OSError, zlib.error):
             text = None
-    config: dict[str, str] = {}
-    for line in (text or "").splitlines():
-        m = re.match(r"(CONFIG_PREEMPT\w*)=(\w+)", line)
-        if m:
-            config[m.group(1)] = m.group(2)
-    return config
+    # Only the ~10 preemption lines of ~10,000: one search over the text, not a match per line.
+    return dict(_PREEMPT_OPTION.findall(text or ""))
+
+
+_PREEMPT_OPTION = re.compile(r"^(CONFIG_PREEMPT\w*)=(\w+)", re.M)
 
 
 def preemption_model(root: Path, release: str | None, version: str | None, cmdline: str = "") -> tuple[str, str]:

@@ -14,7 +14,6 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -199,6 +198,8 @@ WORKDIR_PREFIX = "rtgate-load-"  # then the owner's pid: $TMPDIR/rtgate-load-<pi
 def reclaim_workdirs(tmp: str | None = None) -> list[str]:
     """Remove the load folders a SIGKILLed rtgate left in $TMPDIR: only ours (same user, a real
     folder, not a link) whose owner process is gone. Returns what was removed."""
+    import tempfile  # here: a measurement without a load need not import it (and random, ~1 ms)
+
     tmp = tmp or tempfile.gettempdir()
     removed: list[str] = []
     try:
@@ -274,6 +275,8 @@ class Load:
         if self.spec.kind == "kcompile" and self.spec.tree and not (Path(self.spec.tree) / "Makefile").is_file():
             raise RtgateError(f"load kcompile: {self.spec.tree} is not a kernel source tree (no Makefile)")
         reclaim_workdirs()
+        import tempfile  # loaded by reclaim_workdirs already
+
         self._workdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
         if self.spec.kind == "kcompile" and not self.spec.tree:
             write_bundled_project(Path(self._workdir) / "project")

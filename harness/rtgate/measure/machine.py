@@ -32,11 +32,13 @@ class _Reader:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.base = str(root).rstrip("/")  # plain strings: ~300 small files are read before every measurement
         self.unknown: dict[str, str] = {}
 
     def text(self, rel: str, item: str | None = None) -> str | None:
         try:
-            return (self.root / rel).read_text(encoding="utf-8", errors="replace").strip()
+            with open(f"{self.base}/{rel}", encoding="utf-8", errors="replace") as f:
+                return f.read().strip()
         except OSError as e:
             if item:
                 self.unknown[item] = f"/{rel}: {e.strerror or e.__class__.__name__}"
@@ -44,7 +46,8 @@ class _Reader:
 
     def bytes(self, rel: str, item: str) -> bytes | None:
         try:
-            return (self.root / rel).read_bytes()
+            with open(f"{self.base}/{rel}", "rb") as f:
+                return f.read()
         except OSError as e:
             self.unknown[item] = f"/{rel}: {e.strerror or e.__class__.__name__}"
             return None
@@ -110,16 +113,22 @@ def _topology(r: _Reader) -> dict[str, Any]:
     }
 
 
-def _processes(r: _Reader) -> list[tuple[int, str, Path]]:
-    found = []
-    for d in (r.root / "proc").glob("[0-9]*"):
-        comm = r.text(f"proc/{d.name}/comm")
-        if comm is not None:
-            found.append((int(d.name), comm, d))
+def _processes(r: _Reader) -> list[tuple[int, str, str]]:
+    """(pid, comm, its /proc folder) of every process."""
+    found: list[tuple[int, str, str]] = []
+    try:
+        names = os.listdir(f"{r.base}/proc")
+    except OSError:
+        return found
+    for name in names:
+        if name and name[0] in "0123456789":  # what glob("[0-9]*") listed
+            comm = r.text(f"proc/{name}/comm")
+            if comm is not None:
+                found.append((int(name), comm, f"{r.base}/proc/{name}"))
     return found
 
 
-def _pm_qos_holders(r: _Reader, procs: list[tuple[int, str, Path]]) -> list[dict[str, Any]] | None:
+def _pm_qos_holders(r: _Reader, procs: list[tuple[int, str, str]]) -> list[dict[str, Any]] | None:
     """Processes holding /dev/cpu_dma_latency open: each one's request caps how deep every CPU may idle."""
     if str(r.root) != "/":
         return None  # a fixture tree has no live file descriptors
@@ -145,18 +154,32 @@ def _pm_qos_holders(r: _Reader, procs: list[tuple[int, str, Path]]) -> list[dict
 
 _PF_KTHREAD = 0x00200000
 _RT_POLICIES = {1: "FIFO", 2: "RR", 6: "DEADLINE"}
+_SCHED_RESET_ON_FORK = 0x40000000
 
 
-def _rt_kernel_threads(r: _Reader, procs: list[tuple[int, str, Path]]) -> list[dict[str, Any]] | None:
+def _may_be_rt(pid: int) -> bool:
+    """One system call instead of a /proc/<pid>/stat read, on the live machine: a process that is not
+    real-time now is skipped; one that is, or has ended, is read and judged from its stat."""
+    try:
+        return (os.sched_getscheduler(pid) & ~_SCHED_RESET_ON_FORK) in _RT_POLICIES
+    except OSError:
+        return True
+
+
+def _rt_kernel_threads(r: _Reader, procs: list[tuple[int, str, str]]) -> list[dict[str, Any]] | None:
     """Kernel threads under a real-time policy, with their priorities: they preempt any sampler below them, so
     rteval lists them. Read from /proc/<pid>/stat (flags, rt_priority, policy); a kernel thread is one thread."""
     if not procs:
         r.unknown["rt_kernel_threads"] = "/proc: no process entries"
         return None
+    live = r.base == ""
     found = []
     for pid, comm, d in procs:
+        if live and not _may_be_rt(pid):
+            continue
         try:
-            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            with open(f"{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
             flags, priority, policy = int(fields[6]), int(fields[37]), int(fields[38])
         except (OSError, ValueError, IndexError):
             continue  # gone since the listing, or not a stat line

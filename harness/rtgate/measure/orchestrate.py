@@ -35,6 +35,8 @@ HistoryRow = Callable[[RunResult, list[Verdict]], None]
 
 @dataclass
 class Outcome:
+    """One measurement's end: its verdicts, and what was measured or why nothing was."""
+
     measurement: Measurement
     verdicts: list[Verdict]
     plan: ThreadPlan | None = None

@@ -21,6 +21,8 @@ DEFAULT_PRIORITY = 80  # the sampler's priority when no threshold file says
 
 @dataclass
 class Preflight:
+    """The machine as looked at before a measurement: its description, checks and unmet requirements."""
+
     system: dict[str, Any]  # the environment as captured before measuring
     rt_before: list[RtTask]  # real-time tasks that can preempt the sampler, before it starts
     checks: list[Check]  # every doctor check: ok, warn and fail

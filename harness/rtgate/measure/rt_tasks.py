@@ -34,6 +34,8 @@ EXPECTED = [
 
 @dataclass
 class RtTask:
+    """A real-time task that may preempt the sampler, and why it is expected there when it is."""
+
     pid: int  # the process (thread group) id
     tid: int
     comm: str

@@ -247,6 +247,7 @@ def _measure_sampler(
     out.replace(
         env_path.name,
         _dumps({"results": json_path.name, "state": "measuring", "system": system, "preflight": checked.record()}),
+        sync=False,  # the command line's replace, next, syncs the folder for both
     )
     # The command line is written before the lock: inside it, only the load and the sampler run.
     argv = [sampler] + sampler_args(m, str(json_path), duration_s=duration_s)
@@ -321,7 +322,7 @@ def _measure_sampler(
         "environment": env_path.name,
         "preflight": checked.record(),
     }
-    add_record(out, json_path.name, record)
+    add_record(out, json_path.name, record, sync=False)  # the environment's replace below syncs the folder
     run = load_results(json_path)  # judged from the file, exactly as `rtgate check` will judge it
     run.environment["system"] = system
     run.environment["loadavg_after"] = loadavg()
@@ -374,7 +375,7 @@ def _dumps(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, default=str) + "\n"
 
 
-def add_record(out: Folder, name: str, record: dict[str, Any]) -> None:
+def add_record(out: Folder, name: str, record: dict[str, Any], sync: bool = True) -> None:
     """Add the validity record to the sampler's results JSON, keeping the sampler's bytes as they are
     (its compact histogram rows stay compact) and rewriting the file atomically."""
     text = out.read_bytes(name).decode("utf-8")
@@ -390,7 +391,7 @@ def add_record(out: Folder, name: str, record: dict[str, Any]) -> None:
         sep = "" if inner.endswith("{") else ","
         new = f'{inner}{sep}\n  "{validity.RECORD}": ' + json.dumps(record, indent=2).replace("\n", "\n  ") + "\n}\n"
     json.loads(new)  # never leave a file that does not parse
-    out.replace(name, new)
+    out.replace(name, new, sync=sync)
 
 
 def _wait(proc: subprocess.Popen[str], watch: Callable[[], None]) -> int:

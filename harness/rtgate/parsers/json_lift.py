@@ -28,15 +28,30 @@ from rtgate.core.validate import MAX_VALUE
 
 _W = "[ \t\n\r]*"  # JSON's whitespace: \\s would take what json refuses
 _EMPTY = re.compile(rf"\[{_W}\]")
-_KEY = re.compile('"(histogram|values)"')
+_NOTHING = re.compile(rf"(\[{_W}\]|\{{{_W}\}})$")  # an empty list or object, up to the end given
+_KEY = re.compile('"(histogram|values|overflow_cycles|recorded)"')
+# The kinds a key's value may be lifted as, tried in order.
+_KINDS = {
+    "histogram": ("buckets", "counts"),
+    "values": ("ints",),
+    "overflow_cycles": ("cycles",),  # the sampler's -h overflow cycle numbers (rtgate.threads[].overflow_cycles)
+    "recorded": ("rows",),  # its --spike records, [cycle, latency, time] (rtgate.threads[].spikes.recorded)
+}
 _COLON = re.compile(rf"{_W}:{_W}")
 # Where a list of buckets ([[...], ...]) and a list of numbers end, if they are well-formed.
-_ENDS = {"buckets": re.compile(rf"\]{_W}\]"), "ints": re.compile(r"\]"), "counts": re.compile(r"\}")}
+_ENDS = {
+    "buckets": re.compile(rf"\]{_W}\]"),
+    "rows": re.compile(rf"\]{_W}\]"),
+    "ints": re.compile(r"\]"),
+    "cycles": re.compile(r"\]"),
+    "counts": re.compile(r"\}"),
+}
 # The skeleton of a list once its numbers, nulls and whitespace are gone: [[,,],[,,]] or [,,,].
 _BONES = {
     "buckets": str.maketrans("", "", "0123456789 \t\n\rnul"),
     "ints": str.maketrans("", "", "0123456789 \t\n\r"),
 }
+_BONES["rows"] = _BONES["cycles"] = _BONES["ints"]  # whole numbers only: no null
 _NO_BRACKETS = str.maketrans("", "", "[]")
 _DIGITS = str.maketrans("", "", "0123456789")
 _NO_SPACE = str.maketrans("", "", " \t\n\r")
@@ -46,9 +61,10 @@ _SPACE = " \t\n\r"
 
 @dataclass
 class Lifted:
-    """A lifted array: `kind` buckets (a, b, c: lows, highs, counts), counts (a: latencies, c:
-    counts) or ints (a, whole numbers). `well_formed`: buckets checked as core/validate checks them (lo < hi <=
-    the next lo, or increasing latencies below 2^63-1), so they are not walked again."""
+    """A lifted array: `kind` buckets (a, b, c: lows, highs, counts), counts (a: latencies, c: counts), ints
+    (a, whole numbers), cycles or rows (a: whole numbers, rows flat; nothing reads them: lifted so that json's
+    tree does not hold them). `well_formed`: buckets checked as core/validate checks them (lo < hi <= the next
+    lo, or increasing latencies below 2^63-1), so they are not walked again."""
 
     kind: str
     a: array[int] | list[int]
@@ -77,21 +93,21 @@ def _flat(kind: str, value: str) -> list[Any] | None:
         flat = "[" + value[1:-1].translate(_COUNTS_FLAT) + "]"
     else:
         bones = value.translate(_BONES[kind])
-        if bones == "[]":
-            return [] if _EMPTY.fullmatch(value) else None
+        if bones == "[]" and _EMPTY.fullmatch(value):
+            return []  # (one number leaves "[]" too: read below)
         n = bones.count(",") + 1
-        if kind == "buckets":
+        if kind in ("buckets", "rows"):
             n, expected = n // 3, "[" + "[,,]," * (n // 3 - 1) + "[,,]]"
         else:
             expected = "[" + "," * (n - 1) + "]"
         if bones != expected:
             return None
-        flat = "[" + value[1:-1].translate(_NO_BRACKETS) + "]" if kind == "buckets" else value
+        flat = "[" + value[1:-1].translate(_NO_BRACKETS) + "]" if kind in ("buckets", "rows") else value
     try:
         numbers = json.loads(flat)
     except ValueError:  # JSONDecodeError, or more than 4,300 digits
         return None
-    return numbers if len(numbers) == n * {"buckets": 3, "counts": 2, "ints": 1}[kind] else None
+    return numbers if len(numbers) == n * {"buckets": 3, "rows": 3, "counts": 2}.get(kind, 1) else None
 
 
 def _strictly_increasing(values: list[int]) -> bool:
@@ -115,6 +131,8 @@ def _convert(kind: str, value: str) -> Lifted | None:
     if flat is None:
         return None
     try:
+        if kind in ("cycles", "rows"):  # nothing reads them: kept compact, whole numbers within 64 bits
+            return Lifted(kind, compact_ints(flat))
         if kind == "ints":  # digits only: whole numbers; within 64 bits, as json's tree is checked
             top = max(flat, default=None)
             return Lifted(kind, WholeNumbers(flat, top)) if top is None or top <= MAX_VALUE else None
@@ -176,13 +194,29 @@ def _after_key(text: str, key: re.Match[str]) -> int | None:
     return colon.end() if colon else None
 
 
+# The most values one array of a real result holds, each kind: json reads an array whole, ~40 bytes a value for
+# a moment, so this bounds that moment (~130 MB) whatever the file. Larger arrays stay in the text, for json's
+# tree and the parser's limit on its values. Buckets: the sampler's largest layout (-N -h 1000000: 2^20 linear
+# buckets, 14 powers of two of 128, the open one) of 3 values each; counts ("latency": count), as many
+# values; ints (block maxima): the sampler's BLOCK_CAP, 4096 entries however long the run (sampler/main.c).
+# Overflow cycles: at most -h N <= 1,000,000 a thread; spikes: --spike-nodes <= 1,000,000 records of 3 values.
+MAX_ARRAY_VALUES = {
+    "buckets": 3 * ((1 << 20) + 14 * 128 + 1),
+    "counts": 3 * ((1 << 20) + 14 * 128 + 1),
+    "ints": 4096,
+    "cycles": 1_000_000,
+    "rows": 3 * 1_000_000,
+}
+
+
 class Lift:
     """The text with its well-formed histograms replaced by tags, and the arrays read from them."""
 
     def __init__(self, text: str, limit: int, arrays: int = 3 * 1025) -> None:
         """`limit`: the most values the arrays may hold; past it `values` is above it and the rest of the
-        text is not read (the file is refused). Read, a value costs ~40 bytes for a moment. `arrays`: the
-        most arrays lifted (three a thread); the rest stays text, for the parser's limits to refuse."""
+        text is not read (the file is refused). Read, a value costs ~40 bytes for a moment; an array of more
+        than MAX_ARRAY_VALUES is not lifted. `arrays`: the most arrays lifted (three a thread); the rest stays
+        text, for the parser's limits to refuse."""
         self.tag = "rtgate-lifted-" + os.urandom(8).hex() + "-"
         self.arrays: list[Lifted] = []
         self.values = 0
@@ -193,15 +227,19 @@ class Lift:
             start = _after_key(text, key)
             if start is None or start < end:
                 continue
-            kinds = ("buckets", "counts") if key.group(1) == "histogram" else ("ints",)
-            for kind in kinds:
+            for kind in _KINDS[key.group(1)]:
                 stop = ends(kind, start)
                 # its values, from its commas: n - 1 in n numbers, 3n - 1 in n buckets, n - 1 in n pairs
-                values = (text.count(",", start, stop) + 1) * (2 if kind == "counts" else 1) if stop else 0
+                commas = text.count(",", start, stop) if stop else -1
+                empty = stop is not None and commas == 0 and _NOTHING.match(text, start, stop) is not None  # [], {}
+                if empty and kind in ("cycles", "rows"):
+                    break  # nothing to gain: json's tree holds an empty list as cheaply (most runs: all of them)
+                values = 0 if empty else (commas + 1) * (2 if kind == "counts" else 1)
                 if values > limit - self.values:
                     self.values = limit + 1  # more than may be read: refused before it is
                     break
-                lifted = _convert(kind, text[start:stop]) if stop is not None else None
+                big = values > MAX_ARRAY_VALUES[kind]
+                lifted = _convert(kind, text[start:stop]) if stop is not None and not big else None
                 if lifted is not None:
                     parts += (text[end:start], f'"{self.tag}{len(self.arrays)}"')
                     self.arrays.append(lifted)
@@ -238,6 +276,11 @@ class Lift:
             bm = t.get("block_maxima")
             if isinstance(bm, dict) and "values" in bm:
                 bm["values"] = self.take(bm["values"], "ints")
+            if "overflow_cycles" in t:
+                t["overflow_cycles"] = self.take(t["overflow_cycles"], "cycles")
+            spikes = t.get("spikes")
+            if isinstance(spikes, dict) and "recorded" in spikes:
+                spikes["recorded"] = self.take(spikes["recorded"], "rows")
         rt = doc.get("thread")
         for t in rt.values() if isinstance(rt, dict) else ():
             if isinstance(t, dict) and "histogram" in t:

@@ -36,9 +36,28 @@ _SENTINEL_MIN = 1000000
 # Values (commas) in one JSON file outside its lifted histograms: each costs ~400 bytes in json's tree
 # (and the checks), so this keeps a file under ~400 MB.
 MAX_JSON_VALUES = 800_000
-# Values in histograms and block maxima read into arrays (4 or 8 bytes each), which the gates then walk
-# bucket by bucket: a 24 h result of 256 threads with 3,000 buckets each (a long tail) holds 2.35 million.
-MAX_JSON_HISTOGRAM_VALUES = 3_000_000
+# Values in histograms, block maxima, overflow cycles and spikes read into arrays (4 or 8 bytes each): the most a
+# real result holds.
+# rtgate-sampler (sampler/histogram.c, maxima.c, out_json.c), per thread, for any duration:
+# - histogram: its non-zero buckets, [lo, hi, count] each. 1-unit buckets up to 2^14 us (2^17 ns; with -h N up
+#   to N <= 1,000,000: 2^20), then 128 a power of two up to 2^24 us (2^34 ns), then one open bucket: 17,665
+#   buckets in us by default, 1,050,881 at most (-N -h 1000000), 3 values each;
+# - the rt-tests view (only with -h N): one "latency": count per non-zero bucket below N, 2 values each;
+# - block maxima: at most BLOCK_CAP = 4096 however long the run (full, neighbours merge and blocks double);
+# - overflow cycles (with -h N): the cycle numbers of samples >= N, at most N; spikes (with --spike): at most
+#   --spike-nodes <= 1,000,000 records [cycle, latency, time], 3 values each.
+# A run longer than ~18 s (17,665 cycles of 1 ms) can fill every bucket, so duration does not bound it: 1024
+# threads of 17,665 buckets and 4096 maxima are 58.5 million values, ~350 MB of JSON. What bounds a real file
+# is the 64 MiB every result is held to (parsers/__init__.py): in the sampler's printf formats, the densest
+# real file gives each thread 4096 one-digit maxima ("7, ": 3 bytes a value), then its cheapest buckets from 0 up
+# ("[12, 13, 1], ": 13 bytes for 3 values), overflow cycles ("12, ": 4 bytes) and spikes ("[12, 7, 5], ", its
+# time taken as one digit), the costliest last (the -h view costs more a value than its bucket): 16,164,716
+# values in 64 MiB, 14,217,154 without overflow cycles and spikes (benchmarks/README.md; upper bounds: a
+# thread's ~0.6 KB of other fields is not counted, nor that a spike's time has 7 digits or more). A 7-day run
+# at -i 1000 has 605 million cycles a thread: duration never binds. cyclictest's JSON ("12": 1 on a line of its
+# own, 2 values in >= 16 bytes) holds fewer. Above this the input is no result (denser JSON than the sampler
+# writes): refused when the arrays read reach it (each array's commas are counted before it is read).
+MAX_JSON_HISTOGRAM_VALUES = 16_170_000
 
 
 def parse(path: Path) -> RunResult:
@@ -68,7 +87,8 @@ def _read_document(path: Path, text: str) -> Any:
     document cannot be decoded or a lifted array sits where no histogram belongs, the whole text is
     decoded as before, so errors name the same column and key.
     """
-    lifted = Lift(text, MAX_JSON_HISTOGRAM_VALUES, 3 * MAX_COLUMNS)  # a thread: two histograms, block maxima
+    # a thread: two histograms, block maxima, overflow cycles, spikes
+    lifted = Lift(text, MAX_JSON_HISTOGRAM_VALUES, 5 * MAX_COLUMNS)
     _check_size(path, lifted.rest.count(","), lifted.values)
     if lifted.arrays:
         try:
@@ -101,8 +121,8 @@ def _check_thread_count(path: Path, doc: dict[str, Any]) -> None:
 def _check_size(path: Path, values: int, lifted: int) -> None:
     if lifted > MAX_JSON_HISTOGRAM_VALUES:  # first: the lift stops there, leaving the rest in the text
         raise ResultsError(
-            f"more than {MAX_JSON_HISTOGRAM_VALUES} histogram values: more than a real run's JSON holds "
-            "(256 threads of 3,000 buckets hold 2.35 million)",
+            f"more than {MAX_JSON_HISTOGRAM_VALUES} histogram values (with block maxima, overflow cycles and "
+            "spikes): more than a real run's JSON of 64 MiB holds",
             path=str(path),
         )
     if values > MAX_JSON_VALUES:
