@@ -14,7 +14,7 @@ from itertools import accumulate, chain, compress, islice, takewhile
 from operator import gt
 from typing import Any, overload
 
-UNIT_SCALE = {"us": 1, "ns": 1000}  # units per microsecond
+from rtgate.core.units import UNIT_SCALE
 
 
 def compact_ints(values: Iterable[int]) -> array[int]:

@@ -9,18 +9,18 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from rtgate.core.model import RunResult
-from rtgate.core.recorded import recorded_environment
-from rtgate.core.thread_plan import planned_cpus
 from rtgate.errors import RtgateError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # `history compare` and `trend` load this module but not the results model
+    from rtgate.core.model import RunResult
     from rtgate.core.thresholds import ThresholdFile
     from rtgate.history.store import HistoryDB
 
 
 def kernel_facts(run: RunResult) -> tuple[str | None, str | None]:
     """The kernel release and preemption model the results recorded, when they did."""
+    from rtgate.core.recorded import recorded_environment
+
     env = recorded_environment(run)
     system = env.get("system") or {}
     sysinfo = env.get("sysinfo") or {}
@@ -67,6 +67,8 @@ def add_run(
         from rtgate.core.setup import evaluate_measured
 
         verdicts = evaluate_measured(m, run, duration_s=duration_s)
+    from rtgate.core.thread_plan import planned_cpus
+
     config = config or kernel_facts(run)[1]
     return db.add_run(
         run,

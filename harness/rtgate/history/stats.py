@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import math
-import random
 from functools import cache
-from statistics import median
 
 import numpy as np
 
+from rtgate.history.draws import Draws
 from rtgate.history.figures import Interval
 
 
@@ -51,15 +50,6 @@ def mann_whitney_greater(x: list[float], y: list[float]) -> float:
         return 1.0
     z = (u - m * n / 2.0 - 0.5) / math.sqrt(var)  # continuity correction
     return 0.5 * math.erfc(z / math.sqrt(2.0))
-
-
-def bootstrap_median_diff(
-    new: list[float], base: list[float], rounds: int = 2000, seed: int = 1
-) -> tuple[float, float]:
-    """A 95 % bootstrap interval of median(new) - median(base)."""
-    rng = random.Random(seed)
-    diffs = sorted(median(rng.choices(new, k=len(new))) - median(rng.choices(base, k=len(base))) for _ in range(rounds))
-    return diffs[int(0.025 * rounds)], diffs[int(0.975 * rounds) - 1]
 
 
 # --- Censoring-aware, permutation-calibrated tests ---------------------------------------------
@@ -211,10 +201,8 @@ def two_sample_adjusted(scores: list[list[float]], n_base: int, seed: int = 1) -
     if exact:
         sums = _group_sums(q, n_new)
     else:
-        chosen = np.random.default_rng(seed).random((MONTE_CARLO, n_total)).argsort(axis=1)[:, :n_new]
-        members = np.zeros((MONTE_CARLO, n_total))
-        np.put_along_axis(members, chosen, 1.0, axis=1)
-        sums = _sampled_sums(q, members)
+        members = Draws(seed).subsets(MONTE_CARLO, n_total, n_new)
+        sums = _sampled_sums(q, members.astype(float))
     return _spread_out(live, _adjusted(sums, q[:, n_base:].sum(axis=1), exact))
 
 
@@ -233,8 +221,8 @@ def paired_adjusted(scores: list[list[float]], seed: int = 1) -> tuple[list[floa
     if exact:
         sums = _group_sums(q, None)
     else:
-        signs = np.random.default_rng(seed).choice((1.0, -1.0), size=(MONTE_CARLO, pairs))
-        sums = _sampled_sums(q, (signs > 0).astype(float))
+        kept = Draws(seed).coins((MONTE_CARLO, pairs))  # the pairs left unflipped
+        sums = _sampled_sums(q, kept.astype(float))
     return _spread_out(live, _adjusted(sums, q.sum(axis=1), exact))
 
 
@@ -253,12 +241,13 @@ def paired_max_test(scores: list[list[float]], seed: int = 1) -> tuple[float, fl
 
 def _median(a: np.ndarray) -> np.ndarray:
     """np.median over the last axis, the same numbers (the mean of the two middle values of an
-    even count), without np.median's masked-array check: it imports numpy.ma, ~30 ms a command."""
+    even count), without np.median's masked-array check: it imports numpy.ma, ~30 ms a command.
+    A sort, not np.partition: numpy's vectorised sort of 2000 rows of 100 was 5x faster than its
+    selection with two middle ranks (0.5 against 2.6 ms), for the same order statistics."""
     n = a.shape[-1]
-    if n % 2:
-        return np.partition(a, n // 2, axis=-1)[..., n // 2]
-    part = np.partition(a, [n // 2 - 1, n // 2], axis=-1)
-    return (part[..., n // 2 - 1] + part[..., n // 2]) / 2.0
+    ordered = np.sort(a, axis=-1)
+    middle: np.ndarray = ordered[..., n // 2] if n % 2 else (ordered[..., n // 2 - 1] + ordered[..., n // 2]) / 2.0
+    return middle
 
 
 def _quantile(ordered: np.ndarray, q: float) -> float:
@@ -281,20 +270,31 @@ def hodges_lehmann(new: list[float], base: list[float] | None = None) -> float:
     return float(_median((a[:, None] - np.asarray(base, dtype=float)[None, :]).reshape(-1)))
 
 
+@cache
+def _resamples(seed: int, rounds: int, *sizes: int) -> tuple[np.ndarray, ...]:
+    """The bootstrap's draws of run indices, one rounds x size block per sample, from one stream:
+    the lines of a comparison share their sizes and seed, so they are drawn once (read-only)."""
+    draws = Draws(seed)
+    blocks = tuple(draws.below(n, (rounds, n)) for n in sizes)
+    for block in blocks:
+        block.flags.writeable = False
+    return blocks
+
+
 def shift_interval(
     new: list[float], base: list[float] | None = None, rounds: int = 2000, seed: int = 1
 ) -> tuple[float, float]:
     """A 95 % bootstrap interval of hodges_lehmann (runs, or pairs, resampled)."""
-    rng = np.random.default_rng(seed)
     a = np.asarray(new, dtype=float)
-    sa = a[rng.integers(0, len(a), (rounds, len(a)))]
     if base is None:
+        pick = _resamples(seed, rounds, len(a))[0]
+        sa = a[pick]
         i, j = np.triu_indices(len(a))
         est = _median((sa[:, i] + sa[:, j]) / 2.0)
     else:
         b = np.asarray(base, dtype=float)
-        sb = b[rng.integers(0, len(b), (rounds, len(b)))]
-        est = _median((sa[:, :, None] - sb[:, None, :]).reshape(rounds, -1))
+        pick_a, pick_b = _resamples(seed, rounds, len(a), len(b))
+        est = _median((a[pick_a][:, :, None] - b[pick_b][:, None, :]).reshape(rounds, -1))
     ordered = np.sort(est)
     return _quantile(ordered, 0.025), _quantile(ordered, 0.975)
 

@@ -14,16 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rtgate.core.model import UNIT_SCALE, RunResult, ThreadResult
-from rtgate.core.recorded import recorded_environment
-from rtgate.core.thread_plan import thread_name
+from rtgate.core.units import UNIT_SCALE
 from rtgate.errors import RtgateError
-from rtgate.history.backend import Backend, is_postgres_url, redacted
+from rtgate.history.backend import Backend, EarlyCheck, is_postgres_url, redacted
 from rtgate.history.drift import fingerprint
 from rtgate.safe_io import check_regular_or_absent
 
-if TYPE_CHECKING:  # the gates are not loaded to read the history (compare, trend)
+if TYPE_CHECKING:  # neither the gates nor the results model are loaded to read the history (compare, trend)
     from rtgate.core.gates import Verdict
+    from rtgate.core.model import RunResult, ThreadResult
 
 SCHEMA_VERSION = 3
 MIGRATIONS: dict[int, list[str]] = {
@@ -96,6 +95,8 @@ def thread_ids(threads: list[ThreadResult], planned: list[int | None] | None = N
 
     planned: the CPUs the threshold file places the threads on, for results that state none (the
     gates' rule, thread_plan.named_cpu): every format of one run is stored under the same names."""
+    from rtgate.core.thread_plan import thread_name
+
     cpus = (planned or []) + [None] * len(threads)
     base = [thread_name(t, c) for t, c in zip(threads, cpus)]
     names = [b if base.count(b) == 1 else f"t{t.index}-{b}" for b, t in zip(base, threads)]
@@ -124,13 +125,14 @@ def _release_filter(platform: str, measurement: str, release: str | None) -> tup
 
 
 class HistoryDB:
-    """`target`: a SQLite file name, or a postgresql://user@host:port/dbname URL."""
+    """`target`: a SQLite file name, or a postgresql://user@host:port/dbname URL; `early`: its
+    damage check, begun before (backend.EarlyCheck)."""
 
-    def __init__(self, target: str | Path) -> None:
+    def __init__(self, target: str | Path, early: EarlyCheck | None = None) -> None:
         self.path = str(target)
         if not is_postgres_url(self.path):
             check_regular_or_absent(Path(self.path))  # sqlite3 would open /dev/full or a FIFO as its database
-        self.db = Backend(self.path)
+        self.db = Backend(self.path, early)
         try:
             self._migrate()
         except self.db.errors as e:
@@ -191,6 +193,8 @@ class HistoryDB:
         pair_id: str | None = None,
         planned: list[int | None] | None = None,
     ) -> int:
+        from rtgate.core.recorded import recorded_environment
+
         scale = run.units_per_us()
         # What rtgate run recorded (machine, load, preflight), also when the results were read back from a folder.
         environment = recorded_environment(run)
