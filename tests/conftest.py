@@ -6,7 +6,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +24,9 @@ RT_TESTS = FIXTURES / "rt-tests"
 IS_ROOT = os.geteuid() == 0
 # Real-time priority and locked memory where we may have them (CI runs as root).
 RT_OPTS = ["-p", "80", "-m"] if IS_ROOT else []
+# The devices of the suite's LAVA instance (lava_server below): QEMU boards, and boards that are shells on the worker.
+LAVA_QEMU_DEVICES = ["rtgate-qemu-01", "rtgate-qemu-02", "rtgate-qemu-03"]
+LAVA_SHELL_BOARDS = 6
 
 
 def _required(tool: str, package: str) -> str:
@@ -80,3 +87,63 @@ def sampler_child_of(pid: int) -> bool:
         if name == "rtgate-sampler" and int(fields[1]) == pid:
             return True
     return False
+
+
+@pytest.fixture(scope="session")
+def static_sampler(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """rtgate-sampler linked statically, as a board without our build's libraries runs it (the LAVA tests' initramfs):
+    built once a session."""
+    build = tmp_path_factory.mktemp("static-sampler") / "build"
+    for argv in (
+        ["meson", "setup", str(build), str(ROOT), "-Dstatic=true", "-Dharness=disabled", "-Dunit_tests=false"],
+        ["meson", "compile", "-C", str(build)],
+    ):
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, (argv, r.stdout[-3000:], r.stderr[-3000:])
+    return build / "sampler" / "rtgate-sampler"
+
+
+@pytest.fixture(scope="session")
+def lava_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The suite's one LAVA instance (tests/lava/server.py: lava-server, lava-publisher, lava-scheduler, a
+    lava-worker), started on first use and stopped at the end of the session: LAVA_QEMU_DEVICES (stock qemu,
+    TCG) and LAVA_SHELL_BOARDS devices lab-000... that are shells on the worker (tests/lava/local_shell.py).
+    Every LAVA test shares it: each start costs a database and five daemons."""
+    _required("lava-server", "lava-server")
+    _required("lava-worker", "lava-dispatcher")
+    _required("pg_ctlcluster", "postgresql")
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "lava"))
+    from local_shell import shell_devices
+    from server import LavaSetupError, LocalLava
+
+    shells = shell_devices(tmp_path_factory.mktemp("lava-shells"), LAVA_SHELL_BOARDS)
+    server = LocalLava(
+        base=tmp_path_factory.mktemp("lava-server"),
+        devices=LAVA_QEMU_DEVICES + list(shells),
+        device_dicts=shells,
+        # libguestfs, which builds LAVA's overlay disk for a QEMU board, boots a VM of its own: TCG too.
+        worker_env={"LIBGUESTFS_BACKEND_SETTINGS": "force_tcg"},
+        access_log=True,  # what rtgate asked the server, for tests/system/test_lava_lab_scale.py
+    )
+    started = time.monotonic()
+    # A CI timeout sends SIGTERM: make it an interrupt, so the teardown below still stops everything.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        server.start()
+    except BaseException as e:
+        logs = server.logs()
+        server.stop()
+        signal.signal(signal.SIGTERM, previous)
+        if isinstance(e, (LavaSetupError, subprocess.TimeoutExpired, OSError)):
+            pytest.fail(f"the local LAVA instance did not come up: {e}\n{logs}")
+        raise
+    print(f"\nlocal LAVA up in {time.monotonic() - started:.0f} s at {server.url}")
+    try:
+        yield server
+    finally:
+        server.stop()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")

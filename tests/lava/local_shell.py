@@ -126,16 +126,24 @@ def most_in_a_minute(times: list[float]) -> int:
 def local_lab(base: Path, boards: int, seconds: int, sampler: str, rtgate_sh: Path) -> tuple[LocalLava, Path]:
     """The LAVA instance (not started yet) with `boards` devices, and a lab file with one board per
     device, each measuring `seconds`."""
+    devices = shell_devices(base, boards)
+    lava = LocalLava(base=base / "server", devices=list(devices), device_dicts=devices, access_log=True)
+    return lava, lab_file(base, boards, seconds, sampler, rtgate_sh)
+
+
+def shell_devices(base: Path, boards: int) -> dict[str, str]:
+    """`boards` devices lab-000, lab-001... that are shells on the worker: {name: device dictionary}.
+    The shells' working directories go under `base`."""
     shells = base / "shells"
     shells.mkdir(parents=True)
     rc = base / "shell.rc"
     rc.write_text(RC.format(prompt=PROMPT, shells=shells))
-    lava = LocalLava(
-        base=base / "server",
-        devices=[f"lab-{i:03d}" for i in range(boards)],
-        device_dict=DEVICE_DICT.format(rc=rc),
-        access_log=True,
-    )
+    return {f"lab-{i:03d}": DEVICE_DICT.format(rc=rc) for i in range(boards)}
+
+
+def lab_file(base: Path, boards: int, seconds: int, sampler: str, rtgate_sh: Path) -> Path:
+    """A lab file with one board per device of shell_devices(), each measuring `seconds`."""
+    base.mkdir(parents=True, exist_ok=True)
     (base / "bench.yaml").write_text(SPEC.format(seconds=seconds))
     # Quoted: the checkout's path may hold a blank.
     (base / "local-shell.jinja2").write_text(TEMPLATE.replace("@SCRIPT@", shlex.quote(str(rtgate_sh))))
@@ -153,4 +161,4 @@ def local_lab(base: Path, boards: int, seconds: int, sampler: str, rtgate_sh: Pa
     }
     path = base / "lab.yaml"
     path.write_text(json.dumps(lab))
-    return lava, path
+    return path

@@ -9,55 +9,32 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from conftest import IS_ROOT, ROOT
+from conftest import IS_ROOT, LAVA_SHELL_BOARDS, ROOT
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lava"))
-from local_shell import kind, local_lab, requests_of
-from server import LavaSetupError, LocalLava
+from local_shell import kind, lab_file, requests_of
+from server import LocalLava
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not IS_ROOT, reason="lava-server and lava-run need root")]
 
-BOARDS = 6
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
+BOARDS = LAVA_SHELL_BOARDS
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory, tool: Any) -> Iterator[tuple[LocalLava, Path]]:
-    tool("lava-server", "lava-server")
-    tool("lava-worker", "lava-dispatcher")
-    tool("pg_ctlcluster", "postgresql")
+def lab(lava_server: LocalLava, tmp_path_factory: pytest.TempPathFactory) -> tuple[LocalLava, Path]:
+    """The suite's LAVA instance (tests/conftest.py) and a lab file with one board per shell device."""
     sampler = shutil.which("rtgate-sampler", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     assert sampler, "rtgate-sampler is installed with the package"
-    lava, path = local_lab(tmp_path_factory.mktemp("lab-scale"), BOARDS, 2, sampler, ROOT / "lava-defs" / "rtgate.sh")
-    previous = signal.signal(signal.SIGTERM, _interrupt)  # a CI timeout still stops every daemon
-    try:
-        lava.start()
-    except BaseException as e:
-        logs = lava.logs()
-        lava.stop()
-        signal.signal(signal.SIGTERM, previous)
-        if isinstance(e, (LavaSetupError, subprocess.TimeoutExpired, OSError)):
-            pytest.fail(f"the local LAVA instance did not come up: {e}\n{logs}")
-        raise
-    try:
-        yield lava, path
-    finally:
-        lava.stop()
-        signal.signal(signal.SIGTERM, previous)
+    path = lab_file(tmp_path_factory.mktemp("lab-scale"), BOARDS, 2, sampler, ROOT / "lava-defs" / "rtgate.sh")
+    return lava_server, path
 
 
 def test_one_list_query_per_tick_follows_every_board(lab: tuple[LocalLava, Path], tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ PROCESS_MODULES = {"subprocess", "multiprocessing", "pty", "concurrent", "asynci
 OS_PROCESS_CALLS = {"system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp"}
 OS_PROCESS_PREFIXES = ("exec", "spawn")
 # Fixtures that start a process (pytester can run pytest in a child) or hand out a tool to run.
-PROCESS_FIXTURES = {"sampler", "cyclictest", "tool", "pytester", "testdir"}
+PROCESS_FIXTURES = {"sampler", "static_sampler", "cyclictest", "tool", "pytester", "testdir"}
 # Helpers from tests/conftest.py and tests/ that run something.
 PROCESS_HELPERS = {"run_tool", "injector", "history_live", "record_injected"}
 

@@ -309,6 +309,9 @@ class _Stop(Exception):
 # the requests a minute do not grow with the boards; the tick stretches so that they stay under
 # MAX_POLLS_PER_MINUTE, and backs off while the server does not answer.
 MAX_POLLS_PER_MINUTE = 30
+# After cancelling: when to look whether LAVA kept each cancel (see _check_cancels), seconds apart.
+CANCEL_CHECKS_S = (0.5, 1.0, 2.0)
+UNCANCELLED_STATES = {"Submitted", "Scheduling", "Scheduled", "Running"}  # Canceling or Finished: kept
 MAX_BACKOFF_S = 120.0
 
 
@@ -418,18 +421,46 @@ def _abandon(
     runs: list[BoardRun], server: LavaServer, progress: Callable[[str], None], why: str, by_signal: bool
 ) -> None:
     """Stopped: cancel what still runs, and give every board its verdicts."""
+    live = [run for run in runs if run.state != FINAL and run.job_id is not None]
+    for run in live:
+        _say(progress, run.board, f"stopped by {why}: cancelling job {run.job_id}")
+        _cancel(server, run, progress)
+    if live:
+        _check_cancels(live, server, progress)
     for run in runs:
         if run.state == FINAL:
             if not run.verdicts:  # the signal came while its results were being read
                 collect(server, run)
             continue
-        if run.job_id is not None:
-            _say(progress, run.board, f"stopped by {why}: cancelling job {run.job_id}")
-            try:
-                server.cancel(run.job_id)
-            except LavaApiError as e:
-                _say(progress, run.board, f"cannot cancel job {run.job_id}: {e}")
         collect(server, run, stopped_by=why, by_signal=by_signal)
+
+
+def _cancel(server: LavaServer, run: BoardRun, progress: Callable[[str], None]) -> None:
+    try:
+        server.cancel(run.job_id or 0)
+    except LavaApiError as e:
+        _say(progress, run.board, f"cannot cancel job {run.job_id}: {e}")
+
+
+def _check_cancels(runs: list[BoardRun], server: LavaServer, progress: Callable[[str], None]) -> None:
+    """Cancel again a job LAVA shows queued or running after its cancel. LAVA's scheduler can undo a
+    cancel: it reads a Submitted job, and its save of that job as Scheduled (schedule_jobs_for_device
+    in lava_scheduler_app/scheduler.py: no row lock, every column written) can land after the
+    cancel has ended the job, which then runs to its end on the board. Seen within a second of a
+    submission on a LAVA with lava-publisher; checked a few times, a little longer apart each."""
+    ids = [run.job_id for run in runs if run.job_id is not None]
+    for pause in CANCEL_CHECKS_S:
+        time.sleep(pause)
+        try:
+            jobs = server.jobs(ids)
+        except LavaApiError as e:
+            _say_lab(progress, f"cannot check that {len(ids)} jobs were cancelled: {e}")
+            return
+        for run in runs:
+            state = jobs.get(run.job_id or 0, {}).get("state")
+            if state in UNCANCELLED_STATES:
+                _say(progress, run.board, f"job {run.job_id} is {state} after its cancel: cancelling it again")
+                _cancel(server, run, progress)
 
 
 def board_runs(runs: list[BoardRun]) -> list[tuple[str, Any]]:
