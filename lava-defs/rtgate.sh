@@ -142,6 +142,15 @@ expand_cpus() {
 	done
 }
 
+# "1 1 2" -> "1 2": a CPU named twice is one CPU
+each_once() {
+	out=""
+	for w in $1; do
+		case " $out " in *" $w "*) ;; *) out="${out:+$out }$w" ;; esac
+	done
+	printf '%s' "$out"
+}
+
 read_file() { # first line of a file, or nothing; NUL bytes (devicetree strings) become spaces
 	[ -r "$1" ] && head -c 4096 "$1" 2>/dev/null | tr '\000\n' '  ' | sed 's/ *$//'
 }
@@ -315,8 +324,9 @@ unique_tasks() {
 rt_map="" rt_before="" rt_during="" rt_after="" # the tasks seen before, while and after the sampler ran
 # shellcheck disable=SC2317 # run_child's watch while the sampler runs (its own threads are not competitors)
 watch_rt() {
-	rt_during="$rt_during$(rt_competitors "$1")
-"
+	found=$(rt_competitors "$1")
+	[ -z "$found" ] || rt_during=$(unique_tasks "$rt_during
+$found") # each once: a competitor seen every second for hours must not grow the list
 }
 
 # ---------------------------------------------------------------- what would spoil the measurement
@@ -479,7 +489,8 @@ fi
 # ---------------------------------------------------------------- the loads
 
 # RTGATE_LOAD: ';'-separated key=value fields; a kind= field after a load's own kind starts the next
-# load. Several loads run together as measure/load.py's Loads runs them: started together, warmed
+# load, written kind=+<kind> (an older rtgate.sh, which ran one load, then refuses "+<kind>" as an
+# unknown kind instead of running only the last load). Several loads run together as measure/load.py's Loads runs them: started together, warmed
 # up together (the longest warm-up), each held to its own level, stopped together.
 load_specs="" # one load's fields a line
 if [ -n "$RTGATE_LOAD" ]; then
@@ -498,6 +509,8 @@ if [ -n "$RTGATE_LOAD" ]; then
 				if [ -n "$has_kind" ]; then
 					load_specs="$load_specs
 "
+				elif [ -n "$load_specs" ]; then # fields before the first kind= are the first load's
+					load_specs="$load_specs;"
 				fi
 				has_kind=1
 				;;
@@ -525,7 +538,7 @@ load_parse() {
 	while [ $# -gt 2 ]; do
 		value=${1#*=}
 		case ${1%%=*} in
-			kind) load_kind=$value ;;
+			kind) load_kind=${value#+} ;;
 			cpus) load_cpus=$value ;;
 			warmup) load_warmup=$value ;;
 			workers) load_workers=$value ;;
@@ -551,7 +564,7 @@ load_parse() {
 			[ -n "$others" ] || [ -z "$load_check" ] ||
 				problem "the load goes on the other CPUs, but the measurement uses every CPU (set load cpus: measured or all)"
 			;;
-		*) load_cpus=$(expand_cpus "$load_cpus") ;;
+		*) load_cpus=$(each_once "$(expand_cpus "$load_cpus")") ;;
 	esac
 	load_list=$(json_list "$load_cpus" | tr -d '[]')
 	ncpus=0
@@ -616,13 +629,14 @@ nth() {
 check_load() { :; }
 for_each_load check_load check
 
-# Ticks of the load's CPUs from /proc/stat: "busy total" (guest time is inside user already; idle,
-# iowait and steal, time the load did not run, are not busy). Their total is the time elapsed.
+# Ticks of the load's CPUs from /proc/stat: "busy total cpus" (guest time is inside user already;
+# idle, iowait and steal, time the load did not run, are not busy), cpus the lines found (online,
+# each once): total / cpus is the time elapsed. printf: mawk 1.3.3 prints sums above 2^31 as %.6g.
 cpu_ticks() {
 	LC_ALL=C awk -v want=" $1 " '$1 ~ /^cpu[0-9]+$/ && index(want, " " substr($1, 4) " ") {
 		t = 0; for (i = 2; i <= 9 && i <= NF; i++) t += $i
-		busy += t - $5 - $6 - $9; total += t
-	} END { print busy + 0, total + 0 }' /proc/stat
+		busy += t - $5 - $6 - $9; total += t; n++
+	} END { printf "%.0f %.0f %d\n", busy, total, n }' /proc/stat
 }
 
 # CPU ticks (user + system, with reaped children's) of a load's processes: its leader ($1) and the
@@ -791,14 +805,15 @@ judge_load() {
 	load_reached="" load_problem=""
 	# shellcheck disable=SC2086
 	set -- $load_marks
-	shift $((i * 3))
+	shift $((i * 4))
 	p0=$1 t0=$3
 	# shellcheck disable=SC2086
 	set -- $load_ends
-	shift $((i * 4))
-	p1=$1 t1=$3 alive=$4
+	shift $((i * 5))
+	p1=$1 t1=$3 cpus=$4 alive=$5
 	if [ -z "$load_min_ops" ]; then
-		load_reached=$(echo "$p0 $t0 $p1 $t1 $ncpus" | awk '{ d = $4 - $2; printf "%.1f", (d > 0 ? 100 * ($3 - $1) * $5 / d : 0) }')
+		# The load's CPU time over the time elapsed (its CPUs' ticks per CPU), as rtgate run's cpu_percent
+		load_reached=$(echo "$p0 $t0 $p1 $t1 $cpus" | awk '{ d = $4 - $2; printf "%.1f", (d > 0 ? 100 * ($3 - $1) * $5 / d : 0) }')
 	elif [ -r "$load_yaml" ]; then
 		load_reached=$(awk '/bogo-ops-per-second-real-time:/ { s += $2; n++ } END { if (n) printf "%g", s }' "$load_yaml")
 	fi

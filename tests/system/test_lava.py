@@ -579,4 +579,4 @@ def test_several_loads_reach_the_job_each_from_its_kind(tmp_path: Path) -> None:
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     job = (tmp_path / "j.yaml").read_text()
-    assert "kind=cpu;cpus=others;warmup=2;per_worker=25;kind=memory;cpus=others;warmup=2;size=64M;per_worker=25" in job
+    assert "kind=cpu;cpus=others;warmup=2;per_worker=25;kind=+memory;cpus=others;warmup=2;size=64M;per_worker=25" in job

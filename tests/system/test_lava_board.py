@@ -45,6 +45,10 @@ measurements:
     sampler: {duration: 2s, threads: [{name: a, cpus: [0], priority: 80}]}
     load: {kind: custom, command: [md5sum, /dev/zero, MARKER], min_cpu_percent: 150, warmup_seconds: 1}
     gates: [{name: max, kind: max, limit_us: 10000000}]
+  doubled:
+    sampler: {duration: 2s, threads: [{name: a, cpus: [0], priority: 80}]}
+    load: {kind: custom, cpus: [1, 1], command: [md5sum, /dev/zero, MARKER], min_cpu_percent: 150, warmup_seconds: 1}
+    gates: [{name: max, kind: max, limit_us: 10000000}]
   required:
     require: {preempt_rt: true, architecture: aarch64, compatible: 'acme,imx8', cpu_count: 4}
     sampler: {duration: 2s, threads: [{name: a, cpus: [0], priority: 80}]}
@@ -139,6 +143,15 @@ def test_a_level_not_reached_makes_every_gate_error(board: Path, sampler: str) -
     out, got, env = run_board(board, "unreachable", sampler)
     assert got == {"max-cpu0": "fail"}, out  # measured, then ERROR: LAVA shows fail, never pass
     assert "rtgate: ERROR unreachable/max[cpu0]: invalid: the custom load reached" in out
+    assert "below its level of 150" in env["load"]["problem"]
+    assert not marker_processes(board)
+
+
+def test_a_cpu_named_twice_is_one_cpu_of_time(board: Path, sampler: str) -> None:
+    """One process on one CPU reaches at most 100 %: a CPU listed twice must not count its time twice."""
+    out, got, env = run_board(board, "doubled", sampler)
+    assert got == {"max-cpu0": "fail"}, out
+    assert env["load"]["cpus"] == [1] and env["load"]["level"]["reached"] <= 110, env["load"]
     assert "below its level of 150" in env["load"]["problem"]
     assert not marker_processes(board)
 

@@ -38,12 +38,12 @@ def test_several_loads_follow_one_another_each_from_its_kind(tmp_path: Path) -> 
     value = load_param(m)
     assert value == (
         "kind=cpu;cpus=others;warmup=2;per_worker=25;"
-        "kind=memory;cpus=others;warmup=3;size=128M;per_worker=25;"
-        "kind=custom;cpus=others;warmup=2;min_cpu=20;command=md5sum /dev/zero"
+        "kind=+memory;cpus=others;warmup=3;size=128M;per_worker=25;"
+        "kind=+custom;cpus=others;warmup=2;min_cpu=20;command=md5sum /dev/zero"
     )
     # Nothing LAVA's NAME='value' or Fuego's quoting would break: no quote, backslash, '$' or newline.
     assert not set(value) & set("'\"\\$`\n")
-    assert [f for f in value.split(";") if f.startswith("kind=")] == ["kind=cpu", "kind=memory", "kind=custom"]
+    assert [f for f in value.split(";") if f.startswith("kind=")] == ["kind=cpu", "kind=+memory", "kind=+custom"]
 
 
 @pytest.mark.parametrize(
@@ -61,6 +61,18 @@ def test_no_competing_rt_carries_the_samplers_priority_per_cpu(tmp_path: Path, t
     body = f"    require: {{no_competing_rt: true, preempt_rt: true}}\n    sampler: {{duration: 5s, {threads}}}\n"
     m = measurement(tmp_path, body)
     assert require_param(m) == f"no_competing_rt={value};preempt_rt=true"
+
+
+def test_no_competing_rt_judges_at_the_priority_the_sampler_runs_at(tmp_path: Path) -> None:
+    """--rt-priority lowers the sampler's priority: a task between the two competes on the board."""
+    body = (
+        "    require: {no_competing_rt: true}\n"
+        "    sampler: {duration: 5s, threads: [{name: a, cpus: [0], priority: 90}]}\n"
+    )
+    m = measurement(tmp_path, body)
+    params = board_params(m, None, rt_priority=40)
+    assert params["RTGATE_REQUIRE"] == "no_competing_rt=0:40" and params["PRIORITY"] == "40"
+    assert board_params(m, None)["RTGATE_REQUIRE"] == "no_competing_rt=0:90"
 
 
 def test_no_competing_rt_false_is_no_requirement(tmp_path: Path) -> None:

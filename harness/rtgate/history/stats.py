@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -270,7 +270,7 @@ def hodges_lehmann(new: list[float], base: list[float] | None = None) -> float:
     return float(_median((a[:, None] - np.asarray(base, dtype=float)[None, :]).reshape(-1)))
 
 
-@cache
+@lru_cache(maxsize=8)  # a comparison's few sample sizes; bounded for a caller of many
 def _resamples(seed: int, rounds: int, *sizes: int) -> tuple[np.ndarray, ...]:
     """The bootstrap's draws of run indices, one rounds x size block per sample, from one stream:
     the lines of a comparison share their sizes and seed, so they are drawn once (read-only)."""

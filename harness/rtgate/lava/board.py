@@ -94,8 +94,11 @@ def named_values(args: str) -> dict[str, str]:
 
 
 def load_param(m: Measurement) -> str:
-    """RTGATE_LOAD: the loads as rtgate.sh runs them ('' for none), each starting at its kind= field."""
-    return ";".join(_one_load(m, spec) for spec in m.loads if spec.kind != "none")
+    """RTGATE_LOAD: the loads as rtgate.sh runs them ('' for none), each starting at its kind= field;
+    a later load's is kind=+<kind>: an rtgate.sh older than several loads refuses that kind (every gate
+    ERROR) where it would have run only the last load."""
+    loads = [_one_load(m, spec) for spec in m.loads if spec.kind != "none"]
+    return ";".join(load if i == 0 else load.replace("kind=", "kind=+", 1) for i, load in enumerate(loads))
 
 
 def _one_load(m: Measurement, spec: LoadSpec) -> str:
@@ -125,14 +128,17 @@ def _one_load(m: Measurement, spec: LoadSpec) -> str:
     return ";".join(fields)
 
 
-def sampler_priorities(m: Measurement) -> str:
+def sampler_priorities(m: Measurement, rt_priority: int | None = None) -> str:
     """no_competing_rt's value: per CPU a thread may run on, the thread's real-time priority as other
     real-time tasks see it (0 for a non-real-time policy), as "cpu:priority" joined by ','; "all"
     for a thread that may run on any CPU (`cpus: all`, or not pinned). rtgate.sh keeps each CPU's
-    lowest, as ThreadPlan.priorities does: a task at or above it there can preempt the sampler."""
+    lowest, as ThreadPlan.priorities does: a task at or above it there can preempt the sampler.
+    `rt_priority` (`--rt-priority`, one real-time group: compiled_args refuses others) replaces the file's."""
     pairs: list[str] = []
     for g in m.sampler.threads:
         prio = g.priority if g.policy in RT_POLICIES else 0
+        if rt_priority is not None:
+            prio = rt_priority
         if isinstance(g.cpus, list) and g.cpus:  # its threads go round its CPUs (thread_plan._build)
             where: list[int | str] = list(g.cpus[: g.count if g.count is not None else len(g.cpus)])
         else:
@@ -141,8 +147,8 @@ def sampler_priorities(m: Measurement) -> str:
     return ",".join(pairs)
 
 
-def require_param(m: Measurement) -> str:
-    """RTGATE_REQUIRE: each requirement as key=value ('' for none)."""
+def require_param(m: Measurement, rt_priority: int | None = None) -> str:
+    """RTGATE_REQUIRE: each requirement as key=value ('' for none); `rt_priority` as compiled_args takes it."""
     fields = []
     for key, value in m.require.items():
         if key not in BOARD_REQUIREMENTS:
@@ -152,7 +158,7 @@ def require_param(m: Measurement) -> str:
             )
         if key == "no_competing_rt":
             if value:
-                fields.append(f"{key}={sampler_priorities(m)}")
+                fields.append(f"{key}={sampler_priorities(m, rt_priority)}")
         elif isinstance(value, bool):
             if value:
                 fields.append(f"{key}=true")
@@ -188,7 +194,7 @@ def board_params(m: Measurement, duration_s: int | None, rt_priority: int | None
         "RTGATE_ARGS": args,
         "RTGATE_MEASUREMENT": m.name,
         "RTGATE_LOAD": load_param(m),
-        "RTGATE_REQUIRE": require_param(m),
+        "RTGATE_REQUIRE": require_param(m, rt_priority),
         "RTGATE_MEASURED_CPUS": measured_cpus_param(m),
     }
     params.update(named_values(args))
