@@ -122,11 +122,11 @@ def test_preflight_of_a_measurement_is_doctors(tmp_path: Path) -> None:
 def test_the_rt_scan_reads_only_tasks_that_may_be_real_time() -> None:
     """scan's one-system-call filter: this (SCHED_OTHER) process is skipped; a task it cannot ask about
     (ended, or never was) is read and judged as before, never silently dropped."""
-    from rtgate.measure.rt_tasks import _may_be_rt
+    from rtgate.measure.machine import may_be_rt
 
     assert os.sched_getscheduler(0) == os.SCHED_OTHER
-    assert not _may_be_rt(os.getpid())
-    assert _may_be_rt(2**22 + 1)  # above pid_max's ceiling: no such task
+    assert not may_be_rt(os.getpid())
+    assert may_be_rt(2**22 + 1)  # above pid_max's ceiling: no such task
 
 
 def test_a_load_group_is_alive_while_any_member_is() -> None:

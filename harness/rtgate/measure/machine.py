@@ -152,16 +152,17 @@ def _pm_qos_holders(r: _Reader, procs: list[tuple[int, str, str]]) -> list[dict[
     return holders
 
 
-_PF_KTHREAD = 0x00200000
-_RT_POLICIES = {1: "FIFO", 2: "RR", 6: "DEADLINE"}
+PF_KTHREAD = 0x00200000  # a /proc/<pid>/stat flag: a kernel thread
+RT_POLICIES = {1: "FIFO", 2: "RR", 6: "DEADLINE"}  # sched_setscheduler's numbers
 _SCHED_RESET_ON_FORK = 0x40000000
 
 
-def _may_be_rt(pid: int) -> bool:
-    """One system call instead of a /proc/<pid>/stat read, on the live machine: a process that is not
-    real-time now is skipped; one that is, or has ended, is read and judged from its stat."""
+def may_be_rt(tid: int) -> bool:
+    """One system call, not a /proc/<pid>/stat read (the kernel formats 52 fields for that), on the live
+    machine: a task that is not real-time now is skipped; one that is, or has ended, is read and judged
+    from its stat."""
     try:
-        return (os.sched_getscheduler(pid) & ~_SCHED_RESET_ON_FORK) in _RT_POLICIES
+        return (os.sched_getscheduler(tid) & ~_SCHED_RESET_ON_FORK) in RT_POLICIES
     except OSError:
         return True
 
@@ -175,7 +176,7 @@ def _rt_kernel_threads(r: _Reader, procs: list[tuple[int, str, str]]) -> list[di
     live = r.base == ""
     found = []
     for pid, comm, d in procs:
-        if live and not _may_be_rt(pid):
+        if live and not may_be_rt(pid):
             continue
         try:
             with open(f"{d}/stat") as f:
@@ -183,8 +184,8 @@ def _rt_kernel_threads(r: _Reader, procs: list[tuple[int, str, str]]) -> list[di
             flags, priority, policy = int(fields[6]), int(fields[37]), int(fields[38])
         except (OSError, ValueError, IndexError):
             continue  # gone since the listing, or not a stat line
-        if flags & _PF_KTHREAD and policy in _RT_POLICIES:
-            found.append({"comm": comm, "pid": pid, "policy": _RT_POLICIES[policy], "priority": priority})
+        if flags & PF_KTHREAD and policy in RT_POLICIES:
+            found.append({"comm": comm, "pid": pid, "policy": RT_POLICIES[policy], "priority": priority})
     return sorted(found, key=lambda t: (-t["priority"], t["comm"], t["pid"]))
 
 

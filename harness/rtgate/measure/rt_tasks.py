@@ -13,10 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rtgate.core.validity import describe_task
-from rtgate.measure.machine import parse_cpulist
-
-_POLICIES = {1: "FIFO", 2: "RR", 6: "DEADLINE"}
-_PF_KTHREAD = 0x00200000
+from rtgate.measure.machine import PF_KTHREAD, RT_POLICIES, may_be_rt, parse_cpulist
 
 # Kernel threads every (RT) kernel runs per CPU or per interrupt: a latency figure includes them
 # by design, so they are not noise. Matched on kernel threads only (a user task can take any name).
@@ -75,18 +72,6 @@ def _tasks(proc: str) -> list[tuple[int, int]]:
     return sorted(out)
 
 
-_SCHED_RESET_ON_FORK = 0x40000000
-
-
-def _may_be_rt(tid: int) -> bool:
-    """One system call, not a /proc read (the kernel formats 52 fields of stat for that): a task
-    that is not real-time now is skipped; one that is, or has ended, is read and judged below."""
-    try:
-        return (os.sched_getscheduler(tid) & ~_SCHED_RESET_ON_FORK) in _POLICIES
-    except OSError:
-        return True
-
-
 def scan(priorities: dict[int, int], own_pids: set[int] | None = None, root: Path = Path("/")) -> list[RtTask]:
     """Every RT task that may preempt a sampler thread: on a CPU of `priorities` at or above its priority."""
     own = own_pids or set()
@@ -94,7 +79,7 @@ def scan(priorities: dict[int, int], own_pids: set[int] | None = None, root: Pat
     proc = str(root / "proc")
     live = str(root) == "/"
     for pid, tid in _tasks(proc):
-        if live and not _may_be_rt(tid):
+        if live and not may_be_rt(tid):
             continue
         base = f"{proc}/{pid}/task/{tid}"
         try:
@@ -102,7 +87,7 @@ def scan(priorities: dict[int, int], own_pids: set[int] | None = None, root: Pat
                 text = f.read()
             fields = text[text.rindex(")") + 2 :].split()
             policy = int(fields[38])  # field 41 of proc(5); fields[0] is field 3 (state)
-            if policy not in _POLICIES:
+            if policy not in RT_POLICIES:
                 continue
             comm = text[text.index("(") + 1 : text.rindex(")")]
             rt_priority, flags = int(fields[37]), int(fields[6])
@@ -112,12 +97,12 @@ def scan(priorities: dict[int, int], own_pids: set[int] | None = None, root: Pat
             continue  # the task ended while we looked
         m = re.search(r"^Cpus_allowed_list:\s*(\S+)", status, re.M)
         cpus = parse_cpulist(m.group(1)) if m else []
-        name = _POLICIES[policy]
+        name = RT_POLICIES[policy]
         prio = None if name == "DEADLINE" else rt_priority
         on = [c for c in sorted(priorities) if c in cpus and (prio is None or prio >= priorities[c])]
         if not on:
             continue
-        kernel = bool(flags & _PF_KTHREAD)
+        kernel = bool(flags & PF_KTHREAD)
         found.append(
             RtTask(
                 pid=pid,
