@@ -13,6 +13,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ import pytest
 from conftest import IS_ROOT
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rtkernel"))
-from guest import boot, rt_kernel
+from guest import MARK, boot, rt_kernel
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not IS_ROOT, reason="QEMU shares / with the guest: needs root")]
 
@@ -102,9 +103,24 @@ def guest_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     # Quoted: the checkout may lie under a path with blanks.
     (work / "run.sh").write_text(SCRIPT.format(python=shlex.quote(sys.executable)))
     status, console, seconds = boot(work, timeout=600, kernel=kernel)
-    log = (work / "guest.log").read_text(errors="replace") if (work / "guest.log").is_file() else ""
-    assert status == 0, f"guest script status {status} after {seconds:.0f} s\n{console[-3000:]}\n{log[-3000:]}"
+    (work.parent / "console.txt").write_text(console)
+    assert status == 0, _why(work, status, console, seconds)
     return {"work": work, "console": console, "seconds": seconds}
+
+
+def _why(work: Path, status: int | None, console: str, seconds: float) -> str:
+    """The guest's story for a failure: its console up to any SysRq answers (these, and the rest, are
+    in console.txt beside work/), what the monitor saw, and which files the script wrote last."""
+    body, killed, where = console.partition(f"{MARK} QEMU killed")
+    head = body.partition("sysrq: ")[0]
+    files = sorted((p for p in work.rglob("*") if p.is_file()), key=lambda p: p.stat().st_mtime)[-8:]
+    written = [f"{time.strftime('%H:%M:%S', time.localtime(p.stat().st_mtime))} {p.relative_to(work)}" for p in files]
+    heartbeat = work / "heartbeat"
+    beat = heartbeat.read_text().split()[0] if heartbeat.is_file() and heartbeat.read_text().strip() else "none"
+    return "\n".join(
+        [f"guest script status {status} after {seconds:.0f} s; the whole console: {work.parent / 'console.txt'}"]
+        + [head[-3000:], (killed + where).strip(), f"last heartbeat: uptime {beat}", "last written:", *written]
+    )
 
 
 def _text(work: Path, name: str) -> str:
