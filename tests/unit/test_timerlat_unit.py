@@ -263,6 +263,32 @@ def test_a_stop_before_any_sample_is_an_error_with_the_analysis(tmp_path: Path) 
         load_results(cut)
 
 
+def test_a_context_without_samples_beside_one_with_them_is_read(tmp_path: Path) -> None:
+    # Real: the stop came after CPU 1's IRQ sample and before its thread's; rtla 6.1 printed that
+    # thread's min as it started (2^64 - 1), avg '-' and max 0.
+    run = load_results(RTLA / "stop-one-context.txt")
+    got = {f"{t.label}-cpu{t.cpu}": (t.cycles, t.min, t.max) for t in run.threads}
+    assert got == {
+        "irq-cpu0": (1, 43, 43),
+        "irq-cpu1": (1, 57, 57),
+        "thread-cpu0": (1, 121, 121),
+        "thread-cpu1": (0, None, None),
+    }
+    v = verdicts(tmp_path, "{name: t, kind: max, threads: [thread], limit_us: 1}", "stop-one-context.txt")
+    assert v["thread-cpu0"].status == Status.FAIL and v["thread-cpu0"].value == 121
+    assert v["thread-cpu1"].status == Status.ERROR and "no samples" in v["thread-cpu1"].reason
+    # That value stands for "no sample" only: with samples counted, or as another figure, it is refused.
+    text = (RTLA / "basic.txt").read_text()
+    low = next(ln for ln in text.splitlines() if ln.startswith("min:"))
+    broken = tmp_path / "broken.txt"
+    broken.write_text(text.replace(low, low.replace(low.split()[1], str(2**64 - 1), 1)))
+    with pytest.raises(ResultsError, match="samples but no min"):
+        load_results(broken)
+    broken.write_text(text.replace(low, low.replace(low.split()[1], str(2**64 - 2), 1)))
+    with pytest.raises(ResultsError, match="beyond 64 bits"):
+        load_results(broken)
+
+
 def test_the_analysis_quotes_the_saved_traces_end_or_says_it_is_empty(tmp_path: Path) -> None:
     printed = "rtla timerlat hit stop tracing"
     events = [ln for ln in (RTLA / "stop.trace.txt").read_text().splitlines() if ln.strip() and ln[0] != "#"]

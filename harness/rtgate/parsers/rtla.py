@@ -12,7 +12,8 @@ contexts as thread groups. rtla's layout (Linux 6.1 to today):
     3             0         0         1         0    (bucket start, counts; zero rows omitted)
     over:       332       494       254       363    (samples at or beyond entries * bucket size)
     count:     4813      4813      4830      4830
-    min: / avg: / max:                               ('-' when a count is 0; avg truncated)
+    min: / avg: / max:                               ('-' when a count is 0, or, rtla 6.1, min
+                                                      18446744073709551615 and max 0; avg truncated)
     ALL: ...                                         (newer rtla: totals over CPUs, ignored)
     rtla timerlat hit stop tracing                   (a -i/-T/-a threshold stopped the run)
     N (x%) events missed, results might not be accurate   (newer rtla: lost trace events)
@@ -42,6 +43,9 @@ _DURATION = re.compile(r"^# Duration:\s+(\d+)\s+(\d+):(\d+):(\d+)\s*$")
 _SUMMARY = ("count", "min", "avg", "max")
 _MISSED = re.compile(r"^(\d+) \(([\d.]+)%\) events missed", re.ASCII)
 MAX_ANALYSIS = 4 * 1024 * 1024  # rtla's auto-analysis of a stop: a few KiB per CPU
+# rtla 6.1 prints a context's min as it starts (~0ULL) when that context of a CPU had no sample
+# but the other had (its avg is then '-', its max 0).
+UNSET_MIN = str(2**64 - 1)
 
 
 def looks_like(head: str) -> bool:
@@ -58,7 +62,7 @@ def _numbers(words: list[str], n: int, what: str, path: Path, line: int) -> list
         raise ResultsError(f"'{what}' has {len(words)} columns for {n}", path=str(path), line=line)
     out: list[int | None] = []
     for w in words:
-        if w == "-":
+        if w == "-" or (what == "min:" and w == UNSET_MIN):
             out.append(None)
         else:
             out.append(whole(w, path, line, f"'{what}'"))
@@ -213,6 +217,8 @@ class _Text:
             )
         if count and high is None:
             raise self.error(f"{name}: {count} samples but no max", self.summary["max"][1])
+        if count and low is None:
+            raise self.error(f"{name}: {count} samples but no min", self.summary["min"][1])
         if count and counts and high is not None and high < counts[-1][0]:
             raise self.error(
                 f"{name}: max {high} lies below its highest bucket {counts[-1][0]}", self.summary["max"][1]
