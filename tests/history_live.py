@@ -12,17 +12,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+# Each busy window starts at a random point of its period: a window at a fixed phase against the
+# sampler's wake-up grid (5 ms against 1 ms) delays the same wake-up offsets all run long, so one
+# run's max fell anywhere from 1 to 2 ms at 2 ms busy, and a 200 us window hit no wake-up at all
+# in four runs of five. A random phase delays every wake-up alike, busy_us / period_ms of the time.
 SPIN = """
-import os, sys, time
+import os, random, sys, time
 cpu, busy, period = int(sys.argv[1]), float(sys.argv[2]) / 1e6, float(sys.argv[3]) / 1e3
 os.sched_setaffinity(0, {cpu})
 os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(99))
 print("ready", flush=True)
 parent = os.getppid()
-deadline = time.monotonic()
+slot = time.monotonic()
 while os.getppid() == parent:  # never outlive the test that started it
-    deadline += period
-    pause = deadline - time.monotonic()
+    start = slot + random.uniform(0.0, max(0.0, period - busy))
+    slot += period
+    pause = start - time.monotonic()
     if pause > 0:
         time.sleep(pause)
     start = time.monotonic()

@@ -88,11 +88,16 @@ def test_threads_sharing_a_cpu_are_stored(
 @pytest.mark.slow
 def test_an_injected_latency_is_found_in_interleaved_pairs(tmp_path: Path, sampler: str) -> None:
     """Ten interleaved triples on one CPU, each in random order: a baseline run, a second baseline
-    run, and a candidate run under a SCHED_FIFO 99 thread busy 2 ms every 5 ms (40 % of wake-ups
-    delayed by up to 2 ms: far above what this shared host adds on its own, which buries injections
-    of 200 us, see benchmarks/README.md). --paired flags the candidate, not the second baseline. At
-    alpha 0.01 the exact sign-flip test raises a false alarm at most 1 % of the time whatever the
-    host does, as long as its state is shared within a triple."""
+    run, and a candidate run under a SCHED_FIFO 99 thread busy 2 ms every 5 ms, at a random phase
+    each time (history_live.py). --paired flags the candidate, not the second baseline.
+
+    What the injection moves by construction is the share of wake-ups above 500 us: about 40 % in
+    every candidate run, while a host stall adds a handful of samples to a baseline run. So every
+    pair's difference is positive and the exact sign-flip test gives 1/1024, at most 3/1024 after
+    the min-P adjustment over the three lines. The max and p99.9 are compared in the same family
+    but not asserted: a stall of the shared host beyond 2 ms in one baseline run turns its pair
+    (CI: p=0.0615 on max at 10 pairs). At alpha 0.005 the second baseline raises a false alarm at
+    most 0.5 % of the time whatever the host does, as long as its state is shared within a triple."""
     cpu = measured_cpu()
     rng = random.Random()
     for i in range(10):
@@ -123,8 +128,12 @@ def test_an_injected_latency_is_found_in_interleaved_pairs(tmp_path: Path, sampl
                 cwd=tmp_path,
             )
             assert r.returncode == 0, r.stderr
-    args = ("history", "compare", "--db", "h.db", "--platform", "live", "--base", "base", "--paired", "--alpha", "0.01")
+    args = ("history", "compare", "--db", "h.db", "--platform", "live", "--base", "base", "--paired")
+    args += ("--alpha", "0.005", "--metric", "max", "--metric", "p99.9", "--metric", "above_500")
     r = rtgate(*args, "--new", "candidate", cwd=tmp_path)
-    assert r.returncode == 1 and "REGRESSION" in r.stdout and "10 pairs" in r.stdout, r.stdout + r.stderr
+    share = [line for line in r.stdout.splitlines() if "above_500 worst" in line]
+    assert r.returncode == 1 and len(share) == 1, r.stdout + r.stderr
+    assert share[0].startswith("REGRESSION") and "10 pairs" in share[0], r.stdout
     r = rtgate(*args, "--new", "base2", cwd=tmp_path)
-    assert r.returncode == 0 and "NO DETECTABLE CHANGE" in r.stdout, r.stdout + r.stderr
+    verdicts = [line.split("  ")[0] for line in r.stdout.splitlines() if " worst " in line]
+    assert r.returncode == 0 and verdicts == ["NO DETECTABLE CHANGE"] * 3, r.stdout + r.stderr
