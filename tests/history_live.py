@@ -15,7 +15,7 @@ from pathlib import Path
 # Each busy window starts at a random point of its period: a window at a fixed phase against the
 # sampler's wake-up grid (5 ms against 1 ms) delays the same wake-up offsets all run long, so one
 # run's max fell anywhere from 1 to 2 ms at 2 ms busy, and a 200 us window hit no wake-up at all
-# in four runs of five. A random phase delays every wake-up alike, busy_us / period_ms of the time.
+# in four runs of six. A random phase gives every wake-up the same chance: busy / period.
 SPIN = """
 import os, random, sys, time
 cpu, busy, period = int(sys.argv[1]), float(sys.argv[2]) / 1e6, float(sys.argv[3]) / 1e3
