@@ -25,9 +25,9 @@ print("ready", flush=True)
 parent = os.getppid()
 slot = time.monotonic()
 while os.getppid() == parent:  # never outlive the test that started it
-    start = slot + random.uniform(0.0, max(0.0, period - busy))
+    due = slot + random.uniform(0.0, max(0.0, period - busy))
     slot += period
-    pause = start - time.monotonic()
+    pause = due - time.monotonic()
     if pause > 0:
         time.sleep(pause)
     start = time.monotonic()
