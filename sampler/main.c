@@ -22,6 +22,7 @@
 #include "out_json.h"
 #include "out_text.h"
 #include "outfile.h"
+#include "plan.h"
 #include "result.h"
 #include "sysprep.h"
 
@@ -654,6 +655,11 @@ int main(int argc, char **argv)
 
 	sys_cpu_info(&cpus);
 	options_set_warning_stream(stderr);
+	/* A board's plan and parameters become command-line words first: one grammar, one parser. */
+	if (plan_expand(argc, argv, &argc, &argv, err, sizeof(err))) {
+		fprintf(stderr, "rtgate-sampler: %s (see --help)\n", err);
+		return 2;
+	}
 	switch (options_parse(argc, argv, &cpus, &s.p, err, sizeof(err))) {
 	case OPTIONS_EXIT_OK:
 		return 0;

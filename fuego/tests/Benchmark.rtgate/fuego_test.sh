@@ -27,7 +27,7 @@ rtgate_check_param() {
 	esac
 }
 
-RTGATE_PARAMS="RTGATE_ARGS RTGATE_MEASUREMENT RTGATE_LOAD RTGATE_REQUIRE RTGATE_MEASURED_CPUS PRIORITY INTERVAL THREADS AFFINITY HISTOGRAM"
+RTGATE_PARAMS="RTGATE_PLAN RT_PRIORITY INTERVAL THREADS AFFINITY HISTOGRAM"
 
 function test_pre_check {
 	assert_define BENCHMARK_RTGATE_THRESHOLDS
@@ -53,7 +53,7 @@ function test_pre_check {
 		# shellcheck disable=SC2089,SC2090 # the quotes are for the board's shell, in report's command string
 		RTGATE_BOARD_ENV="$RTGATE_BOARD_ENV $name='$value'"
 	done <<<"$compiled"
-	[[ $RTGATE_BOARD_ENV == *" RTGATE_ARGS="* ]] || abort_job "rtgate fuego args printed no RTGATE_ARGS"
+	[[ $RTGATE_BOARD_ENV == *" RTGATE_PLAN="* ]] || abort_job "rtgate fuego args printed no RTGATE_PLAN"
 	# shellcheck disable=SC2090
 	export RTGATE_BOARD_ENV
 }
