@@ -1508,8 +1508,11 @@ static void write_one(FILE *f, const struct load *ld)
 	}
 	if (ld->nstressors >= 0)
 		write_metrics(f, ld);
-	if (is_rate_kind(ld->spec.kind))
-		write_level(f, ld, min_ops_per_second(ld), ops_per_second(ld, &rate), rate, 3);
+	if (is_rate_kind(ld->spec.kind)) {
+		int known = ops_per_second(ld, &rate);
+
+		write_level(f, ld, min_ops_per_second(ld), known, rate, 3);
+	}
 	fputs("}", f);
 }
 
