@@ -154,9 +154,9 @@ static const struct opt_def opts[O_COUNT] = {
 	[O_GATE] = {"gate", 0, 'r', TEXT, "", "SPEC", "",
 		"evaluate a gate at the end, print RTGATE-GATE lines (name=N,kind=KIND,KEY=VALUE,...); KIND:", F_EXT, BY_APPLY},
 	[O_LOAD] = {"load", 0, 'r', TEXT, "", "SPEC", "",
-		"run a background load around the measurement, repeatable: kind=KIND[,cpus=LIST|measured|others|all]"
-		"[,workers=N][,warmup=SEC][,min=LEVEL][,size=BYTES][,tree=PATH]; KIND: cpu|memory|io|timer|network|"
-		"hackbench|kcompile|custom", F_EXT, BY_APPLY},
+		"run a background load around the measurement, repeatable; SPEC: kind=KIND, then any of cpus=LIST "
+		"(or measured, others, all), workers=N, warmup=SEC, min=LEVEL, size=BYTES, tree=PATH, comma-separated; "
+		"KIND: cpu, memory, io, timer, network, hackbench, kcompile or custom", F_EXT, BY_APPLY},
 	[O_LOAD_ARG] = {"load-arg", 0, 'r', TEXT, "", "WORD", "",
 		"one word of the command of the kind=custom --load before it, repeatable", F_EXT, BY_APPLY},
 	[O_LOAD_DIR] = {"load-dir", 0, 'r', TEXT, "", "DIR", "",
