@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <sched.h>
@@ -757,8 +758,9 @@ static void build_argv(struct load *ld, long bound_s)
 	ld->argv[ld->argc] = NULL;
 }
 
-/* Its tools are here, its tree is one: "" or the reason it cannot run. */
-static int check_tools(const struct load *ld, char *why, size_t len)
+/* Its tools are here, its tree is one (made absolute: the load runs in its temporary folder): 0, or
+ * -1 and the reason it cannot run. */
+static int check_tools(struct load *ld, char *why, size_t len)
 {
 	const char *tools[2] = {"stress-ng", NULL};
 	const char *kind = kind_names[ld->spec.kind];
@@ -782,11 +784,15 @@ static int check_tools(const struct load *ld, char *why, size_t len)
 		char mk[PATH_LEN + 16];
 		struct stat st;
 
+		char abs[PATH_MAX];
+
 		snprintf(mk, sizeof(mk), "%s/Makefile", ld->spec.tree);
-		if (stat(mk, &st) || !S_ISREG(st.st_mode)) {
+		if (stat(mk, &st) || !S_ISREG(st.st_mode) || !realpath(ld->spec.tree, abs) ||
+		    strlen(abs) >= sizeof(ld->spec.tree)) {
 			set_err(why, len, "load kcompile: %s is not a kernel source tree (no Makefile)", ld->spec.tree);
 			return -1;
 		}
+		strcpy(ld->spec.tree, abs);
 	}
 	return 0;
 }

@@ -293,3 +293,23 @@ def test_bad_load_options_are_one_line_usage_errors(
     assert r.returncode == 2 and r.stdout == ""
     assert len(r.stderr.splitlines()) == 1 and message in r.stderr, r.stderr
     assert not (tmp_path / "m.json").exists()
+
+
+def test_kcompile_builds_a_tree_out_of_place_and_counts_the_builds(sampler: str, tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    # a tree whose every build and clean succeeds at once: the loop's count is then known from the log
+    (tree / "Makefile").write_text("all:\n\t@echo built-in-$(O)\ndefconfig clean:\n\t@true\n")
+    out = tmp_path / "m.json"
+    r = run_tool(
+        [sampler, *MEASURED, "-D", "1", "--json", str(out), "--load=kind=kcompile,tree=tree,warmup=0.2,min=0"],
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    load = record(out)["load"]
+    assert load["tree"] == str(tree)  # made absolute: the load runs in its own temporary folder
+    assert load["command"][-2] == str(tree) and load["command"][-1].endswith("/build")
+    log = (tmp_path / "m.load" / "load.log").read_text()
+    assert load["builds"] == log.count("rtgate-kcompile-run") > 0
+    r = run_tool([sampler, *MEASURED, "-D", "1", "--json", str(out), f"--load=kind=kcompile,tree={tmp_path}"])
+    _not_measured(r, out, f"load kcompile: {tmp_path} is not a kernel source tree (no Makefile)")
