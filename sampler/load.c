@@ -217,17 +217,15 @@ int load_parse_spec(const char *text, const struct cpu_info *cpus, struct load_s
 		if (!eq) {
 			/* cpus=0-1,3: a CPU list goes on after its comma */
 			if (last == 1 && spec->place == PLACE_LIST && only_chars(tok, "0123456789-")) {
-				char list[1024];
 				unsigned char more[MAX_CPUS];
 				char cerr[160];
 
-				if (parse_cpuset(tok, cpus, more, cerr, sizeof(cerr))) {
+				if (!cpus || parse_cpuset(tok, cpus, more, cerr, sizeof(cerr))) {
 					set_err(err, errlen, "cpus: %s", cerr);
 					return -1;
 				}
 				for (int c = 0; c < MAX_CPUS; c++)
 					spec->cpus[c] |= more[c];
-				(void)list;
 				continue;
 			}
 			set_err(err, errlen, "'%s' is not key=value", tok);
@@ -499,7 +497,12 @@ static void sleep_ms(long ms)
 static int end_sessions(struct loads *ls, const pid_t *sids, int n)
 {
 	static const int sigs[2] = {SIGTERM, SIGKILL};
-	int live = 0;
+	int live = 0, any = 0;
+
+	for (int i = 0; i < n; i++)
+		any |= sids[i] > 0;
+	if (!any) /* none started, or all stopped already: no /proc scan on the exit path */
+		return 0;
 
 	for (int s = 0; s < 2; s++) {
 		long long deadline = now_ns_mono() + KILL_AFTER_S * 1000000000LL;
@@ -1049,8 +1052,9 @@ int loads_start(struct loads *ls, double expected_s, int (*stopped)(void))
 		}
 	}
 	if (warm_up(warmup, stopped)) {
+		ls->stopped_by = stopped();
 		set_err(ls->not_measured, sizeof(ls->not_measured), "stopped by %s during the load's warm-up",
-			 signal_name(stopped()));
+			 signal_name(ls->stopped_by));
 		loads_stop(ls);
 		return -1;
 	}

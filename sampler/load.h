@@ -74,6 +74,7 @@ struct loads {
 	pid_t guard;                    /* stops the loads if the sampler dies (or at the bound) */
 	int guard_fd;
 	char not_measured[LOAD_REASON_LEN];
+	int stopped_by;                 /* the stop signal that ended the warm-up (gates INCONCLUSIVE), or 0 */
 };
 
 const char *load_kind_name(enum load_kind kind);
