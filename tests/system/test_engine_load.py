@@ -334,3 +334,27 @@ def test_a_load_carries_its_own_bound_when_the_sampler_hangs(sampler: str, tmp_p
     assert 30 < took < 45
     # the record says the load did not hold: ended by SIGTERM, as a load that died mid-run
     assert record(out)["invalid"] == ["the custom load stopped during the measurement (exit status -15)"]
+
+
+@pytest.mark.parametrize(
+    "kinds",
+    [["cpu"], ["memory"], ["io"], ["timer"], ["network"], ["hackbench"], ["kcompile"], ["custom"], ["cpu", "io"]],
+)
+def test_the_record_of_loads_that_never_ran_is_measure_loads(sampler: str, tmp_path: Path, kinds: list[str]) -> None:
+    """Key for key and value for value, the load object is Loads.summary() of measure/load.py (temporary: the
+    Python goes when `rtgate run` reads the sampler's record). No tool on PATH: nothing runs on either side."""
+    from rtgate.core.load_spec import LoadSpec
+    from rtgate.measure.load import Load, Loads
+
+    out = tmp_path / "m.json"
+    args = [f"--load=kind={k},cpus=1" for k in kinds] + (["--load-arg=x"] if kinds == ["custom"] else [])
+    r = run_tool([sampler, *MEASURED, "-D", "1", "--json", str(out), *args], env={"PATH": str(tmp_path)})
+    c_record = _not_measured(r, out, json.loads(out.read_text())["rtgate_run"]["not_measured"])["load"]
+    specs = [LoadSpec(kind=k, cpus=[1], command=["x"] if k == "custom" else []) for k in kinds]
+    python = Loads(
+        [
+            Load(s, [1], tmp_path / ("m.load" if len(kinds) == 1 else f"m.load-{i}-{s.kind}"))
+            for i, s in enumerate(specs)
+        ]
+    )
+    assert c_record == python.summary() and list(c_record) == list(python.summary())  # in its key order too
