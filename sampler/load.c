@@ -820,7 +820,7 @@ static void exec_load(const struct load *ld, pid_t parent, int log_fd)
 			CPU_SET(ld->cpus[i], &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
 		_exit(126);
-	null_fd = open("/dev/null", O_RDONLY);
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
 		_exit(126);
 	if (chdir(ld->workdir))
@@ -859,7 +859,7 @@ static void guard_main(int fd, pid_t owner, long bound_s)
 			deadline = now_ns_mono() + 86400LL * 1000000000LL;
 			continue;
 		}
-		if (poll(&pfd, 1, (int)(left / 1000000 < 60000 ? left / 1000000 + 1 : 60000)) <= 0)
+		if (poll(&pfd, 1, (int)(left / 1000000 < (1 << 30) ? left / 1000000 + 1 : (1 << 30))) <= 0)
 			continue;
 		if (read(fd, &m, sizeof(m)) != (ssize_t)sizeof(m))
 			break;
