@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "gate.h"
+#include "load.h"
 #include "version.h"
 
 enum opt_id {
@@ -27,7 +28,7 @@ enum opt_id {
 	O_VERBOSE, O_DBGCYCLIC, O_POSIX_TIMERS, O_HELP, O_VERSION,
 	/* rtgate extensions */
 	O_CHECKPOINT, O_BLOCK, O_LOOPS_PER_THREAD, O_THREAD_CPUS, O_THREAD_PRIOS, O_THREAD_LABELS,
-	O_GATE, O_DUMP_CONTRACT,
+	O_GATE, O_LOAD, O_LOAD_ARG, O_LOAD_DIR, O_DUMP_CONTRACT,
 	O_COUNT
 };
 
@@ -152,6 +153,15 @@ static const struct opt_def opts[O_COUNT] = {
 	[O_THREAD_LABELS] = {"thread-labels", 0, 'r', TEXT, "", "LIST", "", "thread-group label of each thread (gate ids)", F_EXT, BY_APPLY},
 	[O_GATE] = {"gate", 0, 'r', TEXT, "", "SPEC", "",
 		"evaluate a gate at the end, print RTGATE-GATE lines (name=N,kind=KIND,KEY=VALUE,...); KIND:", F_EXT, BY_APPLY},
+	[O_LOAD] = {"load", 0, 'r', TEXT, "", "SPEC", "",
+		"run a background load around the measurement, repeatable; SPEC: kind=KIND, then any of cpus=LIST "
+		"(or measured, others, all), workers=N, warmup=SEC, min=LEVEL, size=BYTES, tree=PATH, comma-separated; "
+		"KIND: cpu, memory, io, timer, network, hackbench, kcompile or custom", F_EXT, BY_APPLY},
+	[O_LOAD_ARG] = {"load-arg", 0, 'r', TEXT, "", "WORD", "",
+		"one word of the command of the kind=custom --load before it, repeatable", F_EXT, BY_APPLY},
+	[O_LOAD_DIR] = {"load-dir", 0, 'r', TEXT, "", "DIR", "",
+		"the load's log folder (several loads: DIR-<i>-<kind>; default: the --json path minus .json, "
+		"plus .load)", F_EXT, BY_APPLY},
 	[O_DUMP_CONTRACT] = {"dump-contract", 0, 'n', FLAG, "", "", "", "print this option table as JSON", F_EXT | F_HIDDEN, BY_APPLY},
 };
 
@@ -552,6 +562,16 @@ static enum options_result apply(int id, const char *name, struct value *v, cons
 		p->gate_args[p->ngates++] = v->text;
 		break;
 	}
+	case O_LOAD:
+	case O_LOAD_ARG:
+		if (p->nload_opts == LOAD_OPTS_MAX || !v->text[0]) {
+			set_err(err, errlen, "%s: %s", name, v->text[0] ? "too many" : "empty value");
+			return OPTIONS_ERROR;
+		}
+		p->load_opt_is_word[p->nload_opts] = id == O_LOAD_ARG;
+		p->load_opt[p->nload_opts++] = v->text;
+		break;
+	case O_LOAD_DIR: return set_path(p->load_dir, PATH_LEN - 64, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
 	case O_THREAD_LABELS: return set_labels(p, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
 	case O_HELP: options_usage(stdout); return OPTIONS_EXIT_OK;
 	case O_VERSION: printf("rtgate-sampler %s\n", RTGATE_VERSION); return OPTIONS_EXIT_OK;
@@ -778,6 +798,32 @@ static int check_schedule(const struct params *p, char *err, size_t errlen)
 	return 0;
 }
 
+/* The loads planned once here, against the thread plan, so that a bad one is a usage error now;
+ * main plans them again for the run. */
+static int check_loads(const struct params *p, const struct cpu_info *cpus, char *err, size_t errlen)
+{
+	struct loads *ls;
+	char lerr[600];
+	int bad;
+
+	if (p->load_dir[0] && !p->nload_opts) {
+		set_err(err, errlen, "--load-dir needs --load");
+		return -1;
+	}
+	if (!p->nload_opts)
+		return 0;
+	ls = malloc(sizeof(*ls)); /* large: on the heap, and freed before any -m */
+	if (!ls) {
+		set_err(err, errlen, "out of memory");
+		return -1;
+	}
+	bad = loads_plan(ls, p, cpus, lerr, sizeof(lerr));
+	free(ls);
+	if (bad)
+		set_err(err, errlen, "%s", lerr);
+	return bad;
+}
+
 static enum options_result parse_all(int argc, char **argv, const struct cpu_info *cpus,
 				     struct params *p, char *err, size_t errlen, struct parse_state *st)
 {
@@ -842,7 +888,7 @@ static enum options_result parse_all(int argc, char **argv, const struct cpu_inf
 	if (st->histogram_given)
 		p->distance_us = 0; /* cyclictest: same interval on every thread with a histogram */
 	if (resolve_threads(p, cpus, st, err, errlen) || resolve_priorities(p, err, errlen) ||
-	    check_schedule(p, err, errlen))
+	    check_schedule(p, err, errlen) || check_loads(p, cpus, err, errlen))
 		return OPTIONS_ERROR;
 	return OPTIONS_OK;
 }

@@ -13,7 +13,7 @@
 #include "outfile.h"
 #include "version.h"
 
-static void json_string(FILE *f, const char *s)
+void json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -169,6 +169,13 @@ static const char *signal_name(int sig)
 	}
 }
 
+static void (*json_record)(FILE *f);
+
+void json_set_record(void (*write)(FILE *f))
+{
+	json_record = write;
+}
+
 void json_write(FILE *f, const struct run_result *r)
 {
 	const struct params *p = r->p;
@@ -233,7 +240,12 @@ void json_write(FILE *f, const struct run_result *r)
 	fprintf(f, "    \"threads\": [\n");
 	for (int i = 0; i < r->nthreads; i++)
 		rtgate_thread(f, r, &r->t[i], i == r->nthreads - 1);
-	fprintf(f, "    ]\n  }\n}\n");
+	fprintf(f, "    ]\n  }");
+	if (json_record) { /* the run's record, in the final results only */
+		fprintf(f, ",\n  \"rtgate_run\": ");
+		json_record(f);
+	}
+	fprintf(f, "\n}\n");
 }
 
 static void write_cb(FILE *f, const void *ctx)

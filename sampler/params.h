@@ -9,6 +9,7 @@
 #define MAX_THREADS 1024
 #define MAX_CPUS 1024
 #define PATH_LEN 4096
+#define LOAD_OPTS_MAX 520      /* --load and --load-arg options: 8 loads of 64 words (load.h) */
 
 enum stop_reason {
 	STOP_NONE = 0,   /* still running (checkpoints) */
@@ -74,6 +75,11 @@ struct params {
 	const char *gate_args[64];
 	char (*thread_labels)[32];  /* MAX_THREADS of them, allocated when labels are given */
 	int nlabels;
+	/* background loads: --load and --load-arg values in command-line order (load.c plans them) */
+	int nload_opts;
+	const char *load_opt[LOAD_OPTS_MAX];
+	unsigned char load_opt_is_word[LOAD_OPTS_MAX];
+	char load_dir[PATH_LEN];
 	/* command line, for the JSON */
 	int argc;
 	char **argv;

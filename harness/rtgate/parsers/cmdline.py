@@ -44,6 +44,9 @@ _LONG_VALUE = {
     "checkpoint",
     "block",
     "gate",
+    "load",
+    "load-arg",
+    "load-dir",
 }
 _LONG_OPTIONAL = {"threads", "affinity", "aligned", "secaligned"}
 _SHORT_TO_LONG = {
