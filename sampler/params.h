@@ -74,6 +74,9 @@ struct params {
 	const char *gate_args[64];
 	char (*thread_labels)[32];  /* MAX_THREADS of them, allocated when labels are given */
 	int nlabels;
+	/* the system record (sysinfo.c): its root directory ("" = "/"), --dump-system */
+	char sysroot[PATH_LEN];
+	int dump_system;
 	/* command line, for the JSON */
 	int argc;
 	char **argv;
