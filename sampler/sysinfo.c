@@ -24,6 +24,9 @@
 
 enum { J_NULL, J_TRUE, J_FALSE, J_INT, J_NUM, J_STR, J_CPUS, J_OBJ, J_ARR };
 
+/* kept for the last members: the machine's "unknown" saying the record was cut short, root, euid */
+#define RESERVE_NODES 8
+#define RESERVE_POOL 4096
 #define MAX_RANGE_SPAN 65536 /* a CPU range wider than this is cut (and said): "0-4000000000" */
 
 /* ---- the tree ---- */
@@ -32,7 +35,7 @@ static uint32_t pool_add(struct sysinfo *s, const void *p, size_t n, int nul)
 {
 	uint32_t at = s->used_pool;
 
-	if (n + (size_t)nul > SYSINFO_POOL - at) {
+	if (n + (size_t)nul > SYSINFO_POOL - (s->finishing ? 0 : RESERVE_POOL) - at) {
 		s->truncated = 1;
 		return 0;
 	}
@@ -53,7 +56,7 @@ static uint32_t mk(struct sysinfo *s, const char *key, int type)
 		if (!k)
 			return 0;
 	}
-	if (s->used_nodes >= SYSINFO_NODES) {
+	if (s->used_nodes >= SYSINFO_NODES - (s->finishing ? 0 : RESERVE_NODES)) {
 		s->truncated = 1;
 		return 0;
 	}
@@ -736,8 +739,8 @@ static const char *next_line(const char *p)
 
 static int is_number_text(const char *t, size_t n)
 {
-	/* what float() reads in /proc/loadavg: [-]digits[.digits] */
-	size_t i = 0, d = 0;
+	/* what float() reads as a finite number: [+-] digits [. digits] | . digits, then [e [+-] digits] */
+	size_t i = 0, d = 0, e = 0;
 
 	if (i < n && (t[i] == '-' || t[i] == '+'))
 		i++;
@@ -746,6 +749,15 @@ static int is_number_text(const char *t, size_t n)
 	if (i < n && t[i] == '.')
 		for (i++; i < n && is_digit((unsigned char)t[i]); i++)
 			d++;
+	if (d && i < n && (t[i] == 'e' || t[i] == 'E')) {
+		i++;
+		if (i < n && (t[i] == '-' || t[i] == '+'))
+			i++;
+		for (; i < n && is_digit((unsigned char)t[i]); i++)
+			e++;
+		if (!e)
+			return 0;
+	}
 	return d && i == n;
 }
 
@@ -761,10 +773,17 @@ static uint32_t add_float(struct sysinfo *s, uint32_t parent, const char *t, siz
 	memcpy(in, t, n);
 	in[n] = 0;
 	v = strtod(in, NULL);
+	if (v != v || v - v != 0) /* 1e999: Python writes Infinity, which is no JSON */
+		return add(s, parent, NULL, J_NULL);
 	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(out, sizeof(out), "%.*g", prec, v);
-		if (strtod(out, NULL) == v)
+		snprintf(out, sizeof(out), "%.*e", prec - 1, v);
+		if (strtod(out, NULL) == v) {
+			int exp = atoi(strchr(out, 'e') + 1);
+
+			if (exp >= -4 && exp < 16) /* repr() writes these without an exponent */
+				snprintf(out, sizeof(out), "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0, v);
 			break;
+		}
 	}
 	if (!strpbrk(out, ".e"))
 		strcat(out, ".0");
@@ -1781,6 +1800,7 @@ static void describe(struct ctx *c, uint32_t machine)
 	if (!t2 && !child(s, c->unknown, "nohz_full_cpus"))
 		set_unknown(c, "nohz_full_cpus", "/sys/devices/system/cpu/nohz_full: absent (CONFIG_NO_HZ_FULL off)");
 	free(t2);
+	s->finishing = 1;
 	if (s->truncated)
 		set_unknown(c, "record", "cut short: this machine has more than rtgate-sampler's record holds");
 	put(s, machine, c->unknown);

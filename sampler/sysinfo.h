@@ -33,6 +33,7 @@ struct sysinfo_node {
 struct sysinfo {
 	int truncated;                 /* the record outgrew the fixed storage: said in machine.unknown */
 	int live;                      /* root is "/" */
+	int finishing;                 /* capture is writing its last members (from a reserve) */
 	uint32_t used_nodes, used_pool;
 	/* the facts require.c asks about, where the record keeps them (0: absent) */
 	uint32_t n_release, n_preemption, n_source, n_isolcpus, n_online, n_governors, n_virt,
