@@ -531,10 +531,10 @@ static char *gunzip(const char *path)
 	for (size_t t = 0; t < 2; t++) {
 		char *argv[] = {(char *)tools[t], (char *)"-dc", (char *)"--", (char *)path, NULL};
 		posix_spawn_file_actions_t fa;
-		int pipefd[2], status = 0, spawned;
+		int pipefd[2], status = -1, spawned;
 		size_t n = 0, cap = 64 * 1024;
 		char *buf;
-		pid_t pid;
+		pid_t pid, reaped;
 
 		if (t == 1)
 			argv[1] = (char *)"-c";
@@ -572,8 +572,10 @@ static char *gunzip(const char *path)
 			n += (size_t)r;
 		}
 		close(pipefd[0]);
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		while ((reaped = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 			;
+		if (reaped != pid) /* reaped by someone else: its verdict is unknown, and so the text */
+			status = -1;
 		if (buf && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 			buf[n] = 0;
 			return buf;
@@ -1709,7 +1711,7 @@ static void describe(struct ctx *c, uint32_t machine)
 	struct proc *procs;
 	int np = processes(c, &procs);
 	char *t, *t2;
-	const char *svc[8];
+	const char *svc[8] = {0};
 	int nsvc = 0;
 	uint32_t list, qos_value;
 
@@ -1942,6 +1944,35 @@ const char *sysinfo_governor(const struct sysinfo *s, int cpu)
 
 	snprintf(key, sizeof(key), "%d", cpu);
 	return str_of(s, child(s, s->n_governors, key));
+}
+
+int sysinfo_governor_cpus(const struct sysinfo *s, int *cpus, int max)
+{
+	int n = 0;
+
+	for (uint32_t c = s->n_governors ? s->node[s->n_governors].v.c.first : 0; c; c = s->node[c].next) {
+		int cpu = atoi(s->pool + s->node[c].key), at = n < max ? n : max;
+
+		while (at > 0 && cpus[at - 1] > cpu) { /* ascending, as sorted() orders the int keys */
+			if (at < max)
+				cpus[at] = cpus[at - 1];
+			at--;
+		}
+		if (at < max)
+			cpus[at] = cpu;
+		n++;
+	}
+	return n;
+}
+
+int sysinfo_compatibles(const struct sysinfo *s, const char **out, int max)
+{
+	int n = 0;
+
+	for (uint32_t c = s->n_compatible ? s->node[s->n_compatible].v.c.first : 0; c; c = s->node[c].next, n++)
+		if (n < max)
+			out[n] = s->pool + s->node[c].v.s.off;
+	return n;
 }
 
 int sysinfo_has_governors(const struct sysinfo *s)

@@ -8,7 +8,8 @@
  * Everything is read by sysinfo_capture(), before measuring (it may run `gzip -dc` for
  * /proc/config.gz and allocates scratch memory that it frees). After it, the record is fixed-size
  * data in the struct: writing it and asking it questions allocate nothing and read no file.
- * The struct is about half a megabyte: keep it static or on the heap, not on a thread's stack.
+ * The struct is about half a megabyte: keep it on the heap (with -m, a static one stays locked) or
+ * static, not on a thread's stack. Capture is not thread-safe (one capture at a time).
  */
 #ifndef RTGATE_SYSINFO_H
 #define RTGATE_SYSINFO_H
@@ -64,9 +65,14 @@ int sysinfo_isolcpus(const struct sysinfo *s, int *cpus, int max);
 int sysinfo_online(const struct sysinfo *s, int *cpus, int max);
 const char *sysinfo_governor(const struct sysinfo *s, int cpu); /* NULL: none */
 int sysinfo_has_governors(const struct sysinfo *s);             /* 1 if any CPU has a cpufreq governor */
+/* The CPUs that have a governor, ascending: the count, at most max stored. */
+int sysinfo_governor_cpus(const struct sysinfo *s, int *cpus, int max);
 const char *sysinfo_virtualisation(const struct sysinfo *s);    /* NULL: bare metal */
 int sysinfo_rt_runtime(const struct sysinfo *s, long *out);     /* 0: unreadable; 1: *out set */
 int sysinfo_compatible(const struct sysinfo *s, const char *value); /* 1 if the devicetree lists it */
+/* The devicetree's compatible strings in its order (for "this machine is compatible a, b"): the
+ * count, at most max pointers stored (into the record: valid while it is). 0: no devicetree. */
+int sysinfo_compatibles(const struct sysinfo *s, const char **out, int max);
 const char *sysinfo_dmi_product(const struct sysinfo *s);       /* board.dmi_product_name */
 const char *sysinfo_dt_model(const struct sysinfo *s);          /* board.dt_model */
 

@@ -104,6 +104,9 @@ static void test_dynamic_booted_none(void)
 	CHECK_STR(sysinfo_dmi_product(&si), "PowerEdge R650");
 	CHECK(sysinfo_virtualisation(&si) == NULL);
 	CHECK(!sysinfo_compatible(&si, "PowerEdge R650"));
+	CHECK_EQ(sysinfo_compatibles(&si, NULL, 0), 0);
+	CHECK_EQ(sysinfo_governor_cpus(&si, cpus, 8), 6);
+	CHECK_EQ(cpus[5], 5);
 	char *json = written(0);
 	CHECK_STR_HAS(json, "\"loadavg\": [\n    0.5,\n    1.25,\n    2.0\n  ]");
 	CHECK_STR_HAS(json, "\"cpu_model\": \"Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz\"");
@@ -144,11 +147,21 @@ static void test_odd_text(void)
 	CHECK_EQ(sysinfo_online(&si, cpus, 8), 3);
 	CHECK_EQ(cpus[2], 10);
 	CHECK_STR(sysinfo_governor(&si, 10), "performance");
+	CHECK_EQ(sysinfo_governor_cpus(&si, cpus, 8), 3);
+	CHECK_EQ(cpus[0], 0);
+	CHECK_EQ(cpus[1], 1);
+	CHECK_EQ(cpus[2], 10);
+	CHECK_EQ(sysinfo_governor_cpus(&si, cpus, 2), 3);
+	CHECK_EQ(cpus[1], 1);
 	CHECK_STR(sysinfo_virtualisation(&si), "hypervisor (cpuinfo flag)");
 	long runtime = 0;
 	CHECK_EQ(sysinfo_rt_runtime(&si, &runtime), 0); /* "+5" is no -?\d+ */
 	CHECK(sysinfo_compatible(&si, "other"));
 	CHECK(!sysinfo_compatible(&si, ""));
+	const char *compat[4] = {0};
+	CHECK_EQ(sysinfo_compatibles(&si, compat, 4), 2); /* the empty string between two NULs is none */
+	CHECK_STR(compat[0], "vendor,board");
+	CHECK_STR(compat[1], "other");
 	char *json = written(0);
 	CHECK(!strstr(json, "<LAVA_"));
 	CHECK_STR_HAS(json, "\\u003cLAVA_SIGNAL_TESTCASE");
