@@ -27,7 +27,9 @@ enum { J_NULL, J_TRUE, J_FALSE, J_INT, J_NUM, J_STR, J_CPUS, J_OBJ, J_ARR };
 /* kept for the last members: the machine's "unknown" saying the record was cut short, root, euid */
 #define RESERVE_NODES 8
 #define RESERVE_POOL 4096
-#define MAX_RANGE_SPAN 65536 /* a CPU range wider than this is cut (and said): "0-4000000000" */
+/* CPUs in one list: Linux has at most 8192 (NR_CPUS), so a longer list ("0-4000000000") is no
+ * kernel's; it is cut there, and the record says so */
+#define MAX_LIST_CPUS 8192
 
 /* ---- the tree ---- */
 
@@ -369,7 +371,7 @@ static char *text(struct ctx *c, const char *rel, const char *item)
 /* parse_cpulist(): each comma-separated part that fullmatches \s*(\d+)(?:-(\d+))?\s* */
 static uint32_t add_cpulist(struct sysinfo *s, uint32_t parent, const char *key, const char *t)
 {
-	uint64_t ranges[2 * 512];
+	uint64_t ranges[2 * 512], total = 0;
 	int nr = 0;
 	uint32_t node, off;
 
@@ -394,11 +396,14 @@ static uint32_t add_cpulist(struct sysinfo *s, uint32_t parent, const char *key,
 		}
 		while (p < e && is_space((unsigned char)*p))
 			p++;
-		if (ok && da && p == e && b >= a) {
-			if (b - a >= MAX_RANGE_SPAN) {
-				b = a + MAX_RANGE_SPAN - 1;
+		if (ok && da && p == e && b >= a && total >= MAX_LIST_CPUS) {
+			s->truncated = 1;
+		} else if (ok && da && p == e && b >= a) {
+			if (b - a >= MAX_LIST_CPUS - total) {
+				b = a + (MAX_LIST_CPUS - total) - 1;
 				s->truncated = 1;
 			}
+			total += b - a + 1;
 			if (nr == 512)
 				s->truncated = 1;
 			else {

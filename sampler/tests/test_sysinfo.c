@@ -204,6 +204,38 @@ static void test_missing_root(void)
 	CHECK_EQ(sysinfo_capture(&si, NULL), -1);
 }
 
+/* A CPU list no kernel writes: cut at 8192 CPUs, and the record says so. */
+static void test_absurd_cpu_list(void)
+{
+	char dir[] = "/tmp/rtgate-sysinfo-XXXXXX", path[256];
+	FILE *f;
+	char *json;
+	int cpus[4];
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/proc", dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/proc/cmdline", dir);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "isolcpus=5,0-4000000000,7\n");
+		fclose(f);
+	}
+	CHECK_EQ(sysinfo_capture(&si, dir), 0);
+	CHECK_EQ(sysinfo_isolcpus(&si, cpus, 4), 8192);
+	CHECK_EQ(cpus[0], 5);
+	CHECK_EQ(cpus[1], 0);
+	CHECK(si.truncated);
+	json = written(-1);
+	CHECK_STR_HAS(json, "8189, 8190]}}");
+	CHECK_STR_HAS(json, "\"record\": \"cut short:");
+	free(json);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc", dir);
+	rmdir(path);
+	rmdir(dir);
+}
+
 /* More than the fixed storage holds: cut short, said in machine.unknown, still JSON. */
 static void test_truncated(void)
 {
@@ -274,6 +306,7 @@ int main(int argc, char **argv)
 	test_odd_text();
 	test_missing_root();
 	test_truncated();
+	test_absurd_cpu_list();
 	test_live();
 	CHECK_DONE();
 }
