@@ -44,6 +44,7 @@ _LONG_VALUE = {
     "checkpoint",
     "block",
     "gate",
+    "sysroot",
 }
 _LONG_OPTIONAL = {"threads", "affinity", "aligned", "secaligned"}
 _SHORT_TO_LONG = {
