@@ -1007,30 +1007,33 @@ static void describe(struct ctx *c, uint32_t machine);
 
 static void normalise_root(const char *root, char *out, size_t cap)
 {
-	/* str(Path(root)): repeated slashes and "." parts go, a trailing slash goes, "//" leads stay */
+	/* str(Path(root)): empty and "." parts go, and trailing slashes; exactly two leading slashes stay */
 	size_t o = 0;
 	const char *p = root;
 
-	if (root[0] == '/' && root[1] == '/' && root[2] != '/') {
+	if (*p == '/') {
 		out[o++] = '/';
-		p++;
+		if (p[1] == '/' && p[2] != '/')
+			out[o++] = '/';
 	}
-	while (*p && o + 2 < cap) {
-		if (*p == '/') {
-			while (*p == '/')
-				p++;
-			if (o == 0 || out[o - 1] != '/')
-				out[o++] = '/';
-			continue;
-		}
-		if (p[0] == '.' && (p[1] == '/' || !p[1]) && (o == 0 || out[o - 1] == '/') && (p != root || !p[1])) {
+	while (*p) {
+		const char *start;
+		size_t n;
+
+		while (*p == '/')
 			p++;
+		for (start = p; *p && *p != '/'; p++)
+			;
+		n = (size_t)(p - start);
+		if (n == 0 || (n == 1 && *start == '.'))
 			continue;
-		}
-		out[o++] = *p++;
+		if (o + n + 2 >= cap)
+			break;
+		if (o && out[o - 1] != '/')
+			out[o++] = '/';
+		memcpy(out + o, start, n);
+		o += n;
 	}
-	while (o > 1 && out[o - 1] == '/' && !(o == 2 && out[0] == '/'))
-		o--;
 	if (o == 0)
 		out[o++] = '.';
 	out[o] = 0;

@@ -200,6 +200,15 @@ static void test_missing_root(void)
 	CHECK_STR_HAS(json, "\"rt_kernel_threads\": \"/proc: no process entries\"");
 	CHECK_STR_HAS(json, "\"root\": \"/nonexistent/rtgate-root\"");
 	free(json);
+	/* the root as str(Path(root)) writes it: "." parts and trailing slashes go */
+	CHECK_EQ(sysinfo_capture(&si, "/nonexistent/./rtgate-root//"), 0);
+	json = written(0);
+	CHECK_STR_HAS(json, "\"root\": \"/nonexistent/rtgate-root\"");
+	free(json);
+	CHECK_EQ(sysinfo_capture(&si, "///"), 0);
+	CHECK(si.live);
+	CHECK_EQ(sysinfo_capture(&si, "//"), 0); /* POSIX keeps two leading slashes apart, and so does Python */
+	CHECK(!si.live);
 	CHECK_EQ(sysinfo_capture(&si, ""), -1);
 	CHECK_EQ(sysinfo_capture(&si, NULL), -1);
 }
