@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 from rtgate.measure.environment import capture
 
 TREES = sorted(p.name for p in (FIXTURES / "systems").iterdir() if p.is_dir())
@@ -27,7 +27,9 @@ BETWEEN = {("machine", "pm_qos_latency_us"), ("machine", "pm_qos_holders"), ("ma
 
 
 def dump(sampler: str, root: str) -> dict[str, Any]:
-    r = subprocess.run([sampler, "--dump-system", f"--sysroot={root}"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sampler, "--dump-system", f"--sysroot={root}"], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.isascii() and "<LAVA_" not in r.stdout
     doc: dict[str, Any] = json.loads(r.stdout)
@@ -67,6 +69,19 @@ def test_fixture_tree_reads_the_same(sampler: str, tree: str) -> None:
     c = dump(sampler, root)
     assert differences(python(root), c) == []
     assert list(c) == list(python(root))  # the same keys in the same order
+
+
+RELATIVE = ["./tests/fixtures/systems/odd-text/", "tests/fixtures/./systems//rt-arm64"]
+
+
+@pytest.mark.parametrize("root", RELATIVE + ["//", "///"])
+def test_root_is_written_as_the_harness_writes_it(sampler: str, root: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fixture root as pathlib writes it; "//" is another root to POSIX and pathlib, "///" is this machine."""
+    monkeypatch.chdir(ROOT)
+    c, py = dump(sampler, root), python(root)
+    assert (c["root"], c["euid"]) == (py["root"], py["euid"])
+    if root in RELATIVE:
+        assert differences(py, c) == []
 
 
 def test_missing_root_reads_the_same(sampler: str, tmp_path: Path) -> None:
