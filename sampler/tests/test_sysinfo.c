@@ -131,6 +131,34 @@ static void test_config_gz_only(void)
 	free(json);
 }
 
+/* Without gzip the config cannot be read, and is not guessed at; busybox's zcat alone reads it. */
+static void test_config_gz_tools(void)
+{
+	char dir[] = "/tmp/rtgate-sysinfo-XXXXXX", link[256];
+	char *path = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+
+	CHECK(mkdtemp(dir) != NULL);
+	setenv("PATH", dir, 1); /* an empty folder: no gzip, no zcat */
+	capture("configgz-arm64");
+	CHECK_STR(sysinfo_preemption(&si), "unknown");
+	CHECK_STR(sysinfo_preemption_source(&si), "no source");
+	snprintf(link, sizeof(link), "%s/zcat", dir);
+	if (access("/usr/bin/busybox", X_OK) == 0 && symlink("/usr/bin/busybox", link) == 0) {
+		capture("configgz-arm64");
+		CHECK_STR(sysinfo_preemption(&si), "PREEMPT");
+		CHECK_STR(sysinfo_preemption_source(&si), "kernel config");
+		unlink(link);
+	} else {
+		fprintf(stderr, "test_config_gz_tools: no /usr/bin/busybox, zcat fallback not tried\n");
+	}
+	rmdir(dir);
+	if (path)
+		setenv("PATH", path, 1);
+	else
+		unsetenv("PATH");
+	free(path);
+}
+
 /* Python's reading of odd text, and what may reach a console: never "<LAVA_", nor a control
  * character, nor a byte that is not ASCII. */
 static void test_odd_text(void)
@@ -312,6 +340,7 @@ int main(int argc, char **argv)
 	test_vm_booted_voluntary();
 	test_dynamic_booted_none();
 	test_config_gz_only();
+	test_config_gz_tools();
 	test_odd_text();
 	test_missing_root();
 	test_truncated();
