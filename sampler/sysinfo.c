@@ -83,6 +83,21 @@ static uint32_t put(struct sysinfo *s, uint32_t parent, uint32_t child)
 	return child;
 }
 
+/* The children of a detached holder appended to parent, in their order. */
+static void adopt(struct sysinfo *s, uint32_t parent, uint32_t holder)
+{
+	struct sysinfo_node *h = &s->node[holder];
+
+	if (!parent || !holder || !h->v.c.first)
+		return;
+	if (s->node[parent].v.c.last)
+		s->node[s->node[parent].v.c.last].next = h->v.c.first;
+	else
+		s->node[parent].v.c.first = h->v.c.first;
+	s->node[parent].v.c.last = h->v.c.last;
+	h->v.c.first = h->v.c.last = 0;
+}
+
 static uint32_t add(struct sysinfo *s, uint32_t parent, const char *key, int type)
 {
 	return parent ? put(s, parent, mk(s, key, type)) : 0;
@@ -1721,10 +1736,21 @@ static void describe(struct ctx *c, uint32_t machine)
 	char *t, *t2;
 	const char *svc[8] = {0};
 	int nsvc = 0;
-	uint32_t list, qos_value;
+	uint32_t list, qos_value, identity;
 
 	/* unknown goes last in the object but collects reasons from the start */
 	c->unknown = mk(s, "unknown", J_OBJ);
+	/* board and architecture are read first, written last: require.c judges the machine by them,
+	 * and a record cut short on a large machine must still hold them */
+	identity = mk(s, NULL, J_OBJ);
+	board(c, identity);
+	if (s->live) {
+		struct utsname u;
+		s->n_architecture = uname(&u) == 0 ? add_str(s, identity, "architecture", u.machine)
+						   : add(s, identity, "architecture", J_NULL);
+	} else {
+		add(s, identity, "architecture", J_NULL);
+	}
 	t = text(c, "sys/devices/system/clocksource/clocksource0/current_clocksource", "clocksource");
 	add_str(s, machine, "clocksource", t);
 	free(t);
@@ -1799,14 +1825,7 @@ static void describe(struct ctx *c, uint32_t machine)
 	free(t);
 	t2 = text(c, "sys/devices/system/cpu/nohz_full", NULL);
 	add_cpulist(s, machine, "nohz_full_cpus", t2);
-	board(c, machine);
-	if (s->live) {
-		struct utsname u;
-		s->n_architecture = uname(&u) == 0 ? add_str(s, machine, "architecture", u.machine)
-						   : add(s, machine, "architecture", J_NULL);
-	} else {
-		add(s, machine, "architecture", J_NULL);
-	}
+	adopt(s, machine, identity);
 	if (!t2 && !child(s, c->unknown, "nohz_full_cpus"))
 		set_unknown(c, "nohz_full_cpus", "/sys/devices/system/cpu/nohz_full: absent (CONFIG_NO_HZ_FULL off)");
 	free(t2);

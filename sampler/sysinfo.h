@@ -8,7 +8,7 @@
  * Everything is read by sysinfo_capture(), before measuring (it may run `gzip -dc` for
  * /proc/config.gz and allocates scratch memory that it frees). After it, the record is fixed-size
  * data in the struct: writing it and asking it questions allocate nothing and read no file.
- * The struct is about half a megabyte: keep it on the heap (with -m, a static one stays locked) or
+ * The struct is about a megabyte: keep it on the heap (with -m, a static one stays locked) or
  * static, not on a thread's stack. Capture is not thread-safe (one capture at a time).
  */
 #ifndef RTGATE_SYSINFO_H
@@ -17,8 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define SYSINFO_NODES 16384      /* JSON values of the record */
-#define SYSINFO_POOL (192 * 1024) /* bytes of its strings and CPU ranges */
+#define SYSINFO_NODES 32768      /* JSON values of the record (a 2-CPU VM's takes 200) */
+#define SYSINFO_POOL (256 * 1024) /* bytes of its strings and CPU ranges */
 
 struct sysinfo_node {
 	uint32_t key;   /* pool offset of the member's name; 0: an array element */

@@ -290,10 +290,20 @@ static void test_truncated(void)
 		fprintf(f, "module_%06d 16384 0 - Live 0x0\n", i);
 	if (f)
 		fclose(f);
+	snprintf(path, sizeof(path), "%s/proc/device-tree", dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/proc/device-tree/compatible", dir);
+	f = fopen(path, "w");
+	if (f) {
+		fwrite("acme,board\0", 1, 11, f);
+		fclose(f);
+	}
 	CHECK_EQ(sysinfo_capture(&si, dir), 0);
 	CHECK(si.truncated);
+	CHECK(sysinfo_compatible(&si, "acme,board")); /* the machine's identity is read before the lists */
 	json = written(0);
 	CHECK_STR_HAS(json, "\"record\": \"cut short:");
+	CHECK_STR_HAS(json, "\"dt_compatible\": [\n        \"acme,board\"\n      ]");
 	for (const char *p = json; *p; p++) { /* balanced outside strings */
 		if (*p == '"' && p[-1] != '\\')
 			in_string = !in_string;
@@ -302,6 +312,10 @@ static void test_truncated(void)
 	}
 	CHECK_EQ(depth, 0);
 	free(json);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc/device-tree", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/proc/modules", dir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/proc", dir);
 	rmdir(path);
