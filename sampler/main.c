@@ -25,6 +25,7 @@
 #include "outfile.h"
 #include "plan.h"
 #include "result.h"
+#include "sysinfo.h"
 #include "sysprep.h"
 
 #define BLOCK_CAP 4096        /* block-maxima entries per thread before coarsening */
@@ -708,6 +709,22 @@ static void check_resolution(const struct params *p)
 	fprintf(stderr, "# measured clock resolution approximately: %lld nsec\n", (long long)best);
 }
 
+/* --dump-system: the machine record alone (the harness compares it with its own reading). */
+static int dump_system(const char *root)
+{
+	struct sysinfo *si = malloc(sizeof(*si));
+
+	if (!si || sysinfo_capture(si, root)) {
+		fprintf(stderr, "rtgate-sampler: cannot read the system record\n");
+		free(si);
+		return 1;
+	}
+	sysinfo_write_json(stdout, si, 0);
+	fputc('\n', stdout);
+	free(si);
+	return fflush(stdout) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct sampler s;
@@ -731,6 +748,8 @@ int main(int argc, char **argv)
 	default:
 		break;
 	}
+	if (s.p.dump_system)
+		return dump_system(s.p.sysroot[0] ? s.p.sysroot : "/");
 	/* Handlers first: a stop signal from here on ends the run cleanly (it only sets a flag). */
 	install_signals();
 	if (s.p.unbuffered)

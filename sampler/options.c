@@ -28,7 +28,7 @@ enum opt_id {
 	O_VERBOSE, O_DBGCYCLIC, O_POSIX_TIMERS, O_HELP, O_VERSION,
 	/* rtgate extensions */
 	O_CHECKPOINT, O_BLOCK, O_LOOPS_PER_THREAD, O_THREAD_CPUS, O_THREAD_PRIOS, O_THREAD_LABELS,
-	O_GATE, O_LOAD, O_LOAD_ARG, O_LOAD_DIR, O_DUMP_CONTRACT,
+	O_GATE, O_LOAD, O_LOAD_ARG, O_LOAD_DIR, O_DUMP_CONTRACT, O_SYSROOT, O_DUMP_SYSTEM,
 	O_COUNT
 };
 
@@ -163,6 +163,10 @@ static const struct opt_def opts[O_COUNT] = {
 		"the load's log folder (several loads: DIR-<i>-<kind>; default: the --json path minus .json, "
 		"plus .load)", F_EXT, BY_APPLY},
 	[O_DUMP_CONTRACT] = {"dump-contract", 0, 'n', FLAG, "", "", "", "print this option table as JSON", F_EXT | F_HIDDEN, BY_APPLY},
+	[O_SYSROOT] = {"sysroot", 0, 'r', TEXT, "/", "DIR", "",
+		"read /proc, /sys and /boot under DIR for the system record (tests)", F_EXT | F_HIDDEN, BY_APPLY},
+	[O_DUMP_SYSTEM] = {"dump-system", 0, 'n', FLAG, "", "", "",
+		"print the system record as JSON and exit", F_EXT | F_HIDDEN, TO_FLAG(dump_system)},
 };
 
 static FILE *warn_stream;
@@ -507,6 +511,7 @@ static enum options_result apply(int id, const char *name, struct value *v, cons
 	case O_HISTOFALL: p->histofall = 1; /* fall through */
 	case O_HISTOGRAM: p->hist_limit = v->u; st->histogram_given = 1; break;
 	case O_HISTFILE: return set_path(p->histfile, PATH_LEN, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
+	case O_SYSROOT: return set_path(p->sysroot, PATH_LEN - 64, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
 	case O_JSON: return set_path(p->json_path, PATH_LEN - 32, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
 	case O_MAINAFFINITY: memcpy(p->main_cpus, v->cpus, MAX_CPUS); p->main_affinity = 1; break;
 	case O_NANOSLEEP: case O_DBGCYCLIC: break;

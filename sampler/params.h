@@ -80,6 +80,9 @@ struct params {
 	const char *load_opt[LOAD_OPTS_MAX];
 	unsigned char load_opt_is_word[LOAD_OPTS_MAX];
 	char load_dir[PATH_LEN];
+	/* the system record (sysinfo.c): its root directory ("" = "/"), --dump-system */
+	char sysroot[PATH_LEN];
+	int dump_system;
 	/* command line, for the JSON */
 	int argc;
 	char **argv;

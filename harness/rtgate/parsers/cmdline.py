@@ -47,6 +47,7 @@ _LONG_VALUE = {
     "load",
     "load-arg",
     "load-dir",
+    "sysroot",
 }
 _LONG_OPTIONAL = {"threads", "affinity", "aligned", "secaligned"}
 _SHORT_TO_LONG = {
