@@ -1064,6 +1064,21 @@ int gate_evaluate(const struct gate_spec *g, const struct run_result *r, char id
 	return count;
 }
 
+void gate_unjudged(const struct gate_spec *g, int status, const char *reason, struct gate_verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	snprintf(v->thread, sizeof(v->thread), "all");
+	v->status = status;
+	v->has_limit = 1;
+	if (g->kind == GATE_MISS_RATE)
+		v->limit = g->rate;
+	else if (g->kind == GATE_MISSED)
+		v->limit = g->max_count >= 0 ? (double)g->max_count : g->max_rate;
+	else
+		v->limit = g->limit;
+	snprintf(v->reason, sizeof(v->reason), "%s", reason);
+}
+
 /* One line per verdict for shells: fields are space-free until the reason, which ends the line. */
 void gate_print(FILE *f, const struct gate_spec *g, const struct gate_verdict *v)
 {

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "gate.h"
+#include "require.h"
 #include "version.h"
 
 enum opt_id {
@@ -28,6 +29,8 @@ enum opt_id {
 	/* rtgate extensions */
 	O_CHECKPOINT, O_BLOCK, O_LOOPS_PER_THREAD, O_THREAD_CPUS, O_THREAD_PRIOS, O_THREAD_LABELS,
 	O_GATE, O_DUMP_CONTRACT,
+	/* the measurement engine */
+	O_MEASUREMENT, O_REQUIRE, O_CHECK_ONLY,
 	O_COUNT
 };
 
@@ -153,6 +156,15 @@ static const struct opt_def opts[O_COUNT] = {
 	[O_GATE] = {"gate", 0, 'r', TEXT, "", "SPEC", "",
 		"evaluate a gate at the end, print RTGATE-GATE lines (name=N,kind=KIND,KEY=VALUE,...); KIND:", F_EXT, BY_APPLY},
 	[O_DUMP_CONTRACT] = {"dump-contract", 0, 'n', FLAG, "", "", "", "print this option table as JSON", F_EXT | F_HIDDEN, BY_APPLY},
+	[O_MEASUREMENT] = {"measurement", 0, 'r', TEXT, "", "NAME", "",
+		"measure as NAME ([A-Za-z0-9_.-], 1..64): scan for competing real-time tasks, write the run's record "
+		"(\"rtgate_run\") into --json", F_EXT, BY_APPLY},
+	[O_REQUIRE] = {"require", 0, 'r', TEXT, "", "ITEM", "",
+		"measure only if the machine meets ITEM, repeatable: preempt_rt, isolated_cpus, governor=NAME, bare_metal, "
+		"rt_throttling_off, architecture=X, compatible=X, dmi_product=X, cpu_count=N, no_competing_rt", F_EXT, BY_APPLY},
+	[O_CHECK_ONLY] = {"check-only", 0, 'n', FLAG, "", "", "",
+		"measure nothing: print the machine, the requirements judged and the real-time tasks as JSON "
+		"(exit 0 all met, 1 one unmet)", F_EXT, TO_FLAG(check_only)},
 };
 
 static FILE *warn_stream;
@@ -553,6 +565,27 @@ static enum options_result apply(int id, const char *name, struct value *v, cons
 		break;
 	}
 	case O_THREAD_LABELS: return set_labels(p, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
+	case O_MEASUREMENT: {
+		size_t n = strlen(v->text);
+
+		if (n < 1 || n >= MEASUREMENT_NAME_LEN || strspn(v->text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+							   "0123456789_.-") != n) {
+			set_err(err, errlen, "%s=%s: not a measurement name (1..%d of A-Z a-z 0-9 _ . -)", name, v->text,
+				MEASUREMENT_NAME_LEN - 1);
+			return OPTIONS_ERROR;
+		}
+		memcpy(p->measurement, v->text, n + 1);
+		break;
+	}
+	case O_REQUIRE: {
+		char rerr[256];
+
+		if (require_parse(v->text, &p->require, rerr, sizeof(rerr))) {
+			set_err(err, errlen, "%s=%s: %s", name, v->text, rerr);
+			return OPTIONS_ERROR;
+		}
+		break;
+	}
 	case O_HELP: options_usage(stdout); return OPTIONS_EXIT_OK;
 	case O_VERSION: printf("rtgate-sampler %s\n", RTGATE_VERSION); return OPTIONS_EXIT_OK;
 	case O_DUMP_CONTRACT: options_dump_contract(stdout); return OPTIONS_EXIT_OK;
@@ -613,7 +646,8 @@ void options_usage(FILE *f)
 			fprintf(f, "\n");
 		}
 	}
-	fprintf(f, "\nExit status: 0 measured, 1 runtime error (privileges, memory, outputs), 2 usage error.\n");
+	fprintf(f, "\nExit status: 0 measured, 1 not measured (a requirement, a stop signal) or runtime error "
+		"(privileges, memory, outputs), 2 usage error.\n");
 }
 
 static const char *type_name(enum opt_type t)
