@@ -134,14 +134,12 @@ static void virtualisation(struct sysinfo *s)
 	static char cpuinfo[1 << 20];
 	char text[SYSINFO_TEXT];
 
-	for (size_t r = 0; r < 3; r++) {
+	for (size_t r = 0; r < 3 && !s->virtualisation[0]; r++) {
 		if (read_text(rels[r], text, sizeof(text)) < 0)
 			continue;
-		for (size_t v = 0; v < 8; v++)
-			if (strcasestr(text, vendors[v])) {
+		for (size_t v = 0; v < 8 && !s->virtualisation[0]; v++)
+			if (strcasestr(text, vendors[v]))
 				snprintf(s->virtualisation, sizeof(s->virtualisation), "%s", vendors[v]);
-				return;
-			}
 	}
 	if (read_text("proc/cpuinfo", cpuinfo, sizeof(cpuinfo)) < 0)
 		return;
