@@ -6,7 +6,10 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static const char *base;
 
@@ -60,6 +63,40 @@ static int cpulist(const char *text, int *out, int max)
 	return n;
 }
 
+/* /proc/config.gz through `gzip -dc` (no zlib in a static binary), before anything is measured. */
+static long gunzip(const char *rel, char *buf, size_t len)
+{
+	char path[4096];
+	int in, fds[2];
+	size_t n = 0;
+	ssize_t got;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/%s", base, rel);
+	in = open(path, O_RDONLY | O_CLOEXEC);
+	if (in < 0 || pipe(fds)) {
+		if (in >= 0)
+			close(in);
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		dup2(in, 0);
+		dup2(fds[1], 1);
+		execlp("gzip", "gzip", "-dc", (char *)NULL);
+		_exit(127);
+	}
+	close(in);
+	close(fds[1]);
+	while (pid > 0 && n < len - 1 && (got = read(fds[0], buf + n, len - 1 - n)) > 0)
+		n += (size_t)got;
+	close(fds[0]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	buf[n] = '\0';
+	return pid > 0 ? (long)n : -1;
+}
+
 static void preemption(struct sysinfo *s, const char *version, const char *cmdline)
 {
 	static char config[1 << 20];
@@ -75,8 +112,9 @@ static void preemption(struct sysinfo *s, const char *version, const char *cmdli
 		return;
 	}
 	snprintf(rel, sizeof(rel), "boot/config-%s", s->release);
-	if (read_text(rel, config, sizeof(config)) < 0)
-		config[0] = '\0';
+	if (read_text(rel, config + 1, sizeof(config) - 1) < 0 && gunzip("proc/config.gz", config + 1, sizeof(config) - 1) < 0)
+		config[1] = '\0';
+	config[0] = '\n'; /* every option then starts a line: "\nCONFIG_..." */
 	if (strstr(config, "\nCONFIG_PREEMPT_RT=y")) {
 		snprintf(s->preemption, sizeof(s->preemption), "PREEMPT_RT");
 		snprintf(s->source, sizeof(s->source), "kernel config");
