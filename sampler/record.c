@@ -210,7 +210,6 @@ static void digest(FILE *f, const struct run_result *r)
 static void rt_tasks(FILE *f)
 {
 	int first = 1;
-	static const struct rt_tasks none;
 
 	fputs("{\"sampler_priority\": {", f);
 	for (int c = 0; rec->priorities && c < MAX_CPUS; c++)
@@ -219,11 +218,20 @@ static void rt_tasks(FILE *f)
 			first = 0;
 		}
 	fprintf(f, "},\n    \"competing_matters\": %s,\n    \"before\": ", rec->competing_matters ? "true" : "false");
-	rtscan_write_json(f, rec->before ? rec->before : &none, 0);
+	if (rec->before)
+		rtscan_write_json(f, rec->before, 0);
+	else
+		fputs("[]", f);
 	fputs(",\n    \"during\": ", f);
-	rtscan_write_json(f, rec->during ? rec->during : &none, 1);
+	if (rec->during)
+		rtscan_write_json(f, rec->during, 1);
+	else
+		fputs("[]", f);
 	fputs(",\n    \"after\": ", f);
-	rtscan_write_json(f, rec->after ? rec->after : &none, 0);
+	if (rec->after)
+		rtscan_write_json(f, rec->after, 0);
+	else
+		fputs("[]", f);
 	fputs("}", f);
 }
 

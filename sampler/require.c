@@ -132,8 +132,7 @@ static int contains(const int *cpus, int n, int cpu)
 
 static void isolated(struct require_result *r, const struct sysinfo *s, const int *measured, int nmeasured)
 {
-	static int isol[MAX_CPUS];
-	int n = sysinfo_isolcpus(s, isol, MAX_CPUS), sorted[MAX_CPUS], ns = 0;
+	int isol[MAX_CPUS], n = sysinfo_isolcpus(s, isol, MAX_CPUS), sorted[MAX_CPUS], ns = 0;
 	char outside[1024] = "", list[4096] = "";
 	size_t used = 0;
 

@@ -260,13 +260,16 @@ static void each_number(int dirfd, char *buf, size_t len, void (*fn)(struct scan
 			if (!*end && v > 0 && v <= 0x7fffffff)
 				fn(sc, pid, (int)v);
 		}
+		/* procfs fills the buffer while entries remain: room for another name means this was the
+		 * last of them, and the call that would return 0 can be saved (one per process a second) */
+		if ((size_t)n + 512 < len)
+			break;
 	}
 }
 
 static void each_task(struct scan *sc, int unused, int pid)
 {
-	static char buf[8192];
-	char rel[32];
+	char buf[8192], rel[32]; /* main's stack: nothing static that -m would lock in every run */
 	int fd;
 
 	(void)unused;
@@ -299,8 +302,7 @@ static void sort_from(struct rt_tasks *t, int from)
 int rtscan(const char *root, const struct rt_priorities *pr, int own_pid, struct rt_tasks *out,
 	   enum rtscan_mode mode)
 {
-	static char buf[16384];
-	char proc[4200];
+	char buf[16384], proc[4200];
 	struct scan sc = { .pr = pr, .own_pid = own_pid, .mode = mode, .out = out };
 
 	sc.live = strcmp(root, "/") == 0;

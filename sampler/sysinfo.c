@@ -97,24 +97,36 @@ static long gunzip(const char *rel, char *buf, size_t len)
 	return pid > 0 ? (long)n : -1;
 }
 
+static void model(struct sysinfo *s, const char *version, const char *cmdline, const char *config);
+
 static void preemption(struct sysinfo *s, const char *version, const char *cmdline)
 {
-	static char config[1 << 20];
-	char rel[512], dyn[256];
-	const char *boot;
-	int dynamic;
+	const size_t clen = 1 << 20;
+	char *config = calloc(1, clen), rel[512];
 
 	snprintf(s->preemption, sizeof(s->preemption), "unknown");
 	snprintf(s->source, sizeof(s->source), "no source");
+	if (!config)
+		return;
+	snprintf(rel, sizeof(rel), "boot/config-%s", s->release);
+	if (read_text(rel, config + 1, clen - 1) < 0 && gunzip("proc/config.gz", config + 1, clen - 1) < 0)
+		config[1] = '\0';
+	config[0] = '\n'; /* every option then starts a line: "\nCONFIG_..." */
+	model(s, version, cmdline, config);
+	free(config);
+}
+
+static void model(struct sysinfo *s, const char *version, const char *cmdline, const char *config)
+{
+	const char *boot;
+	char dyn[256];
+	int dynamic;
+
 	if (read_text("sys/kernel/realtime", dyn, sizeof(dyn)) >= 0 && strcmp(dyn, "1") == 0) {
 		snprintf(s->preemption, sizeof(s->preemption), "PREEMPT_RT");
 		snprintf(s->source, sizeof(s->source), "/sys/kernel/realtime");
 		return;
 	}
-	snprintf(rel, sizeof(rel), "boot/config-%s", s->release);
-	if (read_text(rel, config + 1, sizeof(config) - 1) < 0 && gunzip("proc/config.gz", config + 1, sizeof(config) - 1) < 0)
-		config[1] = '\0';
-	config[0] = '\n'; /* every option then starts a line: "\nCONFIG_..." */
 	if (strstr(config, "\nCONFIG_PREEMPT_RT=y")) {
 		snprintf(s->preemption, sizeof(s->preemption), "PREEMPT_RT");
 		snprintf(s->source, sizeof(s->source), "kernel config");
@@ -169,8 +181,8 @@ static void virtualisation(struct sysinfo *s)
 					   "sys/class/dmi/id/product_name"};
 	static const char *const vendors[] = {"QEMU", "KVM", "VMware", "Microsoft", "Xen", "innotek",
 					      "Amazon EC2", "Google"};
-	static char cpuinfo[1 << 20];
-	char text[SYSINFO_TEXT];
+	const size_t clen = 1 << 20;
+	char *cpuinfo, text[SYSINFO_TEXT];
 
 	for (size_t r = 0; r < 3 && !s->virtualisation[0]; r++) {
 		if (read_text(rels[r], text, sizeof(text)) < 0)
@@ -179,8 +191,11 @@ static void virtualisation(struct sysinfo *s)
 			if (strcasestr(text, vendors[v]))
 				snprintf(s->virtualisation, sizeof(s->virtualisation), "%s", vendors[v]);
 	}
-	if (read_text("proc/cpuinfo", cpuinfo, sizeof(cpuinfo)) < 0)
+	cpuinfo = malloc(clen);
+	if (!cpuinfo || read_text("proc/cpuinfo", cpuinfo, clen) < 0) {
+		free(cpuinfo);
 		return;
+	}
 	for (char *line = cpuinfo; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		if (strncmp(line, "processor", 9) == 0 && strchr(line, ':') && (!strchr(line, '\n') ||
 		    strchr(line, ':') < strchr(line, '\n')))
@@ -197,12 +212,12 @@ static void virtualisation(struct sysinfo *s)
 				*end = keep;
 		}
 	}
+	free(cpuinfo);
 }
 
 int sysinfo_capture(struct sysinfo *s, const char *root)
 {
-	static char version[1024], cmdline[4096];
-	char text[4096], rel[512];
+	char version[1024], cmdline[4096], text[4096], rel[512];
 	struct utsname u;
 	DIR *d;
 
