@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -274,6 +275,17 @@ static void each_task(struct scan *sc, int unused, int pid)
 
 	(void)unused;
 	snprintf(rel, sizeof(rel), "%d/task", pid);
+	/* procfs counts a process's threads in its task directory's links (2 + threads), a zombie
+	 * leader included until the group is reaped: one thread is the leader itself, and one
+	 * fstatat replaces listing the directory (openat, getdents, close) for most processes */
+	if (sc->live) {
+		struct stat st;
+
+		if (fstatat(sc->procfd, rel, &st, 0) == 0 && st.st_nlink == 3) {
+			look_at(sc, pid, pid);
+			return;
+		}
+	}
 	fd = openat(sc->procfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return;
