@@ -157,7 +157,8 @@ static const struct opt_def opts[O_COUNT] = {
 		"evaluate a gate at the end, print RTGATE-GATE lines (name=N,kind=KIND,KEY=VALUE,...); KIND:", F_EXT, BY_APPLY},
 	[O_DUMP_CONTRACT] = {"dump-contract", 0, 'n', FLAG, "", "", "", "print this option table as JSON", F_EXT | F_HIDDEN, BY_APPLY},
 	[O_MEASUREMENT] = {"measurement", 0, 'r', TEXT, "", "NAME", "",
-		"measure as NAME ([A-Za-z0-9_.-], 1..64): scan for competing real-time tasks, write the run's record "
+		"measure as NAME (1..64 letters, digits, dots, dashes, underscores): scan for competing real-time tasks, "
+		"write the run's record "
 		"(\"rtgate_run\") into --json", F_EXT, BY_APPLY},
 	[O_REQUIRE] = {"require", 0, 'r', TEXT, "", "ITEM", "",
 		"measure only if the machine meets ITEM, repeatable: preempt_rt, isolated_cpus, governor=NAME, bare_metal, "
