@@ -101,15 +101,15 @@ static void model(struct sysinfo *s, const char *version, const char *cmdline, c
 
 static void preemption(struct sysinfo *s, const char *version, const char *cmdline)
 {
-	const size_t clen = 1 << 20;
-	char *config = calloc(1, clen), rel[512];
+	const size_t big = 1 << 20;
+	char *config = calloc(1, big), rel[512];
 
 	snprintf(s->preemption, sizeof(s->preemption), "unknown");
 	snprintf(s->source, sizeof(s->source), "no source");
 	if (!config)
 		return;
 	snprintf(rel, sizeof(rel), "boot/config-%s", s->release);
-	if (read_text(rel, config + 1, clen - 1) < 0 && gunzip("proc/config.gz", config + 1, clen - 1) < 0)
+	if (read_text(rel, config + 1, big - 1) < 0 && gunzip("proc/config.gz", config + 1, big - 1) < 0)
 		config[1] = '\0';
 	config[0] = '\n'; /* every option then starts a line: "\nCONFIG_..." */
 	model(s, version, cmdline, config);
@@ -181,7 +181,7 @@ static void virtualisation(struct sysinfo *s)
 					   "sys/class/dmi/id/product_name"};
 	static const char *const vendors[] = {"QEMU", "KVM", "VMware", "Microsoft", "Xen", "innotek",
 					      "Amazon EC2", "Google"};
-	const size_t clen = 1 << 20;
+	const size_t big = 1 << 20;
 	char *cpuinfo, text[SYSINFO_TEXT];
 
 	for (size_t r = 0; r < 3 && !s->virtualisation[0]; r++) {
@@ -191,8 +191,8 @@ static void virtualisation(struct sysinfo *s)
 			if (strcasestr(text, vendors[v]))
 				snprintf(s->virtualisation, sizeof(s->virtualisation), "%s", vendors[v]);
 	}
-	cpuinfo = malloc(clen);
-	if (!cpuinfo || read_text("proc/cpuinfo", cpuinfo, clen) < 0) {
+	cpuinfo = malloc(big);
+	if (!cpuinfo || read_text("proc/cpuinfo", cpuinfo, big) < 0) {
 		free(cpuinfo);
 		return;
 	}
