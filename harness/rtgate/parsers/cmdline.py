@@ -44,6 +44,8 @@ _LONG_VALUE = {
     "checkpoint",
     "block",
     "gate",
+    "measurement",
+    "require",
 }
 _LONG_OPTIONAL = {"threads", "affinity", "aligned", "secaligned"}
 _SHORT_TO_LONG = {
