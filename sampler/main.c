@@ -74,6 +74,7 @@ struct engine {
 struct sampler {
 	struct params p;
 	struct engine *eng;         /* NULL: a plain run */
+	char start_error[512];      /* why the threads could not start */
 	struct sys_facts sys;
 	struct run_control ctl;
 	struct thread_state *ts;
@@ -329,8 +330,9 @@ static int start_threads(struct sampler *s)
 				sys_explain_sched_failure(why, sizeof(why), ts->policy, ts->priority, err);
 			else
 				snprintf(why, sizeof(why), "%s", strerror(err));
-			fprintf(stderr, "rtgate-sampler: cannot start thread %d%s: %s\n", i,
-				ts->cpu >= 0 ? " on its CPU" : "", why);
+			snprintf(s->start_error, sizeof(s->start_error), "cannot start thread %d%s: %s", i,
+				 ts->cpu >= 0 ? " on its CPU" : "", why);
+			fprintf(stderr, "rtgate-sampler: %s\n", s->start_error);
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
 			s->p.num_threads = i; /* join those that run; nothing is written */
 			stop_threads(s);
@@ -956,6 +958,11 @@ int main(int argc, char **argv)
 		char why[256];
 		sys_explain_mlock_failure(why, sizeof(why), errno);
 		fprintf(stderr, "rtgate-sampler: cannot lock memory: %s\n", why);
+		if (s.eng) {
+			record_not_measured(GATE_ERROR, "cannot lock memory: %s", why);
+			/* LOADS (E-load): stop the loads here */
+			return write_not_measured(&s);
+		}
 		return 1;
 	}
 	if (s.p.verbose) /* cyclictest's order: CPUs, then the PM QoS line, then the intervals */
@@ -987,6 +994,10 @@ int main(int argc, char **argv)
 	}
 	if (start_threads(&s)) {
 		/* LOADS (E-load): stop the loads here */
+		if (s.eng) { /* no privilege for the threads' policy, a CPU refused: every gate says why */
+			record_not_measured(GATE_ERROR, "%s", s.start_error);
+			return write_not_measured(&s);
+		}
 		return 1;
 	}
 	if (s.eng)

@@ -13,6 +13,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,6 +29,7 @@ from rtgate.measure.lock import measurement_lock
 from rtgate.measure.machine import parse_cpulist
 from rtgate.measure.rt_tasks import competitors, scan
 from rtgate.parsers import load_results
+from test_sampler import public_sampler  # noqa: F401 (a fixture, declared once)
 
 needs_two = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
 pytestmark = needs_two
@@ -309,3 +311,39 @@ def test_the_main_thread_leaves_the_measured_cpu(sampler: str, tmp_path: Path) -
         assert proc.returncode == 0
         assert ("rtgate_run" in json.loads(out.read_text())) == (name == "engine")
     assert seen == {"engine": {0}, "plain": os.sched_getaffinity(0)}
+
+
+def test_threads_that_cannot_start_measure_nothing(request: pytest.FixtureRequest) -> None:
+    """As nobody, without a real-time allowance: no SCHED_FIFO thread starts. The engine says so in
+    every gate line and in the record, instead of leaving no verdict at all."""
+    copy = request.getfixturevalue("public_sampler")  # test_sampler's: a copy nobody can run
+    out = Path(tempfile.mkdtemp(prefix="rtgate-engine-"))
+    try:
+        out.chmod(0o777)
+        r = subprocess.run(
+            [
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+                copy,
+                *base(out / "m.json"),
+                "--measurement=m",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd="/",
+        )
+        if r.returncode == 0:
+            pytest.skip("nobody may use SCHED_FIFO 80 here (RLIMIT_RTPRIO allows it)")
+        assert r.returncode == 1, r.stdout + r.stderr
+        why = "cannot start thread 0 on its CPU: Operation not permitted (SCHED_FIFO priority 80 needs root"
+        lines = gate_lines(r.stdout)
+        assert [g[:3] for g in lines] == [("max", "all", "ERROR"), ("tail", "all", "ERROR")]
+        assert all(g[8].startswith(f"not measured: {why}") for g in lines), lines
+        rec = record(out / "m.json")
+        assert rec["measured"] is False and rec["not_measured"].startswith(why)
+    finally:
+        shutil.rmtree(out)
