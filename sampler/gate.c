@@ -1044,7 +1044,7 @@ int gate_evaluate(const struct gate_spec *g, const struct run_result *r, char id
 			size_t len = strlen(e.v->reason);
 			e.v->status = GATE_INCONCLUSIVE;
 			snprintf(e.v->reason + len, sizeof(e.v->reason) - len, "; but the run was stopped early by %s",
-				 r->signal == 2 ? "SIGINT" : r->signal == 15 ? "SIGTERM" : "a signal");
+				 signal_name(r->signal) ? signal_name(r->signal) : "a signal");
 		}
 		count++;
 	}

@@ -273,7 +273,8 @@ def test_a_competitor_that_starts_mid_run_makes_the_run_invalid(
     assert rec["results"] == validity.digest(load_results(out))
 
 
-def test_a_stop_signal_mid_run_judges_what_was_measured(sampler: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
+def test_a_stop_signal_mid_run_judges_what_was_measured(sampler: str, tmp_path: Path, sig: signal.Signals) -> None:
     out = tmp_path / "m.json"
     proc = subprocess.Popen(
         [sampler, *base(out, 30), "--measurement=m"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -282,14 +283,14 @@ def test_a_stop_signal_mid_run_judges_what_was_measured(sampler: str, tmp_path: 
     while not out.exists() and time.monotonic() < deadline:
         time.sleep(0.01)
     time.sleep(1.0)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, stdout + stderr
     rec = record(out)
-    assert rec["measured"] is True and rec["stopped_by"] == "SIGTERM" and rec["results"]["stop_reason"] == "signal"
+    assert rec["measured"] is True and rec["stopped_by"] == sig.name and rec["results"]["stop_reason"] == "signal"
     assert 1.0 <= rec["results"]["elapsed_s"] < 20 and rec["results"]["cycles"][0] > 0
     for g in gate_lines(stdout):
-        assert g[2] == "INCONCLUSIVE" and g[8].endswith("; but the run was stopped early by SIGTERM"), g
+        assert g[2] == "INCONCLUSIVE" and g[8].endswith(f"; but the run was stopped early by {sig.name}"), g
     assert rec["results"] == validity.digest(load_results(out))
 
 
