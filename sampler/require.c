@@ -170,7 +170,10 @@ static void governor(struct require_result *r, const char *wanted, const struct 
 		unmet(r, "requires governor %s; %s no cpufreq governor on this machine", wanted, JUDGE);
 		return;
 	}
-	for (int c = 0; c < MAX_CPUS; c++) {
+	int cpus[MAX_CPUS], n = sysinfo_governor_cpus(s, cpus, MAX_CPUS);
+
+	for (int i = 0; i < n && i < MAX_CPUS; i++) {
+		const int c = cpus[i];
 		const char *g = sysinfo_governor(s, c);
 
 		if (!g || strcmp(g, wanted) == 0 || (nmeasured >= 0 && !contains(measured, nmeasured, c)))
@@ -185,8 +188,9 @@ static void governor(struct require_result *r, const char *wanted, const struct 
 /* "compatible a, b" / "no devicetree compatible", as machine_mismatch's show(). */
 static void show(char *buf, size_t len, unsigned key, const struct require_spec *want, const struct sysinfo *s)
 {
+	const char *v, *list[64];
 	size_t used;
-	const char *v;
+	int n;
 
 	switch (key) {
 	case REQ_ARCHITECTURE:
@@ -213,13 +217,14 @@ static void show(char *buf, size_t len, unsigned key, const struct require_spec 
 			snprintf(buf, len, "compatible %s", want->compatible);
 			return;
 		}
-		if (!sysinfo_compatible_at(s, 0)) {
+		n = sysinfo_compatibles(s, list, 64);
+		if (n <= 0) {
 			snprintf(buf, len, "no devicetree compatible");
 			return;
 		}
 		used = (size_t)snprintf(buf, len, "compatible ");
-		for (int i = 0; (v = sysinfo_compatible_at(s, i)) != NULL && used < len; i++)
-			used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", v);
+		for (int i = 0; i < n && i < 64 && used < len; i++)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", list[i]);
 	}
 }
 

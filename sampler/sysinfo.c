@@ -374,9 +374,24 @@ int sysinfo_compatible(const struct sysinfo *s, const char *value)
 	return 0;
 }
 
-const char *sysinfo_compatible_at(const struct sysinfo *s, int i)
+int sysinfo_compatibles(const struct sysinfo *s, const char **out, int max)
 {
-	return i >= 0 && i < s->ncompatible ? s->compatible[i] : NULL;
+	for (int i = 0; i < s->ncompatible && i < max; i++)
+		out[i] = s->compatible[i];
+	return s->ncompatible;
+}
+
+int sysinfo_governor_cpus(const struct sysinfo *s, int *cpus, int max)
+{
+	int n = 0;
+
+	for (int c = 0; c < SYSINFO_CPUS; c++)
+		if (s->governor[c][0]) {
+			if (n < max)
+				cpus[n] = c;
+			n++;
+		}
+	return n;
 }
 
 const char *sysinfo_dmi_product(const struct sysinfo *s) { return s->dmi_product[0] ? s->dmi_product : NULL; }

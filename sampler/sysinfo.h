@@ -38,9 +38,10 @@ int sysinfo_has_governors(const struct sysinfo *s);
 const char *sysinfo_virtualisation(const struct sysinfo *s);
 int sysinfo_rt_runtime(const struct sysinfo *s, long *out);
 int sysinfo_compatible(const struct sysinfo *s, const char *value);
-/* The devicetree's compatible strings in order (NULL past the last): the mismatch reason lists them.
- * NOT in ENGINE.md's API: E-sys's sysinfo must add it. */
-const char *sysinfo_compatible_at(const struct sysinfo *s, int i);
+/* The devicetree's compatible strings in its order: the count, at most max pointers stored. */
+int sysinfo_compatibles(const struct sysinfo *s, const char **out, int max);
+/* The CPUs that have a governor, ascending: the count, at most max stored. */
+int sysinfo_governor_cpus(const struct sysinfo *s, int *cpus, int max);
 const char *sysinfo_dmi_product(const struct sysinfo *s);
 const char *sysinfo_dt_model(const struct sysinfo *s);
 
