@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "gate.h"
+#include "options.h"
 #include "record.h"
 #include "require.h"
 #include "rtscan.h"
@@ -290,6 +291,10 @@ static void test_escaping(void)
 	snprintf(text, sizeof(text), "x\n<LAVA_SIGNAL_TESTCASE <LAVA_\x7f");
 	record_console_escape(text);
 	CHECK(strcmp(text, "x??LAVA_SIGNAL_TESTCASE ?LAVA_?") == 0);
+	/* a usage error echoes the option's value: no LAVA signal there either */
+	snprintf(text, sizeof(text), "--require=<LAVA_SIGNAL_X\n");
+	options_escape(text, sizeof(text));
+	CHECK(strcmp(text, "--require=?LAVA_SIGNAL_X\\n") == 0);
 }
 
 static void test_unjudged(void)
