@@ -215,6 +215,38 @@ static void test_scan(void)
 						"a) b (pid 100, tid 102, RR 90, cpu 1), dl (pid 300, DEADLINE, cpu 1)") == 0);
 }
 
+/* A table full of expected kernel threads still keeps every competitor: one is never dropped for them. */
+static void test_full_table(void)
+{
+	static struct rt_tasks found;
+	struct rt_priorities pr;
+	char name[32];
+
+	for (int i = 0; i < RTSCAN_MAX + 8; i++) {
+		snprintf(name, sizeof(name), "rcuc/%d", i);
+		task(1000 + i, 1000 + i, name, 0x00200040, 1, SCHED_FIFO, "1");
+	}
+	task(5000, 5000, "late", 0x400000, 10, SCHED_FIFO, "1");
+	for (int c = 0; c < MAX_CPUS; c++)
+		pr.prio[c] = -1;
+	pr.prio[1] = 1;
+	CHECK_EQ(rtscan(root, &pr, 4242, &found, RTSCAN_ALL), 4); /* late, busy, "a) b" and dl */
+	CHECK_EQ(found.n, RTSCAN_MAX);
+	CHECK(found.overflow > 0);
+	{
+		int late = 0, competitors = 0;
+
+		for (int i = 0; i < found.n; i++) {
+			late |= found.t[i].pid == 5000;
+			competitors += !found.t[i].expected;
+			if (i)
+				CHECK(found.t[i - 1].pid <= found.t[i].pid);
+		}
+		CHECK(late);
+		CHECK_EQ(competitors, 4);
+	}
+}
+
 static void test_record(void)
 {
 	static struct rt_tasks before, none;
@@ -322,6 +354,7 @@ int main(void)
 	test_record();
 	test_escaping();
 	test_unjudged();
+	test_full_table();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd))
 		fprintf(stderr, "could not remove %s\n", root);
