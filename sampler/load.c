@@ -8,6 +8,8 @@
  */
 #include "load.h"
 
+#include "result.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -1013,15 +1015,6 @@ static int alive(struct loads *ls, const struct load *ld)
 	return ld->pid > 0 && !ld->exited;
 }
 
-static const char *signal_name(int sig)
-{
-	switch (sig) {
-	case SIGINT: return "SIGINT";
-	case SIGTERM: return "SIGTERM";
-	case SIGHUP: return "SIGHUP";
-	default: return "a signal";
-	}
-}
 
 int loads_start(struct loads *ls, double expected_s, int (*stopped)(void))
 {
@@ -1054,7 +1047,7 @@ int loads_start(struct loads *ls, double expected_s, int (*stopped)(void))
 	if (warm_up(warmup, stopped)) {
 		ls->stopped_by = stopped();
 		set_err(ls->not_measured, sizeof(ls->not_measured), "stopped by %s during the load's warm-up",
-			 signal_name(ls->stopped_by));
+			 signal_name(ls->stopped_by) ? signal_name(ls->stopped_by) : "a signal");
 		loads_stop(ls);
 		return -1;
 	}

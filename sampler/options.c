@@ -17,6 +17,7 @@
 
 #include "gate.h"
 #include "load.h"
+#include "require.h"
 #include "version.h"
 
 enum opt_id {
@@ -29,6 +30,8 @@ enum opt_id {
 	/* rtgate extensions */
 	O_CHECKPOINT, O_BLOCK, O_LOOPS_PER_THREAD, O_THREAD_CPUS, O_THREAD_PRIOS, O_THREAD_LABELS,
 	O_GATE, O_LOAD, O_LOAD_ARG, O_LOAD_DIR, O_DUMP_CONTRACT, O_SYSROOT, O_DUMP_SYSTEM,
+	/* the measurement engine */
+	O_MEASUREMENT, O_REQUIRE, O_CHECK_ONLY, O_PLAN, O_PARAM, O_OUTPUT_DIR,
 	O_COUNT
 };
 
@@ -167,6 +170,25 @@ static const struct opt_def opts[O_COUNT] = {
 		"read /proc, /sys and /boot under DIR for the system record (tests)", F_EXT | F_HIDDEN, BY_APPLY},
 	[O_DUMP_SYSTEM] = {"dump-system", 0, 'n', FLAG, "", "", "",
 		"print the system record as JSON and exit", F_EXT | F_HIDDEN, TO_FLAG(dump_system)},
+	[O_MEASUREMENT] = {"measurement", 0, 'r', TEXT, "", "NAME", "",
+		"measure as NAME (1..64 letters, digits, dots, dashes, underscores): scan for competing real-time tasks, "
+		"write the run's record "
+		"(\"rtgate_run\") into --json", F_EXT, BY_APPLY},
+	[O_REQUIRE] = {"require", 0, 'r', TEXT, "", "ITEM", "",
+		"measure only if the machine meets ITEM, repeatable: preempt_rt, isolated_cpus, governor=NAME, bare_metal, "
+		"rt_throttling_off, architecture=X, compatible=X, dmi_product=X, cpu_count=N, no_competing_rt", F_EXT, BY_APPLY},
+	[O_CHECK_ONLY] = {"check-only", 0, 'n', FLAG, "", "", "",
+		"measure nothing: print the machine, the requirements judged and the real-time tasks as JSON "
+		"(exit 0 all met, 1 one unmet)", F_EXT, TO_FLAG(check_only)},
+	/* A board's words (plan.c expands them before parsing: these entries declare and document them) */
+	[O_PLAN] = {"plan", 0, 'r', TEXT, "", "WORDS", "",
+		"the compiled measurement (rtgate lava args): these options, space-separated, one word on the board", F_EXT,
+		BY_APPLY},
+	[O_PARAM] = {"param", 0, 'r', TEXT, "", "NAME=VALUE", "",
+		"a board parameter: DURATION, or RT_PRIORITY, INTERVAL, THREADS, AFFINITY, HISTOGRAM as the plan fixes them "
+		"(a bad one: every gate ERROR)", F_EXT, BY_APPLY},
+	[O_OUTPUT_DIR] = {"output-dir", 0, 'r', TEXT, "", "DIR", "",
+		"write DIR/<measurement>.json (and .hist with a histogram)", F_EXT, BY_APPLY},
 };
 
 static FILE *warn_stream;
@@ -204,6 +226,9 @@ void options_escape(char *text, size_t len)
 		o += n;
 	}
 	text[o] = 0;
+	/* nor a LAVA signal on a board's console, which shows the sampler's errors */
+	for (char *at = text; (at = strstr(at, "<LAVA_")) != NULL; at++)
+		*at = '?';
 }
 
 static void warn(const char *fmt, ...)
@@ -576,8 +601,34 @@ static enum options_result apply(int id, const char *name, struct value *v, cons
 		p->load_opt_is_word[p->nload_opts] = id == O_LOAD_ARG;
 		p->load_opt[p->nload_opts++] = v->text;
 		break;
+	case O_PLAN:
+	case O_PARAM:
+	case O_OUTPUT_DIR: /* plan.c took every --NAME=VALUE form: this one came apart from its value */
+		set_err(err, errlen, "give %s=VALUE as one word", name);
+		return OPTIONS_ERROR;
 	case O_LOAD_DIR: return set_path(p->load_dir, PATH_LEN - 64, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
 	case O_THREAD_LABELS: return set_labels(p, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
+	case O_MEASUREMENT: {
+		size_t n = strlen(v->text);
+
+		if (n < 1 || n >= MEASUREMENT_NAME_LEN || strspn(v->text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+							   "0123456789_.-") != n) {
+			set_err(err, errlen, "%s=%s: not a measurement name (1..%d of A-Z a-z 0-9 _ . -)", name, v->text,
+				MEASUREMENT_NAME_LEN - 1);
+			return OPTIONS_ERROR;
+		}
+		memcpy(p->measurement, v->text, n + 1);
+		break;
+	}
+	case O_REQUIRE: {
+		char rerr[256];
+
+		if (require_parse(v->text, &p->require, rerr, sizeof(rerr))) {
+			set_err(err, errlen, "%s=%s: %s", name, v->text, rerr);
+			return OPTIONS_ERROR;
+		}
+		break;
+	}
 	case O_HELP: options_usage(stdout); return OPTIONS_EXIT_OK;
 	case O_VERSION: printf("rtgate-sampler %s\n", RTGATE_VERSION); return OPTIONS_EXIT_OK;
 	case O_DUMP_CONTRACT: options_dump_contract(stdout); return OPTIONS_EXIT_OK;
@@ -638,7 +689,8 @@ void options_usage(FILE *f)
 			fprintf(f, "\n");
 		}
 	}
-	fprintf(f, "\nExit status: 0 measured, 1 runtime error (privileges, memory, outputs), 2 usage error.\n");
+	fprintf(f, "\nExit status: 0 measured, 1 not measured (a requirement, a stop signal) or runtime error "
+		"(privileges, memory, outputs), 2 usage error.\n");
 }
 
 static const char *type_name(enum opt_type t)

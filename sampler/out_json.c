@@ -159,23 +159,6 @@ static void rtgate_thread(FILE *f, const struct run_result *r, const struct thre
 	fprintf(f, "]}\n      }%s\n", last ? "" : ",");
 }
 
-static const char *signal_name(int sig)
-{
-	switch (sig) {
-	case SIGINT: return "SIGINT";
-	case SIGTERM: return "SIGTERM";
-	case SIGHUP: return "SIGHUP";
-	default: return NULL;
-	}
-}
-
-static void (*json_record)(FILE *f);
-
-void json_set_record(void (*write)(FILE *f))
-{
-	json_record = write;
-}
-
 void json_write(FILE *f, const struct run_result *r)
 {
 	const struct params *p = r->p;
@@ -241,9 +224,9 @@ void json_write(FILE *f, const struct run_result *r)
 	for (int i = 0; i < r->nthreads; i++)
 		rtgate_thread(f, r, &r->t[i], i == r->nthreads - 1);
 	fprintf(f, "    ]\n  }");
-	if (json_record) { /* the run's record, in the final results only */
+	if (r->record) {
 		fprintf(f, ",\n  \"rtgate_run\": ");
-		json_record(f);
+		r->record(f, r);
 	}
 	fprintf(f, "\n}\n");
 }

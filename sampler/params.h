@@ -20,6 +20,32 @@ enum stop_reason {
 	STOP_ERROR,
 };
 
+/* --require=ITEM: what the measurement needs of the machine (require.c judges it). */
+enum require_bit {
+	REQ_PREEMPT_RT = 1u << 0,
+	REQ_ISOLATED_CPUS = 1u << 1,
+	REQ_GOVERNOR = 1u << 2,
+	REQ_BARE_METAL = 1u << 3,
+	REQ_RT_THROTTLING_OFF = 1u << 4,
+	REQ_ARCHITECTURE = 1u << 5,
+	REQ_COMPATIBLE = 1u << 6,
+	REQ_DMI_PRODUCT = 1u << 7,
+	REQ_CPU_COUNT = 1u << 8,
+	REQ_NO_COMPETING_RT = 1u << 9,
+};
+
+#define REQUIRE_TEXT_LEN 256
+#define MEASUREMENT_NAME_LEN 65  /* 1..64 characters of [A-Za-z0-9_.-] */
+
+struct require_spec {
+	unsigned given;                  /* REQ_* bits */
+	char governor[REQUIRE_TEXT_LEN];
+	char architecture[REQUIRE_TEXT_LEN];
+	char compatible[REQUIRE_TEXT_LEN];
+	char dmi_product[REQUIRE_TEXT_LEN];
+	int cpu_count;
+};
+
 struct params {
 	/* scheduling */
 	int priority;            /* of thread 0; -1 = not given */
@@ -83,6 +109,10 @@ struct params {
 	/* the system record (sysinfo.c): its root directory ("" = "/"), --dump-system */
 	char sysroot[PATH_LEN];
 	int dump_system;
+	/* the measurement engine: its name, requirements, and --check-only */
+	char measurement[MEASUREMENT_NAME_LEN];
+	struct require_spec require;
+	int check_only;
 	/* command line, for the JSON */
 	int argc;
 	char **argv;

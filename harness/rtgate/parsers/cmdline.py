@@ -48,6 +48,8 @@ _LONG_VALUE = {
     "load-arg",
     "load-dir",
     "sysroot",
+    "measurement",
+    "require",
 }
 _LONG_OPTIONAL = {"threads", "affinity", "aligned", "secaligned"}
 _SHORT_TO_LONG = {
