@@ -75,7 +75,7 @@ if [ -n "${SAMPLER_URL:-}" ]; then
 fi
 [ -n "${RTGATE_PLAN:-}" ] || setup_failed "RTGATE_PLAN is empty: compile a threshold file with 'rtgate lava args'"
 
-set -- --board --plan="$RTGATE_PLAN" --output-dir="$OUTPUT_DIR"
+set -- --plan="$RTGATE_PLAN" --output-dir="$OUTPUT_DIR"
 for name in $NAMED; do
 	eval "value=\${$name:-}" # $name is one of this script's own words, never input
 	[ -z "$value" ] || set -- "$@" --param="$name=$value"
@@ -83,16 +83,20 @@ done
 out="$OUTPUT_DIR/rtgate.out"
 err="$OUTPUT_DIR/rtgate.err"
 run_child "$SAMPLER" "$@" >"$out" 2>"$err"
+[ -z "$stopped" ] || echo "rtgate: stopped by SIG$stopped: the sampler was stopped; reporting what it measured"
 
-# The engine's lines as it printed them (it escapes what it echoes; cleaned again all the same).
-clean <"$out" | grep -v '^RTGATE-'
-if ! grep -q '^RTGATE-GATE ' "$out"; then # the plan itself was refused, or the sampler did not run
+# Only the engine's stdout, and only lines of the expected form, are verdicts.
+verdict='^RTGATE-GATE [A-Za-z0-9_.+-]+ [A-Za-z0-9_.+-]+ (PASS|FAIL|INCONCLUSIVE|ERROR) (-|[0-9][0-9.e+-]*) [^ ]+ [^ ]+ [0-9]+ [A-Za-z%]+ '
+# One screen: the per-thread summary, then the engine's own lines (it escapes what it echoes;
+# cleaned again all the same). Histograms stay in files.
+grep '^T:' "$out" | head -n 32 | clean
+grep '^rtgate: ' "$out" | clean
+if ! grep -Eq "$verdict" "$out"; then # the plan itself was refused, or the sampler did not run
 	echo "rtgate: the sampler gave no verdict (exit status $rc):"
 	head -n 20 "$err" | clean | sed 's/^/rtgate-sampler: /'
 	setup_failed "no gate was measured"
 fi
-# Only the engine's stdout, and only lines of the expected form, are verdicts.
-grep -E '^RTGATE-(BEGIN|END) [A-Za-z0-9_.-]+$|^RTGATE-GATE [A-Za-z0-9_.+-]+ [A-Za-z0-9_.+-]+ (PASS|FAIL|INCONCLUSIVE|ERROR) ' "$out" |
+grep -E "^RTGATE-(BEGIN|END) [A-Za-z0-9_.-]+\$|$verdict" "$out" |
 	while read -r tag name thread status value _limit _bound _samples units _why; do
 		case $tag in
 			RTGATE-BEGIN)

@@ -128,7 +128,7 @@ def engine_args(m: Measurement, duration_s: int | None = None, rt_priority: int 
                 f"measurement {m.name}: --rt-priority needs one real-time thread group (set priorities in the file)"
             )
         args[args.index("-p") + 1] = str(rt_priority)
-    args.append(f"--measurement={m.name}")
+    args += [f"--checkpoint={m.sampler.checkpoint_seconds}", f"--measurement={m.name}"]
     for key, value in m.require.items():
         if key not in ENGINE_REQUIREMENTS:
             raise RtgateError(
@@ -155,7 +155,7 @@ def load_args(m: Measurement, spec: LoadSpec) -> list[str]:
         raise RtgateError(
             f"measurement {m.name}: a kcompile load needs tree: (a kernel source tree on the machine measured)"
         )
-    cpus = spec.cpus if isinstance(spec.cpus, str) else "+".join(map(str, spec.cpus))
+    cpus = spec.cpus if isinstance(spec.cpus, str) else ",".join(map(str, spec.cpus))  # the engine reads on
     fields = [f"kind={spec.kind}", f"cpus={cpus}", f"warmup={spec.warmup_seconds:g}"]
     if spec.workers:
         fields.append(f"workers={spec.workers}")
