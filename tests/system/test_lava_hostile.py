@@ -252,7 +252,7 @@ def test_a_job_list_of_garbage_is_given_up_after_a_bound(tmp_path: Path, monkeyp
     from rtgate.lava.lab import load_lab, run_lab
 
     monkeypatch.setattr(lab_module, "MAX_FAILED_POLLS", 3)
-    for kind in sorted(GARBAGE):
+    for kind in ("xml", "shape"):  # each kind is read by the same code: test_garbage_results_... has them all
         with Hostile(faults={"list": kind, "job": kind}, state="Running") as lava:
             lost: list[str] = []
             lines: list[str] = []

@@ -374,7 +374,7 @@ def run_lab(
             signal.signal(s, signal.SIG_IGN)
         server.deadline = time.monotonic() + STOP_GRACE_S
         if isinstance(e, _GaveUp):
-            why, by_signal = "a LAVA server that stopped answering", False
+            why, by_signal = "a LAVA server whose answers could not be used", False
             if lost is not None:
                 lost.append(str(e))
         else:
@@ -419,7 +419,10 @@ def _follow(runs: list[BoardRun], server: LavaServer, progress: Callable[[str], 
                     f"gave up on LAVA after {failures} failed polls in a row, cancelling the {len(pending)} "
                     f"jobs still running; the last: {e}"
                 ) from None
-            _say_lab(progress, f"cannot read the state of {len(pending)} jobs: {e}; retrying")
+            _say_lab(
+                progress,
+                f"cannot read the state of {len(pending)} jobs: {e}" + ("; retrying" if _left(server) > 0 else ""),
+            )
         pending = [r for r in pending if r.state != FINAL]
         if pending and _left(server) <= 0:
             return False
