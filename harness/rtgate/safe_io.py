@@ -327,12 +327,13 @@ def check_output_dir(path: str | Path, names: Iterable[str] = ()) -> None:
 
 def _check_entries(d: Folder) -> None:
     """A folder rtgate writes files in whose names the caller does not list (a load's log and figures):
-    a FIFO, socket or device in it is refused as one at a listed name is, before anything runs."""
+    anything but a regular file in it (a FIFO, socket, device or folder) is refused as one at a listed
+    name is, before anything runs."""
     with os.scandir(d.fd) as entries:
         for seen, entry in enumerate(entries):
             if seen >= MAX_SCAN_ENTRIES:
                 return
-            if not (entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False)):
+            if not entry.is_file(follow_symlinks=False):
                 d._check_target(entry.name)
 
 

@@ -66,3 +66,7 @@ def test_the_output_folder_check_looks_inside_the_folders_rtgate_writes_in(tmp_p
     os.mkfifo(tmp_path / "m.load" / "stress-ng.yaml")
     with pytest.raises(RtgateError, match=r"m\.load/stress-ng\.yaml: cannot write: it is a device, FIFO or socket"):
         check_output_dir(tmp_path, ["m.json", "m.load/"])
+    (tmp_path / "m.load" / "stress-ng.yaml").unlink()
+    (tmp_path / "m.load" / "stress-ng.yaml").mkdir()
+    with pytest.raises(RtgateError, match=r"m\.load/stress-ng\.yaml: cannot write: it is a directory"):
+        check_output_dir(tmp_path, ["m.json", "m.load/"])

@@ -302,8 +302,11 @@ class LavaServer:
             with opener.open(req, timeout=clock.left()) as r:
                 return read(r)
         except urllib.error.HTTPError as e:
-            with e:
-                body = _bounded(e, MAX_ERROR_BYTES, cut=True).decode(errors="replace")
+            try:
+                with e:
+                    body = _bounded(e, MAX_ERROR_BYTES, cut=True).decode(errors="replace")
+            except (OSError, http.client.HTTPException):  # an error page cut off, or trickled past the deadline
+                body = "(its page could not be read)"
             error = LavaApiError(f"LAVA {self.url} answered {e.code} to {path}: {' '.join(body.split())}")
             error.retry = e.code >= 500 or e.code in (408, 429)
             raise error from None
@@ -316,6 +319,8 @@ class LavaServer:
                     ) from None
                 raise LavaApiError(f"LAVA {self.url} sent nothing for {READ_S:.0f} s while answering {path}") from None
             raise LavaApiError(f"cannot reach LAVA at {self.url}: {reason or type(e).__name__}") from None
+        except ValueError as e:  # a redirect urllib cannot parse, a malformed header
+            raise LavaApiError(f"LAVA {self.url} answered {path} with something unreadable: {e}") from None
 
     def _waited(self, clock: _Clock) -> str:
         if self.deadline is not None and clock.until >= self.deadline:

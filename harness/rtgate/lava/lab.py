@@ -354,10 +354,12 @@ def run_lab(
     incomplete: exit 2)."""
     runs = [BoardRun(board=b) for b in lab.boards]
     stop: list[tuple[str, bool]] = []  # why, and whether it was a signal
+    stopping = False
 
     def on_signal(signum: int, _frame: Any) -> None:
         stop.append((signal.Signals(signum).name, True))
-        raise _Stop()  # also out of a blocked socket read: Python retries it only when a handler returns
+        if not stopping:  # a second signal before the first is handled must not break the cancelling
+            raise _Stop()  # also out of a blocked socket read: Python retries it only when a handler returns
 
     handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
     if timeout_s:
@@ -370,6 +372,7 @@ def run_lab(
     except (_Stop, _GaveUp) as e:
         # Ignore further signals while cancelling and collecting: the reports must still be written,
         # and all of it ends within STOP_GRACE_S.
+        stopping = True
         for s in handlers:
             signal.signal(s, signal.SIG_IGN)
         server.deadline = time.monotonic() + STOP_GRACE_S
