@@ -57,6 +57,7 @@ class Seen:
     path: str
     headers: dict[str, str]
     port: int
+    at: float  # time.monotonic() when the request arrived
 
 
 @dataclass
@@ -113,7 +114,7 @@ class Hostile:
 
     # -- answers ----------------------------------------------------------------------------
     def _serve(self, h: BaseHTTPRequestHandler) -> None:
-        self.seen.append(Seen(h.command, h.path, dict(h.headers.items()), self.port))
+        self.seen.append(Seen(h.command, h.path, dict(h.headers.items()), self.port, time.monotonic()))
         moved = h.path.startswith("/moved/")
         path = h.path[len("/moved") :] if moved else h.path
         route, body = _route(h.command, path, self.state)
