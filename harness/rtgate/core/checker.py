@@ -13,6 +13,7 @@ import yaml
 from rtgate.core import keys
 from rtgate.core.yamlload import THRESHOLDS, Limits, load_yaml
 from rtgate.errors import RtgateError, ThresholdsError
+from rtgate.safe_io import open_input
 
 TYPE_CHECKING = False  # typing's constant without importing typing: `rtgate validate` need not load it
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ def load_yaml_lines(
 ) -> tuple[Any, dict[Key, Where]]:
     """A YAML file (bounded: limits), with the file and line of every key and item."""
     try:
-        with path.open("rb") as f:
+        with open_input(path, error, f"a {what} file") as f:  # a FIFO or device: refused, never waited on
             raw = f.read(limits.max_bytes + 1)  # never read more than the cap
         if len(raw) > limits.max_bytes:
             raise error(f"larger than {limits.max_bytes} bytes: not a {what} file", path=str(path))
