@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rtgate.commands import add_command, add_results
 from rtgate.errors import RtgateError
 from rtgate.history.drift import Tolerance
-from rtgate.history.record import add_label_options, add_run
+from rtgate.history.record import add_label_options, add_run, recorded_measurement
 from rtgate.safe_io import write_bytes, write_text
 
 if TYPE_CHECKING:
@@ -137,8 +137,11 @@ def handle_add(args: argparse.Namespace) -> int:
         for item in args.results:
             name, sep, path = item.partition("=")
             if not sep or Path(item).exists():
-                name, path = (next(iter(tf.measurements)) if tf and len(tf.measurements) == 1 else "default"), item
+                name, path = "", item
             run = load_results(path)
+            if not name:  # what the results record, else the threshold file's only measurement
+                only = next(iter(tf.measurements)) if tf and len(tf.measurements) == 1 else None
+                name = recorded_measurement(run) or only or "default"
             run_id = add_run(
                 db,
                 run,
