@@ -34,7 +34,15 @@ from statistics import median, stdev
 from typing import Any
 
 from rtgate.history.drift import Tolerance, differences, machine_differences, unknown_environment
-from rtgate.history.figures import Interval, histograms_needed, intervals, per_release_values
+from rtgate.history.figures import (
+    Interval,
+    figure_text,
+    histograms_needed,
+    intervals,
+    metric_unit,
+    per_release_values,
+    plain,
+)
 from rtgate.history.stats import (
     gehan_scores,
     hodges_lehmann,
@@ -129,13 +137,34 @@ class Outcome:
     machines: list[str] = field(default_factory=list)  # fingerprints that name different machines
     excluded: dict[str, int] = field(default_factory=dict)  # release: runs left out (ERROR)
     n_runs: dict[str, int] = field(default_factory=dict)  # release: valid runs compared
+    refusal: str = ""  # why there is no verdict: the machines or the environments differ
 
     @property
     def refused(self) -> bool:
-        return bool(self.machines)
+        return bool(self.refusal)
+
+    @property
+    def verdict(self) -> str:
+        """The comparison's one verdict: not comparable, else the gravest word of its lines
+        (a regression anywhere, then lines that need more runs, then an improvement)."""
+        if self.refused:
+            return NOT_COMPARABLE
+        words = {c.decision for c in self.comparisons}
+        return next((w for w in (REGRESSION, NOT_ENOUGH, IMPROVEMENT) if w in words), UNDETECTED)
+
+    def verdict_reason(self) -> str:
+        """What the verdict rests on, in a few words."""
+        if self.refused:
+            return self.refusal
+        lines = [f"{c.metric} {c.thread}" for c in self.comparisons if c.decision == self.verdict]
+        if self.verdict == UNDETECTED:
+            return f"on every one of the {len(self.comparisons)} lines"
+        return f"{len(lines)} of {len(self.comparisons)} lines: {', '.join(lines[:6])}{' ...' if len(lines) > 6 else ''}"
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "verdict": self.verdict,
+            "verdict_reason": self.verdict_reason(),
             "comparisons": [c.as_dict() for c in self.comparisons],
             "drift": self.drift,
             "machines": self.machines,
@@ -146,22 +175,28 @@ class Outcome:
         }
 
 
-def _unit_text(unit: str, v: float) -> str:
-    return f"{v:+.3g} us" if unit == "us" else f"{v * 100:+.3g} points of %"
+def _change_text(c: Comparison) -> str:
+    """The size of the change: in the metric's unit, relative to the base median, its interval."""
+    if c.change is None:
+        return ""
+    rel = "" if c.effect is None or not math.isfinite(c.effect) else f" ({c.effect:+.1%})"
+    size = f"change {figure_text(c.change, c.unit, signed=True)}{rel}"
+    if c.interval is not None:
+        lo, hi = (figure_text(x, c.unit, signed=True) for x in c.interval)
+        size += f", 95 % interval [{lo}, {hi}]"
+    return size
+
+
+def _runs_text(c: Comparison) -> str:
+    return f"{len(c.new)} pairs" if c.paired else f"{len(c.base)} vs {len(c.new)} runs"
 
 
 def summary(c: Comparison) -> str:
     """The comparison in one line: verdict, size with its interval, resolving power."""
     if c.decision == NOT_COMPARABLE:
         return c.evidence
-    size = ""
-    if c.change is not None:
-        rel = "" if c.effect is None or not math.isfinite(c.effect) else f" ({c.effect:+.1%})"
-        size = f"change {_unit_text(c.unit, c.change)}{rel}"
-        if c.interval is not None:
-            lo, hi = (_unit_text(c.unit, x) for x in c.interval)
-            size += f", 95 % interval [{lo}, {hi}]"
-    n = f"{len(c.new)} pairs" if c.paired else f"{len(c.base)} vs {len(c.new)} runs"
+    size = _change_text(c)
+    n = _runs_text(c)
     if c.decision == NOT_ENOUGH:
         least = "at least " if c.runs_needed_floor else ""
         unit = "pairs" if c.paired else "per release"
@@ -171,10 +206,6 @@ def summary(c: Comparison) -> str:
     else:
         power = ""
     return "; ".join(x for x in (size, n if not power.endswith(n) else "", power, c.evidence) if x)
-
-
-def _scale_unit(metric: str) -> str:
-    return "share" if metric.startswith("above_") else "us"
 
 
 def primary_metrics(gates: list[Any]) -> list[str]:
@@ -431,7 +462,7 @@ def _cell_comparison(
 ) -> Comparison:
     m, thread, b, n = cell
     cb, cn = units.present(b, n)
-    c = Comparison(m, thread, NOT_ENOUGH, [b[i].lo for i in cb], [n[i].lo for i in cn], _scale_unit(m))
+    c = Comparison(m, thread, NOT_ENOUGH, [b[i].lo for i in cb], [n[i].lo for i in cn], metric_unit(m))
     c.paired, c.alpha = units.paired, alpha
     c.censored = (sum(b[i].censored for i in cb), sum(n[i].censored for i in cn))
     if c.base and c.new:
@@ -445,10 +476,10 @@ def _cell_comparison(
             else f"thread {thread} is in only {have}"
         )
     elif p_values is None:
-        c.evidence = f"no p-value from these runs can be below {floor:.3g} (alpha {alpha:.3g})"
+        c.evidence = f"no p-value from these runs can be below {plain(floor)} (alpha {plain(alpha)})"
     else:
         c.p_worse, c.p_better = p_values
-        c.evidence = f"p={c.p_worse:.3g} worse / {c.p_better:.3g} better, alpha {alpha:.3g} one-sided"
+        c.evidence = f"p={plain(c.p_worse)} worse / {plain(c.p_better)} better, alpha {plain(alpha)} one-sided"
         _decide(c, alpha, settings)
     if any(c.censored):
         c.evidence += (
@@ -494,7 +525,7 @@ def _compare_tail(
     if cap is not None:
         notes.append(
             f"tail: {len({t.run_id for t in base_t + new_t if t.histogram and overflow_range(t.histogram)})}"
-            f" run(s) overflowed their histogram: thresholds capped at {cap:g} us, where counts stay exact"
+            f" run(s) overflowed their histogram: thresholds capped at {plain(cap, 6)} us, where counts stay exact"
         )
     names = sorted({t.thread for t in base_t + new_t})
     groups = [("all", set(names))] + ([(n, {n}) for n in names] if len(names) > 1 else [])
@@ -549,9 +580,9 @@ def _compare_tail(
     c.better_effect = eff[bi]
     c.paired = pairs is not None
     c.evidence = (
-        f"share of samples >= {worst[1]:g} us ({worst[0]} threads): median {median(c.base):.3g} -> "
-        f"{median(c.new):.3g} ({c.effect:+.1%}), {runs_said}, thresholds "
-        f"{', '.join(f'{x:g}' for x in limits)} us"
+        f"share of samples >= {plain(worst[1], 6)} us ({worst[0]} threads): median {figure_text(median(c.base), 'share')} -> "
+        f"{figure_text(median(c.new), 'share')} ({c.effect:+.1%}), {runs_said}, thresholds "
+        f"{', '.join(plain(x, 6) for x in limits)} us"
     )
     return c
 
@@ -565,11 +596,11 @@ def _decide_tail(c: Comparison, alpha: float, settings: Settings) -> None:
         return
     if floor >= alpha:
         c.decision = NOT_ENOUGH
-        c.evidence += f"; no p-value from these runs can be below {floor:.3g} (alpha {alpha:.3g})"
+        c.evidence += f"; no p-value from these runs can be below {plain(floor)} (alpha {plain(alpha)})"
         return
     worse = c.effect if c.effect is not None else 0.0
     better = c.better_effect if c.better_effect is not None else worse
-    c.evidence += f"; p={c.p_worse:.3g} worse / {c.p_better:.3g} better, alpha {alpha:.3g} one-sided"
+    c.evidence += f"; p={plain(c.p_worse)} worse / {plain(c.p_better)} better, alpha {plain(alpha)} one-sided"
     if c.p_worse < alpha and worse >= settings.min_effect:
         c.decision = REGRESSION
     elif c.p_better is not None and c.p_better < alpha and better <= -settings.min_effect:
@@ -635,18 +666,30 @@ def compare(
         out.append(c)
     outcome = Outcome(out, drift, notes, paired, machines, excluded, {base: len(base_runs), new: len(new_runs)})
     if machines:  # latency of two machines says nothing about two kernels
-        for c in out:
-            c.decision = NOT_COMPARABLE
-            c.evidence = "the two releases were measured on different machines: " + "; ".join(machines)
+        _refuse(outcome, "the releases were measured on different machines: " + "; ".join(machines))
     return outcome
 
 
-def refuse_drift(outcome: Outcome) -> None:
-    """Host drift looks exactly like a kernel change: no regression or improvement from it."""
+def _refuse(outcome: Outcome, why: str) -> None:
+    """No verdict: every line says NOT COMPARABLE, keeping only the size of what it saw."""
+    outcome.refusal = why
     for c in outcome.comparisons:
-        if c.decision in (REGRESSION, IMPROVEMENT):
-            c.decision = NOT_COMPARABLE
-            c.evidence = "the environments differ (drift): " + summary(c)
+        c.decision = NOT_COMPARABLE
+        c.evidence = "; ".join(x for x in (why, _change_text(c), _runs_text(c)) if x)
+
+
+DRIFT_ADVICE = (
+    "measure both releases on the same host state (interleaved with --pair-id, compared --paired), "
+    "or give --accept-drift"
+)
+
+
+def refuse_drift(outcome: Outcome) -> None:
+    """Host drift looks exactly like a kernel change: no verdict from it, on any line (a NO
+    DETECTABLE CHANGE under drift would be as unfounded as a REGRESSION)."""
+    if outcome.drift and not outcome.refused:
+        keys = sorted({k if k.isidentifier() else "kernel" for k in (x.split(":", 1)[0] for x in outcome.drift)})
+        _refuse(outcome, f"the environments differ (drift: {', '.join(keys)})")
 
 
 def compare_releases(
@@ -661,6 +704,9 @@ def text_lines(outcome: Outcome, drift_accepted: bool) -> list[str]:
     out += [f"{'MACHINES DIFFER':16} {line}" for line in outcome.machines]
     out += [f"{'NOTE':16} {note}" for note in outcome.notes]
     out += [f"{c.decision.upper():21} {c.metric:>10} {c.thread:<10} {summary(c)}" for c in outcome.comparisons]
+    advice = f": {DRIFT_ADVICE}" if outcome.refused and outcome.drift and not outcome.machines else ""
+    accepted = " (drift accepted)" if drift_accepted and outcome.drift else ""
+    out.append(f"{'VERDICT':16} {outcome.verdict.upper()}{accepted}: {outcome.verdict_reason()}{advice}")
     return out
 
 
@@ -682,14 +728,17 @@ def latest_verdict(outcome: Outcome, metric: str, base: str, new: str) -> str | 
     c = next((c for c in outcome.comparisons if c.metric == metric), None)
     if c is None:
         return None
+    if outcome.refused:  # the comparison's verdict, not a line's
+        return f"{new} vs {base}: NOT COMPARABLE: {outcome.refusal}"
     text = f"{new} vs {base}: {c.decision.upper()}"
     threads = [x.thread for x in outcome.comparisons if x.metric == metric and x is not c and x.decision == REGRESSION]
     if threads and c.decision != REGRESSION:  # the plot shows the worst thread: say what it hides
         text += f" (REGRESSION on {', '.join(threads)})"
-    if c.change is not None and c.decision != NOT_COMPARABLE:
-        text += f" {_unit_text(c.unit, c.change)}"
+    if c.change is not None:
+        text += f" {figure_text(c.change, c.unit, signed=True)}"
         if c.interval is not None:
-            text += f" [{_unit_text(c.unit, c.interval[0])}, {_unit_text(c.unit, c.interval[1])}]"
+            lo, hi = (figure_text(x, c.unit, signed=True) for x in c.interval)
+            text += f" [{lo}, {hi}]"
     if c.decision == UNDETECTED and c.detectable is not None:
         text += f", could detect +/-{c.detectable:.0%}"
     elif c.decision == NOT_ENOUGH and c.runs_needed:
@@ -728,9 +777,7 @@ def report_section(
             base, new = releases[-2], releases[-1]
         if base and new:
             outcome = compare(db, platform, measurement, base, new, settings)
-            drift = bool(outcome.drift)
-            if drift:
-                refuse_drift(outcome)
+            refuse_drift(outcome)
             section.lines = text_lines(outcome, False)
             section.comparisons = outcome.comparisons
             section.verdict = latest_verdict(outcome, metric, base, new)
