@@ -15,7 +15,7 @@ import numpy as np
 from history_sim import latencies, run_result
 from in_process import rtgate
 from rtgate.history.compare import NOT_COMPARABLE, Settings, compare, latest_verdict, refuse_drift, text_lines
-from rtgate.history.figures import figure_text, plain
+from rtgate.history.numbers import figure_text, plain
 from rtgate.history.store import HistoryDB
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

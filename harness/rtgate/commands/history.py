@@ -179,8 +179,15 @@ EXIT_DRIFT = 4
 def handle_compare(args: argparse.Namespace) -> int:
     # Its arrays are small: BLAS threads (started as numpy loads) would only cost CPU on a busy host.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from rtgate.history.compare import NOT_COMPARABLE, NOT_ENOUGH, REGRESSION, compare, refuse_drift, settings_for
-    from rtgate.history.compare import text_lines
+    from rtgate.history.compare import (
+        NOT_COMPARABLE,
+        NOT_ENOUGH,
+        REGRESSION,
+        compare,
+        refuse_drift,
+        settings_for,
+        text_lines,
+    )
     from rtgate.history.store import HistoryDB
 
     tf = _thresholds(args)
@@ -211,7 +218,8 @@ def handle_compare(args: argparse.Namespace) -> int:
 
 
 def handle_trend(args: argparse.Namespace) -> int:
-    from rtgate.history.figures import figure_text, metric_unit, per_release_values, trend
+    from rtgate.history.figures import per_release_values, trend
+    from rtgate.history.numbers import figure_text, metric_unit
     from rtgate.history.store import HistoryDB
 
     tf = _thresholds(args)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
-from rtgate.history.figures import plain
+from rtgate.history.numbers import plain
 
 # What names the machine: two releases measured on different machines are never compared.
 MACHINE = ("board", "cpu_model", "cpu_count", "virtualisation")
