@@ -11,10 +11,9 @@ import math
 def plain(v: float, digits: int = 3) -> str:
     """A number to `digits` significant digits, never in e-notation: 3370 and 0.000012, not
     3.37e+03 and 1.2e-05 (a reader compares figures across lines at a glance)."""
-    if not math.isfinite(v):
-        return str(v)
-    if v == 0:
-        return "0"
+    text = f"{v:.{digits}g}"  # the common case, and the quick one (a trend prints thousands)
+    if "e" not in text or not math.isfinite(v):
+        return text
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(v))))
     text = f"{round(v, decimals):.{decimals}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
