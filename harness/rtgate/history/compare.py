@@ -202,7 +202,7 @@ def summary(c: Comparison) -> str:
         power = f"80 % power is out of reach at {n}: the family's lines do not move alike (give more {more})"
     else:
         power = ""
-    return "; ".join(x for x in (size, n if not power.endswith(n) else "", power, c.evidence) if x)
+    return "; ".join(x for x in (size, "" if n in power else n, power, c.evidence) if x)
 
 
 def primary_metrics(gates: list[Any]) -> list[str]:
