@@ -10,15 +10,18 @@ approximation with t quantiles ignored all four: at five pairs it printed +/-11 
 20 % change was found 1.5 % of the time (issue 46).
 
 So the size is found by simulation, with the project's seeded draws (draws.py): the runs' log
-figures as normal noise around the release's level, the new release shifted by delta; per trial,
-the smallest delta at which the one-sided rank test (signed ranks for pairs, Mann-Whitney for
-runs; both in closed form through Walsh averages or pairwise differences, so no search per trial)
-reaches the family's level and the estimated change reaches min_effect; the size is the 80th
-percentile of those deltas. The noise's scale is the one the runs show, drawn per trial from its
-fiducial distribution (sigma / s ~ sqrt(df / chi2(df))): a spread estimated from four pairs is as
-often too small as too large, and the printed size must hold on average over that, which a
-point estimate does not. Large designs, where the simulation would cost more than the command's
-time and the normal approximation is close, use that approximation."""
+figures as noise around the release's level, the new release shifted by delta; per trial, the
+smallest delta at which the one-sided rank test (signed ranks of the pairs' log ratios,
+Mann-Whitney for runs; both in closed form through Walsh averages or pairwise differences, so no
+search per trial) reaches the family's level and the estimated change reaches min_effect; the
+size is the 80th percentile of those deltas. The noise's scale is the one the runs show, divided
+per trial by the spread a pilot sample of the same design shows: a spread estimated from four
+pairs is as often too small as too large, and the printed size must hold on average over that,
+which a point estimate does not. The noise is normal, and again Student's t with 3 degrees of
+freedom (a shared host's run-to-run spread is heavy-tailed, and at a few runs an outlier breaks
+the separation a rank test needs); the larger size is printed. Large designs, where the
+simulation would cost more than the command's time and the normal approximation is close, use
+that approximation."""
 
 from __future__ import annotations
 
