@@ -149,7 +149,7 @@ class Outcome:
         """What the verdict rests on, in a few words."""
         if self.refused:
             return self.refusal
-        lines = [f"{c.metric} {c.thread}" for c in self.comparisons if c.decision == self.verdict]
+        lines = [f"{c.metric}[{c.thread}]" for c in self.comparisons if c.decision == self.verdict]
         if self.verdict == UNDETECTED:
             return f"on every one of the {len(self.comparisons)} lines"
         named = ", ".join(lines[:6]) + (" ..." if len(lines) > 6 else "")
