@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rtgate.commands import add_command, add_results
 from rtgate.errors import RtgateError
 from rtgate.history.drift import Tolerance
-from rtgate.history.record import add_label_options, add_run
+from rtgate.history.record import add_label_options, add_run, recorded_measurement
 from rtgate.safe_io import write_bytes, write_text
 
 if TYPE_CHECKING:
@@ -90,7 +90,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     _common(t)
     t.add_argument("--measurement", metavar="M")
     t.add_argument("--metric", default="max")
-    t.add_argument("--plot", metavar="PNG", help="also plot the per-release distribution, with the gate limit")
+    t.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="also plot the per-release distribution, with the gate limit, in the format the suffix names "
+        "(.png, .svg, .pdf)",
+    )
     t.set_defaults(handler=handle_trend)
 
 
@@ -137,8 +142,11 @@ def handle_add(args: argparse.Namespace) -> int:
         for item in args.results:
             name, sep, path = item.partition("=")
             if not sep or Path(item).exists():
-                name, path = (next(iter(tf.measurements)) if tf and len(tf.measurements) == 1 else "default"), item
+                name, path = "", item
             run = load_results(path)
+            if not name:  # what the results record, else the threshold file's only measurement
+                only = next(iter(tf.measurements)) if tf and len(tf.measurements) == 1 else None
+                name = recorded_measurement(run) or only or "default"
             run_id = add_run(
                 db,
                 run,
@@ -171,7 +179,15 @@ EXIT_DRIFT = 4
 def handle_compare(args: argparse.Namespace) -> int:
     # Its arrays are small: BLAS threads (started as numpy loads) would only cost CPU on a busy host.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from rtgate.history.compare import NOT_ENOUGH, REGRESSION, compare, refuse_drift, settings_for, text_lines
+    from rtgate.history.compare import (
+        NOT_COMPARABLE,
+        NOT_ENOUGH,
+        REGRESSION,
+        compare,
+        refuse_drift,
+        settings_for,
+        text_lines,
+    )
     from rtgate.history.store import HistoryDB
 
     tf = _thresholds(args)
@@ -190,52 +206,49 @@ def handle_compare(args: argparse.Namespace) -> int:
             settings.alpha = args.alpha
         tolerance = Tolerance(args.load_tolerance, args.steal_tolerance)
         outcome = compare(db, platform, m, args.base, args.new, settings, args.paired, tolerance)
-    drift_refused = bool(outcome.drift) and not args.accept_drift
-    if drift_refused:
+    if not args.accept_drift:
         refuse_drift(outcome)
     print(f"rtgate history: {platform} {m}: {args.new} against {args.base}{' (paired runs)' if outcome.paired else ''}")
     for line in text_lines(outcome, args.accept_drift):
         print(line)
-    if outcome.refused:
-        print("rtgate history: the releases were measured on different machines: no verdict")
-    elif drift_refused:
-        print(
-            "rtgate history: the environments differ: no verdict (measure both releases on the same host "
-            "state, interleaved with --pair-id and compared --paired, or give --accept-drift)"
-        )
     if args.json:
-        doc = outcome.as_dict() | {"refused": drift_refused or outcome.refused}
+        doc = outcome.as_dict() | {"refused": outcome.refused}
         write_text(args.json, json.dumps(doc, indent=2) + "\n")
-    decisions = {c.decision for c in outcome.comparisons}
-    if drift_refused or outcome.refused:
-        return EXIT_DRIFT
-    return 1 if REGRESSION in decisions else 3 if NOT_ENOUGH in decisions else 0
+    return {NOT_COMPARABLE: EXIT_DRIFT, REGRESSION: 1, NOT_ENOUGH: 3}.get(outcome.verdict, 0)
 
 
 def handle_trend(args: argparse.Namespace) -> int:
     from rtgate.history.figures import per_release_values, trend
+    from rtgate.history.numbers import figure_text, metric_unit
     from rtgate.history.store import HistoryDB
 
     tf = _thresholds(args)
     platform = _platform(args, tf)
+    if args.plot:
+        from rtgate.reports.plots import image_format
+
+        image_format(args.plot, "--plot")  # an unknown suffix is refused before any work
     with HistoryDB(args.db) as db:
         m = _measurement(db, args, platform)
         rows = trend(db, platform, m, args.metric)
         if args.plot:
-            from rtgate.reports.plots import gate_limit, png, trend_figure
+            from rtgate.reports.plots import gate_limit, image, trend_figure
 
             per_release = per_release_values(db, platform, m, args.metric)
             gates = tf.measurements[m].gates if tf and m in tf.measurements else []
             title = _latest_verdict(db, platform, m, tf, args.metric)
-            write_bytes(args.plot, png(trend_figure(per_release, args.metric, gate_limit(gates, args.metric), title)))
+            figure = trend_figure(per_release, args.metric, gate_limit(gates, args.metric), title)
+            write_bytes(args.plot, image(figure, image_format(args.plot, "--plot")))
     print(f"rtgate history: {platform} {m}: {args.metric} of the worst thread per run")
-    print(f"{'RELEASE':24} {'RUNS':>4} {'MEDIAN':>10} {'MIN':>10} {'MAX':>10}")
+    print(f"{'RELEASE':24} {'RUNS':>4} {'MEDIAN':>12} {'MIN':>12} {'MAX':>12}")
 
     def fmt(v: float | None) -> str:
-        return "-" if v is None else f"{v:.4g}"
+        return "-" if v is None else figure_text(v, metric_unit(args.metric))
 
     for r in rows:
-        print(f"{r['release']:24} {r['runs']:>4} {fmt(r['median']):>10} {fmt(r['min']):>10} {fmt(r['max']):>10}")
+        print(f"{r['release']:24} {r['runs']:>4} {fmt(r['median']):>12} {fmt(r['min']):>12} {fmt(r['max']):>12}")
+    if args.plot:
+        print(f"wrote {args.plot}")
     return 0
 
 

@@ -25,6 +25,7 @@ from rtgate.core.model import RunResult
 from rtgate.core.recorded import recorded_environment
 from rtgate.core.setup import evaluate_measured
 from rtgate.core.thresholds import Measurement
+from rtgate.errors import RtgateError
 
 # Each limit its own colour and dash, in gate order, so two limits are never one red; dark colours
 # that matplotlib's thread-line cycle does not use.
@@ -305,8 +306,28 @@ def trend_figure(
 
 
 def png(fig: Figure) -> bytes:
+    return image(fig, "png")
+
+
+def image_format(path: str, option: str) -> str:
+    """The image format a file name's suffix names (matplotlib's formats: png, svg, pdf...), or a
+    one-line refusal: a plot written in another format than its name says misleads every viewer."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = Path(path).suffix.lower().lstrip(".")
+    # pgf needs a TeX installation; raw and rgba are pixel dumps without a header, not images
+    known = set(FigureCanvasBase.get_supported_filetypes()) - {"pgf", "raw", "rgba"}
+    if suffix not in known:
+        raise RtgateError(
+            f"{option} {path}: {'no suffix names' if not suffix else f'.{suffix} is not'} an image format "
+            f"(name the file .{', .'.join(sorted(known))})"
+        )
+    return suffix
+
+
+def image(fig: Figure, fmt: str) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")  # with the legend under the axes
+    fig.savefig(buf, format=fmt, dpi=90, bbox_inches="tight")  # with the legend under the axes
     plt.close(fig)
     return buf.getvalue()
 
