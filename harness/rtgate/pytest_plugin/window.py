@@ -198,8 +198,9 @@ def _now_ns(clock: str) -> int:
 
 
 class Window:
-    """A measurement around the test's own code. Use as a context manager; after it, `verdicts` (the
-    gates given, judged on the window) and `run` (the results, for further gates)."""
+    """A measurement around the test's own code (the plugin's rt_latency.measuring enters and leaves
+    it); afterwards `verdicts` (the gates given, judged on the window), `result` (the results, with
+    gate helpers for more) and `code_seconds` (how long the code ran)."""
 
     def __init__(self, sampler: str, m: Measurement, outdir: Path, duration_s: int | None, strict: bool) -> None:
         self.sampler, self.m, self.outdir = sampler, m, outdir
