@@ -37,7 +37,7 @@ EXIT_STATUSES = (
         "also a bug in rtgate itself (rtgate: internal error ...; RTGATE_DEBUG=1 prints the traceback)",
     ),
     (3, "a gate was INCONCLUSIVE (--allow-inconclusive makes that 0); history compare: not enough data"),
-    (4, "history compare: the two releases' environments differ, so no verdict"),
+    (4, "history compare: NOT COMPARABLE (the machines or the environments differ, or drifted), so no verdict"),
     (130, "Ctrl-C outside a measurement (a measurement cut short by a signal reports what it measured)"),
 )
 
