@@ -84,6 +84,20 @@ def parse_duration(value: Any) -> int:
     raise ValueError(f"must be a whole duration such as 30s, 10m, 2h or 1d, not {value!r}")
 
 
+_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def unit_hint(value: Any, unit: str) -> str:
+    """': write 250 (the key is in us)' for '0.25ms' given to a key in us; '' for anything else."""
+    if not isinstance(value, str) or unit not in _TIME_UNITS:
+        return ""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s)\s*", value)
+    if not m:
+        return ""
+    number = float(m.group(1)) * _TIME_UNITS[m.group(2)] / _TIME_UNITS[unit]
+    return f": write {number:.6g} (the key is in {unit})"
+
+
 class Checker:
     """Checks values read from a YAML file and names the file, line and key of any mistake (error: the
     exception raised, ThresholdsError unless given)."""
@@ -150,7 +164,17 @@ class Checker:
             setattr(out, (attributes or {}).get(name, name), value)
 
     def checked(self, spec: keys.Key, value: Any, key: Key) -> Any:
-        """A value checked against its declaration: type and range from core/keys.py."""
+        """A value checked against its declaration: type and range from core/keys.py. A number written
+        with a unit (limit_us: 100us, interval_us: 0.25ms) is refused with the number to write."""
+        try:
+            return self._checked(spec, value, key)
+        except RtgateError as e:
+            hint = unit_hint(value, spec.unit) if spec.type in ("int", "float") else ""
+            if not hint:
+                raise
+            raise self.fail(key, e.message + hint) from None
+
+    def _checked(self, spec: keys.Key, value: Any, key: Key) -> Any:
         if spec.type == "int":
             assert spec.lo is not None and spec.hi is not None
             return self.integer(value, key, int(spec.lo), int(spec.hi))
