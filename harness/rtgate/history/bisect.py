@@ -2,39 +2,35 @@
 """Which commit: one step of a latency bisection, measured until the data decides.
 
 `git bisect` needs one answer per commit, and a bisection of N steps multiplies every step's
-error. So each step is a sequential probability ratio test (Wald): after each run of the
-candidate, the log likelihood ratio of "bad" against "good" is summed over its runs so far; the
-step decides BAD when it reaches log(1/error), GOOD when it falls to -log(1/error), and asks for
-another run (MORE) in between. Wald's inequalities bound the chance of either wrong decision by
-`error`, whatever the number of runs; stopping at `max_runs` undecided (git bisect's skip) only
-lowers them. A bisection of N steps is then wrong with chance at most N x error (Bonferroni),
-plus, unpaired, once the baseline's own error (below).
+error. So each step is a sequential test: after each run of the candidate the evidence is
+updated, and the step answers BAD or GOOD once the evidence against the other answer reaches
+1/error, MORE (another run) before, and undecided (git bisect's skip) at `max_runs`. The chance
+of each wrong answer is at most `error` however many runs it takes (Ville's inequality), so a
+bisection of N steps is wrong with chance at most N x error (Bonferroni).
 
 "Bad" is declared by the user, one of:
-- a metric worse by at least a factor r (`--worse-by`): per run the metric of the worst thread,
+- a metric worse by at least a factor r (`--worse-by`): per run, the metric of the worst thread,
   on a log scale, where a factor is a shift: good is a shift of 0, bad of log(r) or more. The
-  run-to-run noise is Student's t with 3 degrees of freedom, the project's model of host
-  interference (tests/history_sim.py): heavy tails, so one stalled run moves the sum by a
-  bounded amount instead of deciding alone. Its scale comes from the baseline's runs (median
-  absolute deviation), never from the candidate's.
-  - paired (interleaved runs sharing a pair id): each pair's log ratio; a good commit's is
-    centred on 0 by design, and slow host drift cancels within the pair;
-  - unpaired: each candidate run against the baseline's median, which is itself only known to
-    within a margin; both hypotheses are moved inward by that margin (at confidence 1 - error),
-    so the per-step bound still holds, and the baseline's chance of lying outside it (error) is
-    counted once for the whole bisection. A baseline too small for the factor asked is refused
-    with the number of runs it needs.
-- a gate that now fails: per run, whether it failed; a Bernoulli SPRT of the baseline's failure
-  share against `fail_share` (a bad commit fails that share of its runs or more)."""
+  test is a test by betting on the log ratio d of a candidate run to a baseline run: a good
+  commit's d is symmetric about 0, a bad one's about log(r) or above, whatever the shape or the
+  size of the run-to-run noise (heavy tails, a stalled run: no model is assumed):
+  - paired: the runs of an interleaved pair (sharing a pair id, measured in random order); the
+    host's slow drift cancels within the pair;
+  - unpaired: each candidate run against a baseline run of its own, taken in a fixed shuffled
+    order (seeded), each baseline run used once per step: a step has at most as many runs as
+    the baseline. Exchangeable only while the host does not drift between them.
+- a gate that now fails: per run, whether it failed; Wald's SPRT of the baseline's failure
+  share (one failure added) against `fail_share` (a bad commit fails that share of its runs)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from statistics import NormalDist, median
+from statistics import median
 from typing import TYPE_CHECKING, Any
 
 from rtgate.errors import RtgateError
+from rtgate.history.draws import Draws
 from rtgate.history.drift import Tolerance, differences, machine_differences
 from rtgate.history.figures import histograms_needed, intervals
 
@@ -42,11 +38,9 @@ if TYPE_CHECKING:
     from rtgate.history.store import HistoryDB, StoredRun
 
 GOOD, BAD, MORE, UNDECIDED = "good", "bad", "more", "undecided"
-NU = 3  # degrees of freedom of the noise model
-T3_MAD = 0.7649  # median absolute deviation of Student's t(3) per unit of scale
-T3_AT_ZERO = 2 / (math.pi * math.sqrt(3))  # its density at 0, per unit of scale
-SCALE_FLOOR = 0.01  # log scale: integer-us figures that all tie still have a 1 % noise
-MIN_BASE_RUNS = 10  # below, the noise scale of the baseline is a guess
+MIN_BASE_RUNS = 10  # gates: below, the baseline's failure share is a guess
+BET_SIZES = (0.1, 0.25, 0.5, 0.75, 0.95)  # the share of its wealth each bet stakes, mixed
+SHUFFLE_SEED = 48  # unpaired: the order baseline runs are matched to candidate runs
 
 
 @dataclass
@@ -54,7 +48,7 @@ class Design:
     """What the user declared: the test's settings."""
 
     error: float = 0.01  # per step, each way: GOOD for a bad commit, BAD for a good one
-    max_runs: int = 20  # runs (or pairs) of the candidate before giving up: undecided
+    max_runs: int = 30  # runs (or pairs) of the candidate before giving up: undecided
     worse_by: float | None = None  # metric mode: bad is worse by at least this factor
     fail_share: float = 0.5  # gate mode: a bad commit fails the gate in at least this share of runs
 
@@ -65,49 +59,32 @@ class Step:
 
     decision: str
     runs: int  # candidate runs (or pairs) the decision used
-    llr: float  # log likelihood ratio of bad (the mixture of its shifts) against good
-    threshold: float  # log(1 / error): BAD at +threshold, GOOD at -threshold
+    against_good: float  # log of the evidence against good (BAD at +threshold)
+    against_bad: float  # log of the evidence against bad (GOOD at +threshold)
+    threshold: float  # log(1 / error)
     error: float
-    criterion: str  # what bad means: "p99.9 worse by x1.5", "gate max fails"
+    criterion: str  # what bad means: "p99.9 worse by x1.5", "a gate fails in >= 50% of runs"
     estimate: str = ""  # what the data show: the median ratio, or the failures
-    model: str = ""  # the noise model and where its scale comes from
+    model: str = ""  # the test, and what it assumes
     notes: list[str] = field(default_factory=list)
-    baseline_error: float = 0.0  # unpaired: the chance the baseline's margin is wrong (once per bisection)
-    llr_good: float = 0.0  # log likelihood ratio of the smallest bad shift against good: GOOD at -threshold
 
     def bound(self) -> str:
         """The error bound printed with every decision."""
-        text = (
-            f"wrong with chance <= {self.error:.3g} each way per step (sequential test); "
-            f"a bisection of N steps <= N x {self.error:.3g}"
+        return (
+            f"wrong with chance <= {self.error:.3g} each way per step; a bisection of N steps <= N x {self.error:.3g}"
         )
-        if self.baseline_error:
-            text += f" + {self.baseline_error:.3g} (the baseline's margin, once)"
-        return text
 
     def line(self) -> str:
         head = f"{self.decision.upper():9} {self.criterion}: {self.estimate}"
-        sums = (
-            f"after {self.runs} run(s) log LR {self.llr:+.2f} (BAD at {self.threshold:+.2f}) and "
-            f"{self.llr_good:+.2f} (GOOD at {-self.threshold:+.2f})"
+        evidence = (
+            f"log evidence against good {self.against_good:+.2f}, against bad {self.against_bad:+.2f} "
+            f"(decides at {self.threshold:.2f})"
         )
-        return f"{head}; {sums}; {self.bound()}"
+        return f"{head}; {evidence}; {self.bound()}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "decision": self.decision,
-            "runs": self.runs,
-            "llr": self.llr,
-            "llr_good": self.llr_good,
-            "threshold": self.threshold,
-            "error": self.error,
-            "baseline_error": self.baseline_error,
-            "criterion": self.criterion,
-            "estimate": self.estimate,
-            "model": self.model,
-            "notes": self.notes,
-            "bound": self.bound(),
-        }
+        keys = ("decision", "runs", "against_good", "against_bad", "threshold", "error", "criterion")
+        return {k: getattr(self, k) for k in keys + ("estimate", "model", "notes")} | {"bound": self.bound()}
 
 
 def check_design(design: Design) -> None:
@@ -122,156 +99,101 @@ def check_design(design: Design) -> None:
         raise RtgateError(f"--fail-share {design.fail_share}: must be above 0 and below 1")
 
 
-def _log_t(z: float) -> float:
-    """log density of Student's t(NU), up to its constant (which cancels in a ratio)."""
-    return -(NU + 1) / 2 * math.log1p(z * z / NU)
-
-
-INFLATE = 0.5  # the scale raised by half its relative sampling error, 1/sqrt(n) (benchmarks/bisect_power.py errors)
-RECENT = 60  # the noise scale from the baseline's last runs: the host's noise now, at a bounded cost
-
-
-def noise_scale(logs: list[float]) -> float:
-    """The t(3) scale of log values: their median absolute deviation, robust to stalled runs,
-    raised by its own sampling error (a scale taken too small makes every run look decisive)."""
-    logs = logs[-RECENT:]
-    centre = median(logs)
-    mad = median(abs(x - centre) for x in logs) / T3_MAD
-    return max(mad * (1 + INFLATE / math.sqrt(len(logs))), SCALE_FLOOR)
-
-
-def difference_scale(logs: list[float]) -> float:
-    """The t(3) scale of the difference of two runs' log figures: the median of the baseline's
-    differences between every two of its runs (more of them than runs: a steadier estimate),
-    raised by its sampling error as noise_scale is."""
-    logs = logs[-RECENT:]
-    diffs = [abs(a - b) for i, a in enumerate(logs) for b in logs[i + 1 :]]
-    return max(median(diffs) / T3_MAD * (1 + INFLATE / math.sqrt(len(logs))), SCALE_FLOOR)
-
-
-def median_margin(n: int, scale: float, error: float) -> float:
-    """How far the median of n runs may lie from the true one, at confidence 1 - error (its
-    large-sample spread under the t(3) model: 1 / (2 f(0) sqrt(n)))."""
-    return NormalDist().inv_cdf(1 - error) * scale / (2 * T3_AT_ZERO * math.sqrt(n))
-
-
-def base_runs_needed(scale: float, shift: float, error: float) -> int:
-    """Baseline runs whose median margin is a quarter of the shift: the test can then decide."""
-    z = NormalDist().inv_cdf(1 - error)
-    return math.ceil((4 * z * scale / (2 * T3_AT_ZERO * shift)) ** 2)
-
-
-COMPONENTS = 4  # bad's mixture: shifts of 1, 2, 4 and 8 times the declared one
-
-
-def _sprt(increments: list[list[float]], design: Design) -> tuple[str, int, float, float]:
-    """Walk the runs in order, stop at the first decision: (decision, runs used, log LR for bad,
-    log LR for good). Each increment is a run's log likelihood ratio of each of bad's shifts
-    against good. BAD when the mixture of bad's shifts (weights 1/2, 1/4, ...) reaches
-    log(1/error); GOOD when the smallest bad shift's ratio falls to -log(1/error). Both sums are
-    non-negative martingales under the hypothesis they reject, so Ville's inequality bounds each
-    wrong decision by `error` over any number of runs: no overshoot approximation. The mixture
-    keeps a run far beyond the declared factor from counting as an outlier of it."""
+def _sprt(increments: list[float], design: Design) -> tuple[str, int, float]:
+    """Wald's test on per-run log likelihood ratios, in run order, to the first crossing:
+    (decision, runs used, the sum): BAD at log(1/error), GOOD at -log(1/error)."""
     threshold = math.log(1 / design.error)
-    k = len(increments[0]) if increments else 1
-    weights = [math.log(2.0 ** -(j + 1)) for j in range(k - 1)] + [math.log(2.0 ** -(k - 1))]
-    sums = [0.0] * k
-    bad = 0.0
-    for i, run in enumerate(increments[: design.max_runs], 1):
-        sums = [s + x for s, x in zip(sums, run)]
-        top = max(w + s for w, s in zip(weights, sums))
-        bad = top + math.log(sum(math.exp(w + s - top) for w, s in zip(weights, sums)))
-        if bad >= threshold:
-            return BAD, i, bad, sums[0]
-        if sums[0] <= -threshold:
-            return GOOD, i, bad, sums[0]
+    total = 0.0
+    for i, x in enumerate(increments[: design.max_runs], 1):
+        total += x
+        if total >= threshold:
+            return BAD, i, total
+        if total <= -threshold:
+            return GOOD, i, total
     used = min(len(increments), design.max_runs)
-    return (UNDECIDED if used >= design.max_runs else MORE), used, bad, sums[0]
+    return (UNDECIDED if used >= design.max_runs else MORE), used, total
 
 
-def _shift_increments(residuals: list[float], low: float, high: float, scale: float) -> list[list[float]]:
-    """Per run, the log likelihood ratio under the t(3) model of each of bad's shifts
-    (low + 2**j (high - low)) against good's (low)."""
-    shifts = [low + 2**j * (high - low) for j in range(COMPONENTS)]
-    return [[_log_t((x - s) / scale) - _log_t((x - low) / scale) for s in shifts] for x in residuals]
+def _log_mean_exp(values: list[float]) -> float:
+    top = max(values)
+    return top + math.log(sum(math.exp(v - top) for v in values) / len(values))
 
 
-def _logs(values: list[float], what: str) -> list[float]:
-    """Logarithms of positive figures; a zero (a share with no sample above) floored at half the
-    smallest positive one."""
+def _bets(diffs: list[float], shift: float, threshold: float) -> tuple[str, int, float, float]:
+    """Two tests by betting on the log ratios `diffs`, in order, to the first decision:
+    (decision or MORE, runs used, log wealth against good, log wealth against bad).
+
+    Against good (a ratio of 1): each run pays 1 + lambda * tanh(d / shift), a bet on d > 0 that
+    wins or loses at most lambda of the wealth. A good commit's d is symmetric about 0, so every
+    bet pays 1 on average whatever the noise: the wealth is a non-negative martingale, and by
+    Ville's inequality it ever reaches 1/error with chance at most error. A better commit (d below
+    0) only loses more. Against bad (a ratio of the factor or more), the same bet on shift - d.
+    Each wealth is the mean over BET_SIZES of the wealth of that bet (a mean of martingales is
+    one): no bet size needs the noise known beforehand. tanh(d / shift) weighs a run by how far
+    it moves in units of the factor asked and caps a stalled run at one unit."""
+    bad_w = [0.0] * len(BET_SIZES)
+    good_w = [0.0] * len(BET_SIZES)
+    against_good = against_bad = 0.0
+    for i, d in enumerate(diffs, 1):
+        up, down = math.tanh(d / shift), math.tanh((shift - d) / shift)
+        bad_w = [w + math.log1p(lam * up) for w, lam in zip(bad_w, BET_SIZES)]
+        good_w = [w + math.log1p(lam * down) for w, lam in zip(good_w, BET_SIZES)]
+        against_good, against_bad = _log_mean_exp(bad_w), _log_mean_exp(good_w)
+        if against_good >= threshold:
+            return BAD, i, against_good, against_bad
+        if against_bad >= threshold:
+            return GOOD, i, against_good, against_bad
+    return MORE, len(diffs), against_good, against_bad
+
+
+def _logs(values: list[float]) -> list[float]:
+    """Logarithms of the figures; a zero (a share with no sample above) floored at half the
+    smallest positive figure of the step, or at 1e-9 when none is."""
     positive = [v for v in values if v > 0]
-    if not positive:
-        raise RtgateError(f"{what}: no run has a figure above 0: a factor cannot be judged")
-    floor = min(positive) / 2
+    floor = min(positive) / 2 if positive else 1e-9
     return [math.log(max(v, floor)) for v in values]
+
+
+def shuffled(n: int) -> list[int]:
+    """The baseline runs' order for unpaired steps: fixed for a given number of runs, so a step
+    re-read after another run matches every earlier run to the same baseline run."""
+    keys = [int(k) for k in Draws(SHUFFLE_SEED).words(n)] if n else []
+    return sorted(range(n), key=keys.__getitem__)
 
 
 def decide_metric(
     base: list[float], new: list[float], design: Design, metric: str, pairs: list[tuple[float, float]] | None = None
 ) -> Step:
-    """The step on a metric: `base` the baseline's per-run figures (its every valid run, for the
-    noise scale), `new` the candidate's in run order; with `pairs`, (base, new) figures of the
-    interleaved pairs in the candidate's run order, judged instead of `new`."""
+    """The step on a metric: `base` the baseline's per-run figures, `new` the candidate's, both in
+    the order measured; with `pairs`, the (baseline, candidate) figures of interleaved pairs in
+    the candidate's order, judged instead."""
     assert design.worse_by is not None
     shift = math.log(design.worse_by)
     criterion = f"{metric} worse by x{design.worse_by:g}"
-    if len(base) < MIN_BASE_RUNS:
-        raise RtgateError(
-            f"the baseline has {len(base)} valid run(s) with {metric}: give at least {MIN_BASE_RUNS} "
-            "(its run-to-run noise sets the test's scale)"
-        )
-    base_logs = _logs(base, "baseline")
-    scale = noise_scale(base_logs)
     threshold = math.log(1 / design.error)
-    if pairs is not None:
-        if not pairs:
-            return Step(MORE, 0, 0.0, threshold, design.error, criterion, "no complete pair yet", notes=[])
-        flat = _logs([v for p in pairs for v in p] + base, "pairs")
-        diffs = [flat[2 * i + 1] - flat[2 * i] for i in range(len(pairs))]
-        # The pairs' own spread once there are enough: runs measured back to back share the host's
-        # state, so their differences vary less than those of baseline runs measured hours apart.
-        pair_scale = noise_scale(diffs) if len(diffs) >= MIN_BASE_RUNS else difference_scale(base_logs)
-        decision, used, total, good = _sprt(_shift_increments(diffs, 0.0, shift, pair_scale), design)
-        ratio = math.exp(median(diffs[:used])) if used else 1.0
-        model = (
-            f"paired log ratios, t(3) noise of scale {pair_scale:.3g} (from "
-            f"{f'{len(diffs)} pairs' if len(diffs) >= MIN_BASE_RUNS else f'{len(base)} baseline runs'}); "
-            "good is a ratio of 1, bad of at least the factor"
-        )
-        estimate = f"median ratio x{ratio:.3g} over {used} pair(s)"
-        return Step(decision, used, total, threshold, design.error, criterion, estimate, model, llr_good=good)
-    if not new:
-        return Step(MORE, 0, 0.0, threshold, design.error, criterion, "no run of the candidate yet")
-    centre = median(base_logs)
-    margin = median_margin(len(base_logs), scale, design.error)
-    if margin >= shift / 2:
-        need = base_runs_needed(scale, shift, design.error)
-        raise RtgateError(
-            f"the baseline's {len(base)} runs place its median {metric} only within x{math.exp(margin):.3g}: "
-            f"worse-by x{design.worse_by:g} cannot be decided against it; measure about {need} baseline runs, "
-            "or interleave baseline and candidate runs (--paired)"
-        )
-    logs = [math.log(max(v, math.exp(centre) * 1e-6)) for v in new]
-    low, high = margin, shift - margin  # both hypotheses moved inward by the baseline's margin
-    residuals = [x - centre for x in logs]
-    decision, used, total, good = _sprt(_shift_increments(residuals, low, high, scale), design)
-    ratio = math.exp(median(logs[:used]) - centre) if used else 1.0
-    model = (
-        f"log figures against the median of {len(base)} baseline runs (known within x{math.exp(margin):.3g}), "
-        f"t(3) noise of scale {scale:.3g}; good is a ratio up to x{math.exp(low):.3g}, bad from x{math.exp(high):.3g}"
-    )
-    return Step(
-        decision,
-        used,
-        total,
-        threshold,
-        design.error,
-        criterion,
-        f"median ratio x{ratio:.3g} over {used} run(s)",
-        model,
-        baseline_error=design.error,
-        llr_good=good,
-    )
+    notes: list[str] = []
+    if pairs is None:
+        order = shuffled(len(base))
+        pairs = [(base[order[i]], v) for i, v in enumerate(new[: len(base)])]
+        if len(new) > len(base):
+            notes.append(f"only {len(base)} of {len(new)} runs judged: each needs a baseline run of its own")
+        runs = min(design.max_runs, len(base))
+        model = f"each run against a baseline run of its own ({len(base)} baseline runs, matched in a seeded order)"
+    else:
+        runs = design.max_runs
+        model = "interleaved pairs (the host's drift cancels within a pair)"
+    model += "; a test by betting on log ratios, exact for any noise symmetric under no change"
+    logs = _logs([v for p in pairs for v in p])
+    diffs = [logs[2 * i + 1] - logs[2 * i] for i in range(len(pairs))][: design.max_runs]
+    decision, used, against_good, against_bad = _bets(diffs, shift, threshold)
+    if decision == MORE and used >= runs:
+        decision = UNDECIDED
+        if runs < design.max_runs:
+            notes.append(f"the baseline's {len(base)} runs are used up: measure more of them to go on")
+    ratio = f"median ratio x{math.exp(median(diffs[:used])):.3g}" if used else "no run yet"
+    unit = "pair(s)" if model.startswith("interleaved") else "run(s)"
+    estimate = f"{ratio} over {used} {unit}"
+    return Step(decision, used, against_good, against_bad, threshold, design.error, criterion, estimate, model, notes)
 
 
 def decide_gate(base_failed: list[bool], new_failed: list[bool], design: Design, gates: str) -> Step:
@@ -290,19 +212,19 @@ def decide_gate(base_failed: list[bool], new_failed: list[bool], design: Design,
             f"{gates} already fails in {sum(base_failed)} of {len(base_failed)} baseline runs: a failure says "
             "nothing about the commit; declare bad as a metric (--metric M --worse-by R) or a larger --fail-share"
         )
-    increments = [[math.log(p1 / p0) if f else math.log((1 - p1) / (1 - p0))] for f in new_failed]
-    decision, used, total, good = _sprt(increments, design)
+    increments = [math.log(p1 / p0) if f else math.log((1 - p1) / (1 - p0)) for f in new_failed]
+    decision, used, total = _sprt(increments, design)
     fails = sum(new_failed[:used])
     return Step(
         decision,
         used,
         total,
+        -total,
         math.log(1 / design.error),
         design.error,
         criterion,
         f"failed in {fails} of {used} run(s)",
-        f"Bernoulli: baseline failure share {p0:.3g} ({sum(base_failed)} of {len(base_failed)} runs, one added)",
-        llr_good=good,
+        f"Wald's SPRT: baseline failure share {p0:.3g} ({sum(base_failed)} of {len(base_failed)} runs, one added)",
     )
 
 
@@ -385,5 +307,5 @@ def run_step(
         step = decide_gate(
             [fb[r.id] for r in base_runs if r.id in fb], [fn[r.id] for r in new_runs if r.id in fn], design, named
         )
-    step.notes += [f"noise model: {step.model}"] if step.model else []
+    step.notes += [f"test: {step.model}"] if step.model else []
     return Evidence(step, drift, machines, notes, paired)
