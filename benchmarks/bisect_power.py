@@ -127,7 +127,7 @@ def table(args: argparse.Namespace) -> None:
         f"--max-runs {args.max_runs}, --worse-by {'the factor' if args.worse_by is None else args.worse_by}, "
         f"{args.base_runs} baseline runs unpaired"
     )
-    host = Host(np.random.default_rng(1), args.samples, args.drift)
+    host = Host(np.random.default_rng(1), args.samples, args.drift, args.pool)
     print(f"{'regression':>10} {'design':>20} {'right commit':>13} {'runs median':>12} {'mean':>7} {'max':>6}")
     for factor in args.factors:
         for how in args.designs:
@@ -150,7 +150,7 @@ def errors(args: argparse.Namespace) -> None:
     for factor in args.factors:
         for true in (1.0, factor):
             rng = np.random.default_rng(int(factor * 100 + true * 10))
-            host = Host(rng, args.samples, 1.0, 2000)
+            host = Host(rng, args.samples, 1.0, args.pool)
             design = Design(error=args.error, max_runs=args.max_runs, worse_by=factor)
             counts = {"good": 0, "bad": 0, "undecided": 0}
             used = []
@@ -179,11 +179,13 @@ def main() -> int:
     p.add_argument("--max-runs", type=int, default=300)
     p.add_argument("--worse-by", type=float, help="declared factor (default: the true one of each case)")
     p.add_argument("--base-runs", type=int, default=300)
+    p.add_argument("--pool", type=int, default=3000, help="runs simulated ahead per host level")
     p.add_argument("--factors", type=lambda x: [float(v) for v in x.split(",")], default=[1.2, 1.5, 3.0])
     p.add_argument("--designs", type=lambda x: x.split(","), default=["fixed", "unpaired", "paired"])
     args = p.parse_args()
     if args.smoke:
-        args.reps, args.commits, args.samples, args.factors = 2, 8, 1000, [3.0]
+        args.reps, args.commits, args.samples, args.factors, args.pool = 2, 8, 1000, [3.0], 50
+        args.base_runs, args.max_runs = 40, 40
     start = time.monotonic()
     if args.mode == "errors":
         errors(args)

@@ -122,3 +122,18 @@ def test_cli_a_good_commit_is_good(tmp_path: Path) -> None:
         *["--metric", "p99", "--worse-by", "2", "--error", "0.05"],
     )
     assert r.returncode == 0 and "GOOD" in r.stdout, r.stdout + r.stderr
+
+
+def test_the_documented_wrapper_is_the_shipped_one() -> None:
+    """doc/history.rst prints scripts/bisect-step.sh whole: the script the live test runs."""
+    from conftest import ROOT
+
+    shipped = (ROOT / "scripts" / "bisect-step.sh").read_text()
+    doc = (ROOT / "doc" / "history.rst").read_text()
+    block = doc[doc.index("    #!/bin/sh\n") :]
+    lines = []
+    for line in block.splitlines():
+        if line and not line.startswith("    "):
+            break
+        lines.append(line[4:])
+    assert "\n".join(lines).strip() + "\n" == shipped
