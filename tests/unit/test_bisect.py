@@ -137,3 +137,40 @@ def test_the_documented_wrapper_is_the_shipped_one() -> None:
             break
         lines.append(line[4:])
     assert "\n".join(lines).strip() + "\n" == shipped
+
+
+GATES = """\
+platform: b
+measurements:
+  m:
+    sampler: {interval_us: 1000, duration: 5s, threads: [{name: rt, cpus: [0], priority: 80}]}
+    gates:
+      - {name: max, kind: max, limit_us: 300}
+      - {name: avg, kind: avg, limit_us: 1000}
+"""
+
+
+def test_cli_bad_is_a_gate_that_now_fails(tmp_path: Path) -> None:
+    """Stored verdicts: the baseline passes the max gate in 11 of 12 runs, a x20 commit fails it
+    in every run: BAD; the avg gate it still passes says MORE on the same runs."""
+    from rtgate.core.thresholds import load_thresholds
+    from rtgate.history.record import add_run
+
+    (tmp_path / "g.yaml").write_text(GATES)
+    tf = load_thresholds(str(tmp_path / "g.yaml"))
+    rng = np.random.default_rng(1)
+    db = str(tmp_path / "h.db")
+    with HistoryDB(db) as h:
+        for release, scale, n in (("good", 0.5, 12), ("c1", 20.0, 6)):
+            for _ in range(n):
+                add_run(h, synthetic_run(rng, scale, samples=2000, threads=1), "b", "m", tf, release, force_label=True)
+    args = ["history", "bisect", "--db", db, "--thresholds", str(tmp_path / "g.yaml"), "--base", "good", "--new", "c1"]
+    r = rtgate(*args)
+    assert r.returncode == 1 and "BAD       a gate fails in >= 50% of runs: failed in 4 of 4 run(s)" in r.stdout, (
+        r.stdout
+    )
+    assert "baseline failure share 0.143 (1 of 12 runs, one added)" in r.stdout
+    r = rtgate(*args, "--gate", "avg")
+    assert r.returncode == 3 and "MORE      avg fails in >= 50% of runs: failed in 0 of 6 run(s)" in r.stdout
+    r = rtgate(*args, "--gate", "nope")
+    assert r.returncode == 2 and "--gate nope: no such gate in measurement m (max, avg)" in r.stderr
