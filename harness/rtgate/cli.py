@@ -25,19 +25,24 @@ EXIT_INTERRUPTED = 130  # Ctrl-C outside a measurement (a measurement reports wh
 # Every exit status any command uses, said once: `rtgate --help` prints it, scripts/manpage.py writes
 # rtgate.1's EXIT STATUS from it, and tests/unit/test_docs.py holds README's table to it.
 EXIT_STATUSES = (
-    (0, "every gate passed (or was INCONCLUSIVE, with --allow-inconclusive)"),
+    (0, "every gate passed (or was INCONCLUSIVE, with --allow-inconclusive); history bisect: GOOD"),
     (
         1,
         "a gate failed, or could not be evaluated (ERROR); doctor: a require: is not met; "
-        "history compare: a regression",
+        "history compare: a regression; history bisect: BAD",
     ),
     (
         2,
         "usage or input error (one line naming the file, line or option); an output that could not be written; "
         "also a bug in rtgate itself (rtgate: internal error ...; RTGATE_DEBUG=1 prints the traceback)",
     ),
-    (3, "a gate was INCONCLUSIVE (--allow-inconclusive makes that 0); history compare: not enough data"),
+    (
+        3,
+        "a gate was INCONCLUSIVE (--allow-inconclusive makes that 0); history compare: not enough data; "
+        "history bisect: MORE (measure the commit again)",
+    ),
     (4, "history compare: NOT COMPARABLE (the machines or the environments differ, or drifted), so no verdict"),
+    (125, "history bisect: undecided at --max-runs (git bisect run's skip)"),
     (130, "Ctrl-C outside a measurement (a measurement cut short by a signal reports what it measured)"),
 )
 
