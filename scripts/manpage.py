@@ -68,9 +68,12 @@ def options(parser: argparse.ArgumentParser) -> list[str]:
 
 def generate() -> str:
     sys.path.insert(0, str(ROOT / "harness"))
-    from rtgate.cli import build_parser
+    from rtgate.cli import EXIT_STATUSES, build_parser
 
     parser = build_parser()
+    exits: list[str] = []
+    for code, text in EXIT_STATUSES:
+        exits += [".TP", f".B {code}", roff(text)]
     out = [".SH COMMANDS"]
     for name, sub, helptext in subcommands(parser):
         usage = " ".join(sub.format_usage().split())
@@ -86,7 +89,8 @@ def generate() -> str:
         ]
         if not has_children:
             out += options(sub)
-    return TEMPLATE.read_text().replace("@COMMANDS@\n", "\n".join(out) + "\n")
+    page = TEMPLATE.read_text().replace("@COMMANDS@\n", "\n".join(out) + "\n")
+    return page.replace("@EXIT_STATUS@\n", "\n".join(exits) + "\n")
 
 
 def find_sampler() -> str:

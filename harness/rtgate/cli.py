@@ -22,6 +22,29 @@ if TYPE_CHECKING:  # typing costs 3 ms at every start: for the checkers only
 EXIT_USAGE = 2  # usage or input error: no verdict
 EXIT_INTERNAL = 2  # a bug in rtgate: no verdict either, never 0 (pass) or 1 (a gate failed)
 EXIT_INTERRUPTED = 130  # Ctrl-C outside a measurement (a measurement reports what it measured)
+# Every exit status any command uses, said once: `rtgate --help` prints it, scripts/manpage.py writes
+# rtgate.1's EXIT STATUS from it, and tests/unit/test_docs.py holds README's table to it.
+EXIT_STATUSES = (
+    (0, "every gate passed (or was INCONCLUSIVE, with --allow-inconclusive); history bisect: GOOD"),
+    (
+        1,
+        "a gate failed, or could not be evaluated (ERROR); doctor: a require: is not met; "
+        "history compare: a regression; history bisect: BAD",
+    ),
+    (
+        2,
+        "usage or input error (one line naming the file, line or option); an output that could not be written; "
+        "also a bug in rtgate itself (rtgate: internal error ...; RTGATE_DEBUG=1 prints the traceback)",
+    ),
+    (
+        3,
+        "a gate was INCONCLUSIVE (--allow-inconclusive makes that 0); history compare: not enough data; "
+        "history bisect: MORE (measure the commit again)",
+    ),
+    (4, "history compare: NOT COMPARABLE (the machines or the environments differ, or drifted), so no verdict"),
+    (125, "history bisect: undecided at --max-runs (git bisect run's skip)"),
+    (130, "Ctrl-C outside a measurement (a measurement cut short by a signal reports what it measured)"),
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -100,9 +123,9 @@ def build_parser(argv: list[str] | None = None) -> _Parser:
     """
     parser = _Parser(
         prog="rtgate",
-        description="Real-time latency gates for kernel CI. Exit status: "
-        "0 all gates pass, 1 a gate failed, 2 usage or input error (or an internal error, "
-        "reported as one), 3 inconclusive.",
+        description="Real-time latency gates for kernel CI.",
+        epilog=_exit_statuses(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"rtgate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -114,6 +137,20 @@ def build_parser(argv: list[str] | None = None) -> _Parser:
         else:
             sub.add_parser(name, help=helptext)
     return parser
+
+
+def _exit_statuses() -> str:
+    """EXIT_STATUSES for --help, wrapped here: textwrap would be one more import at every start."""
+    rows = []
+    for code, text in EXIT_STATUSES:
+        line = f"  {code:<5}"
+        for word in text.split():
+            if len(line) + 1 + len(word) > 79 and line.strip():
+                rows.append(line)
+                line = " " * 7
+            line += word if line.endswith(" ") else " " + word
+        rows.append(line)
+    return "exit status:\n" + "\n".join(rows)
 
 
 def _one_line(text: str) -> str:

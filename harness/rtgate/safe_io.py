@@ -126,7 +126,9 @@ class Folder:
             )
 
     def unlink(self, name: str) -> None:
-        """Remove a regular file (or a link, which is never followed); absent is fine."""
+        """Remove a regular file (or a link, which is never followed); absent is fine. Whatever else
+        is there (a FIFO, socket, device or folder) is refused as create() and atomic() refuse it."""
+        self._check_target(name)
         try:
             os.unlink(name, dir_fd=self.fd)
         except FileNotFoundError:
@@ -227,6 +229,61 @@ def check_regular_or_absent(path: str | Path) -> None:
         raise RtgateError(f"cannot write: it is {kind}, not a regular file, and is not replaced", path=str(p))
 
 
+def _kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return kind
+    return "a device"
+
+
+def open_input(path: str | Path, error: type[RtgateError] = RtgateError, what: str = "input") -> IO[bytes]:
+    """A regular file opened for reading once, by the name the user gave. A FIFO, socket or device is
+    refused before anything is read from it: opened non-blocking (a FIFO without a writer would block
+    the open itself), looked at through the descriptor, closed. Nothing else bounds how long a pipe
+    or /dev/zero takes, and a later open of the same name could meet another file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError as e:
+        why = e.strerror
+        if e.errno == errno.ENXIO and _is_socket(path):  # a socket cannot be opened at all
+            why = f"it is a socket; rtgate reads {what} only from a regular file"
+        raise error(f"cannot read: {why}", path=str(path)) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise error(
+                f"cannot read: it is {_kind(mode)}; rtgate reads {what} only from a regular file", path=str(path)
+            )
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _is_socket(path: str | Path) -> bool:
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def read_input(path: str | Path, limit: int, error: type[RtgateError] = RtgateError, what: str = "input") -> bytes:
+    """A regular file's bytes, refused when it holds more than `limit` (never read past limit + 1)."""
+    with open_input(path, error, what) as f:
+        try:
+            data = f.read(limit + 1)
+        except OSError as e:
+            raise error(f"cannot read: {e.strerror}", path=str(path)) from None
+    if len(data) > limit:
+        raise error(f"larger than {_size(limit)}: more than rtgate reads as {what}", path=str(path))
+    return data
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
+
+
 def _split(path: str | Path) -> tuple[Path, str]:
     p = Path(path)
     return (p.parent if str(p.parent) else Path(".")), p.name
@@ -261,8 +318,23 @@ def check_output_dir(path: str | Path, names: Iterable[str] = ()) -> None:
                 st = d._lstat(name[:-1])
                 if st is not None and not stat.S_ISDIR(st.st_mode):
                     raise RtgateError("cannot write in it: not a directory", path=str(d.path / name[:-1]))
+                if st is not None:
+                    with d.sub(name[:-1], create=False) as s:
+                        _check_entries(s)
             else:
                 d._check_target(name)
+
+
+def _check_entries(d: Folder) -> None:
+    """A folder rtgate writes files in whose names the caller does not list (a load's log and figures):
+    anything but a regular file in it (a FIFO, socket, device or folder) is refused as one at a listed
+    name is, before anything runs."""
+    with os.scandir(d.fd) as entries:
+        for seen, entry in enumerate(entries):
+            if seen >= MAX_SCAN_ENTRIES:
+                return
+            if not entry.is_file(follow_symlinks=False):
+                d._check_target(entry.name)
 
 
 def planted_link(d: Folder) -> str | None:

@@ -169,3 +169,23 @@ def test_unreachable_postgres_is_a_clean_error(tmp_path: Path) -> None:
     )
     assert r.returncode == 2 and "cannot connect" in r.stderr and "secret" not in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_bisect_steps_on_postgres_match_sqlite(pg_url: str, tmp_path: Path) -> None:
+    """history bisect's decisions (schema 4's table) are stored and marked by trend alike on both
+    backends: a x4 candidate against its baseline, in interleaved pairs."""
+    outputs = []
+    for target in (fresh_database(pg_url, "bisect"), str(tmp_path / "h.db")):
+        rng = np.random.default_rng(48)
+        with HistoryDB(target) as db:
+            for i in range(12):
+                db.add_run(synthetic_run(rng, samples=2000, threads=1), "b", "m", "good", pair_id=f"p{i}")
+                db.add_run(synthetic_run(rng, 4.0, samples=2000, threads=1), "b", "m", "c1", pair_id=f"p{i}")
+        args = ["--db", target, "--platform", "b", "--base", "good", "--new", "c1", "--paired"]
+        r = rtgate("history", "bisect", *args, "--metric", "p99", "--worse-by", "1.5", "--error", "0.05", cwd=tmp_path)
+        assert r.returncode == 1 and "BAD" in r.stdout, r.stdout + r.stderr
+        trend = rtgate("history", "trend", "--db", target, "--platform", "b", "--metric", "p99", cwd=tmp_path)
+        assert trend.returncode == 0, trend.stderr
+        outputs.append((r.stdout.replace(target, "DB"), trend.stdout))
+    assert outputs[0] == outputs[1]
+    assert any(line.startswith("c1") and "BAD after" in line for line in outputs[0][1].splitlines())

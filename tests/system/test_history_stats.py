@@ -215,7 +215,7 @@ def _lat(rng: np.random.Generator, host: float, scale: float) -> np.ndarray:
 def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
     import sqlite3
 
-    from rtgate.history.store import MIGRATIONS
+    from rtgate.history.store import MIGRATIONS, SCHEMA_VERSION
 
     path = tmp_path / "old.db"
     old = sqlite3.connect(path)
@@ -238,4 +238,4 @@ def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
         runs = db.runs("b", "m", "r")
         assert runs[0].pair_id is None and runs[0].fingerprint["load_per_cpu"] == 0.25
         assert db.threads("b", "m", "r")[0].histogram == [[5, 6, 9], ["overflow", 100, 1]]
-        assert db.db.execute("SELECT version FROM schema").fetchone()[0] == 3
+        assert db.db.execute("SELECT version FROM schema").fetchone()[0] == SCHEMA_VERSION

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +40,18 @@ def test_man_page_renders_without_warnings(page: str) -> None:
         [groff, "-man", "-ww", "-z", "-Tutf8", str(ROOT / "doc" / page)], capture_output=True, text=True, timeout=60
     )
     assert r.returncode == 0 and not r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("page", ["rtgate", "rtgate-sampler", "rtgate-thresholds"])
+def test_the_installed_pages_are_found_by_man(page: str) -> None:
+    """pip install puts the pages under the environment (<venv>/man), where man-db looks for a <venv>/bin on
+    PATH: README's `man rtgate` after the bootstrap (tests/system/test_tutorial.py runs it from a fresh copy)."""
+    man = shutil.which("man")
+    if man is None:
+        pytest.skip("man not installed (apt-get install man-db)")
+    env = {k: v for k, v in os.environ.items() if k != "MANPATH"}
+    env["PATH"] = f"{sys.prefix}/bin:{env.get('PATH', '')}"
+    r = subprocess.run([man, "-w", page], capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0 and r.stdout.strip().startswith(f"{sys.prefix}/man/"), r.stdout + r.stderr
+    shown = subprocess.run([man, "-P", "cat", page], capture_output=True, text=True, timeout=60, env=env).stdout
+    assert (ROOT / "doc" / f"{Path(r.stdout.strip()).name}").exists() and shown.strip()

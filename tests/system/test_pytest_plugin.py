@@ -303,3 +303,52 @@ def test_two_threshold_files_sharing_a_measurement_name_stay_apart(pytester: pyt
     assert len(ids) == 8
     assert ids[("board.app-thread-a", "max", "cpu0")] == "PASS"
     assert ids[("other.app-thread-a", "max", "cpu0")] == "FAIL"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not IS_ROOT, reason="needs root for SCHED_FIFO")
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the sampler's CPU 1 and a load on CPU 0")
+def test_measuring_gates_a_window_around_the_tests_own_code(pytester: pytest.Pytester) -> None:
+    """Known answer: the test's own code, inside the window, runs a SCHED_FIFO thread above the sampler on
+    its CPU, busy 3 ms every 100 ms. A 1 ms sampler period then wakes at most one period into a busy
+    window and waits out the rest: its max is at least 2 ms, and a 1.5 ms max gate fails. Without the
+    injection, under a CPU load, a generous gate passes; code that outruns the window is ERROR."""
+    pytester.makepyfile(
+        test_window="""
+        import time
+        from injector import inject
+
+        GATE = [{"kind": "max", "limit_us": 1500}]
+
+        def test_injected(rt_latency, tmp_path):
+            with rt_latency.measuring(duration="3s", cpus=[1], priority=80, gates=GATE) as window:
+                with inject(1, 90, 3000, 100, 1.5, tmp_path / "injector.json") as log:
+                    pass
+            # never reached: the gate fails at the end of the block
+
+        def test_quiet(rt_latency):
+            gates = [{"kind": "max", "limit_us": 1_000_000}]
+            # a level a dead or stalled load misses, and a shared machine's load still reaches
+            load = {"kind": "cpu", "min_cpu_percent": 5}
+            with rt_latency.measuring(duration="3s", cpus=[1], load=load, gates=gates) as window:
+                loops = 0
+                while window.measuring:
+                    sum(range(10_000))
+                    loops += 1
+                    time.sleep(0.01)
+            assert loops > 10 and 1.0 < window.code_seconds < 3.0
+            assert window.result.gate(max_us=1_000_000).passed  # the helpers judge the same window
+            assert window.result.run.environment["load"]["kind"] == "cpu"
+
+        def test_outrun(rt_latency):
+            with rt_latency.measuring(duration="2s", gates=[{"kind": "max", "limit_us": 1_000_000}]):
+                time.sleep(3)
+    """
+    )
+    r = pytester.runpytest("-p", "no:cacheprovider")
+    r.assert_outcomes(passed=1, failed=2)
+    text = r.stdout.str()
+    m = re.search(r"max\[cpu1\] FAIL: max (\d+) us > 1500 us on thread 0 \(cpu 1, prio 80\)", text)
+    assert m and int(m.group(1)) >= 2000, text
+    assert re.search(r"max\[all\] ERROR: the measurement is invalid: the test's code ran [\d.]+ s past", text), text
+    assert "Traceback" not in text and "TypeError" not in text

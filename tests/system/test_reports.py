@@ -214,7 +214,7 @@ def test_plot_and_report_find_the_measurement_from_the_results(tmp_path: Path) -
     shutil.copy(RT_TESTS / "ct-24-S-h300.json", results / "smp.json")
     r = rtgate("plot", str(spec), "rtgate-results/smp.json", "-o", "plots", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert (tmp_path / "plots" / "smp-0-histogram.png").exists()
+    assert (tmp_path / "plots" / "smp-histogram.png").exists()
     r = rtgate("report", str(spec), "rtgate-results/smp.json", "-o", "r.html", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "Measurement smp" in (tmp_path / "r.html").read_text()

@@ -82,7 +82,7 @@ def test_history_keeps_what_the_machine_and_load_were(tmp_path: Path) -> None:
     r = rtgate("history", "add", "--db", "h.db", str(results), "--platform", "p", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     with HistoryDB(tmp_path / "h.db") as db:
-        (stored,) = db.runs("p", "default", system["kernel_release"])
+        (stored,) = db.runs("p", "smp", system["kernel_release"])  # the measurement rtgate-results/smp.json is
         stored_env = json.loads(db.db.execute("SELECT environment FROM runs").fetchone()[0])
     fp = stored.fingerprint
     assert fp["kernel_release"] == read_sys("/proc/sys/kernel/osrelease") and fp["preemption"] == system["preemption"]

@@ -77,3 +77,45 @@ def test_the_tutorial_files_are_valid(tmp_path: Path) -> None:
     assert local.measurements["idle"].require == {}
     assert [g.limit_us for g in local.measurements["idle"].gates] == [2000.0, 50.0]
     assert [ld.kind for ld in local.measurements["loaded"].loads] == ["cpu", "memory"]
+
+
+def _readme_exit_statuses() -> dict[int, str]:
+    section = README.read_text().split("\nExit status\n===========\n", 1)[1].strip().split("\n\n", 1)[0]
+    rows: dict[int, str] = {}
+    code = None
+    for line in section.splitlines():
+        if line.startswith("="):
+            continue
+        head = line[:7].strip()
+        if head:
+            code = int(head)
+            rows[code] = ""
+        assert code is not None
+        rows[code] += " " + line[7:].strip()
+    return {c: " ".join(text.replace("``", "").split()) for c, text in rows.items()}
+
+
+def test_every_exit_status_is_documented_alike_in_help_man_page_and_readme() -> None:
+    """One table (rtgate.cli.EXIT_STATUSES) holds every exit status; --help prints it, the man page is
+    generated from it (test_manpages checks it is current), and README's table says the same words."""
+    from rtgate.cli import EXIT_STATUSES, build_parser
+
+    declared = dict(EXIT_STATUSES)
+    assert _readme_exit_statuses() == declared
+    help_text = " ".join(build_parser().format_help().split())
+    for code, text in declared.items():
+        assert f" {code} {text}" in help_text
+    page = (ROOT / "doc" / "rtgate.1").read_text().replace("\\-", "-")
+    assert all(f".B {code}\n{text}\n" in page for code, text in declared.items())
+
+
+def test_every_exit_constant_is_a_documented_status() -> None:
+    """An exit status a command returns by name (EXIT_... = N) is in the table."""
+    from rtgate.cli import EXIT_STATUSES
+
+    used = {
+        int(n)
+        for path in (ROOT / "harness" / "rtgate").rglob("*.py")
+        for n in re.findall(r"^\s*EXIT_[A-Z_]+ = (\d+)", path.read_text(), flags=re.M)
+    }
+    assert used and used <= {code for code, _ in EXIT_STATUSES}

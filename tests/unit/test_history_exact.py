@@ -20,7 +20,9 @@ from rtgate.history.stats import (
     mann_whitney_greater,
     midranks,
     paired_adjusted,
+    paired_family,
     two_sample_adjusted,
+    two_sample_family,
 )
 
 
@@ -102,3 +104,39 @@ def test_sampled_arrangements_keep_their_p_values() -> None:
         exact = mann_whitney_greater(new, base)
         assert abs(worse[0] - exact) <= 4 * math.sqrt(exact * (1 - exact) / MONTE_CARLO) + 1 / MONTE_CARLO
         assert worse[0] >= 1 / (MONTE_CARLO + 1)
+
+
+def _brute_level(scores: list[list[float]], n_base: int, alpha: float) -> float:
+    """The family's per-line level by brute force: the largest marginal p-value c / N whose
+    min-P adjusted p-value is below alpha, the smaller over the two sides."""
+    n = len(scores[0])
+    groups = list(itertools.combinations(range(n), n - n_base))
+    sums = [[sum(row[i] for i in g) for g in groups] for row in scores]
+    levels = []
+    for sign in (1, -1):
+        marginal = [[sum(sign * y >= sign * x for y in col) for x in col] for col in sums]
+        least = [min(m[a] for m in marginal) for a in range(len(groups))]
+        declared = [c for c in range(1, len(groups) + 1) if sum(x <= c for x in least) / len(groups) < alpha]
+        levels.append(max(declared, default=0) / len(groups))
+    return min(levels)
+
+
+def test_the_family_level_matches_brute_force() -> None:
+    """The level the resolving power uses: one line keeps it at alpha's step (6 of 126
+    arrangements below 0.05 at 4 against 5), lines that disagree lower it, lines that agree do
+    not; checked against brute force over every arrangement."""
+    rng = np.random.default_rng(12)
+    one = [[float(x) for x in midranks(list(rng.standard_normal(9)))]]
+    assert two_sample_family(one, 4, 0.05)[2] == pytest.approx(_brute_level(one, 4, 0.05)) == 6 / 126
+    common = rng.standard_normal(9)
+    agree = [[float(x) for x in midranks(list(common + 0.01 * rng.standard_normal(9)))] for _ in range(3)]
+    apart = [[float(x) for x in midranks(list(rng.standard_normal(9)))] for _ in range(3)]
+    for scores in (agree, apart):
+        for alpha in (0.05, 0.1):
+            assert two_sample_family(scores, 4, alpha)[2] == pytest.approx(_brute_level(scores, 4, alpha))
+    assert two_sample_family(apart, 4, 0.05)[2] < two_sample_family(agree, 4, 0.05)[2]
+    # pairs: five pairs whose lines share their signs keep 1/32; lines with other signs lose it
+    same = [[1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 1.0, 4.0, 3.0, 5.0]]
+    other = [[1.0, 2.0, 3.0, 4.0, 5.0], [-2.0, 1.0, 4.0, 3.0, 5.0]]
+    assert paired_family(same, 0.05)[2] == pytest.approx(1 / 32)
+    assert paired_family(other, 0.05)[2] == 0.0

@@ -8,6 +8,7 @@ import io
 import json
 import math
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,14 @@ def test_evt_checks_its_assumptions() -> None:
 
 
 def test_histogram_plot_content(spec: Path) -> None:
+    # The report tests' gates, on the set-up ct-24-S-h300 was measured with (cyclictest -S -i 200 -l 5000):
+    # judged, not refused, so the plot carries the verdicts `rtgate check` gives.
+    spec.write_text(
+        spec.read_text().replace(
+            "{interval_us: 500, loops: 3000, priority: 80, threads: [{name: all, count: 2}]}",
+            "{interval_us: 200, loops: 5000, priority: 80, threads: [{name: all, cpus: all}]}",
+        )
+    )
     m = load_thresholds(spec).measurements["smp"]
     fig = histogram_figure(load_results(RT_TESTS / "ct-24-S-h300.json"), m, "vm")
     d = describe(fig)
@@ -72,10 +81,17 @@ def test_histogram_plot_content(spec: Path) -> None:
     # each in its own style, labelled with its gate and what it asks; the miss-rate with its rate and measured share
     assert len({(str(ln.get_color()), str(ln.get_linestyle())) for ln in lines}) == 2
     # cpu0: 7 samples above 100 us and 4 missed periods of 5004: 0.2198 %
-    assert d["limits"] == ["over-100: <= 1 % of samples above 100 us; measured 0.2198 % above or missed (worst thread)",
-                           "max: max <= 500 us"]  # fmt: skip
-    # titled by platform, measurement, kernel and date, not a file path
-    assert d["title"] == "Latency histogram: vm / smp\nkernel 6.18.44-fc-v669, 2026-11-21 14:36"
+    # each limit led by its gate's verdict: cpu0's max 894 us > 500 us; 0.2198 % <= 1 %
+    assert d["limits"] == [
+        "PASS over-100: <= 1 % of samples above 100 us; measured 0.2198 % above or missed (worst thread)",
+        "FAIL max: max <= 500 us",
+    ]
+    # titled by platform, measurement, kernel and date, not a file path, and the verdict
+    assert d["title"] == (
+        "Latency histogram: vm / smp\nkernel 6.18.44-fc-v669, 2026-11-21 14:36\nverdict FAIL (max FAIL, over-100 PASS)"
+    )
+    # the periods cpu0 missed (4, the JSON's count) have no bucket: the plot says so
+    assert d["missed"] == ["missed periods (not in the histogram): cpu0 4, cpu1 0"]
     assert d["xscale"] == "linear"  # buckets of 8..184 us (the max, 894 us, is in -h 300's overflow), limits to 500
     import matplotlib.image as mpimg
 
@@ -143,3 +159,27 @@ def test_histogram_plot_goes_log_where_latencies_span_decades(spec: Path) -> Non
         index=0, cycles=5000, min=10, max=59, avg=30, cpu=0, histogram=Histogram("us", buckets)
     )
     assert describe(histogram_figure(run, m))["xscale"] == "linear"  # 10..500 us: under two decades
+
+
+def test_plot_files_say_what_they_show(spec: Path) -> None:
+    """<measurement>-histogram.png and -timeline.png; one measurement given two results keeps both,
+    named by their files; every file written is printed with what it shows."""
+    tmp = spec.parent
+    shutil.copy(RT_TESTS / "ct-new-t2-H200.json", tmp / "a.json")
+    shutil.copy(RT_TESTS / "ct-new-t2-H200.json", tmp / "b.json")
+    r = rtgate("plot", str(spec), "smp=a.json", "-o", "one", cwd=tmp)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp / "one").iterdir()) == ["smp-histogram.png", "smp-timeline.png"]
+    assert r.stdout.splitlines() == [
+        f"wrote {Path('one') / 'smp-histogram.png'} (latency histogram of smp, a.json)",
+        f"wrote {Path('one') / 'smp-timeline.png'} (block maxima over time of smp, a.json)",
+    ]
+    r = rtgate("plot", str(spec), "smp=a.json", "smp=b.json", "smp=a.json", "-o", "two", cwd=tmp)
+    assert r.returncode == 0, r.stderr
+    names = ["smp-a", "smp-b", "smp-a-2"]
+    assert sorted(p.name for p in (tmp / "two").iterdir()) == sorted(
+        f"{n}-{k}.png" for n in names for k in ("histogram", "timeline")
+    )
+    assert [line.split()[1] for line in r.stdout.splitlines()] == [
+        str(Path("two") / f"{n}-{k}.png") for n in names for k in ("histogram", "timeline")
+    ]

@@ -94,6 +94,40 @@ def test_bad_number(tmp_path: Path) -> None:
     expect(tmp_path, GOOD.replace("limit_us: 80", "limit_us: eighty"), 9, "limit_us", "'eighty'")
 
 
+@pytest.mark.parametrize(
+    "old,new,line,hint",
+    [
+        (
+            "limit_us: 80",
+            "limit_us: 100us",
+            9,
+            "limit_us: must be a number from 0 to 1e+09, not '100us': write 100 (the key is in us)",
+        ),
+        ("limit_us: 80", "limit_us: 0.1 ms", 9, "not '0.1 ms': write 100 (the key is in us)"),
+        ("duration: 10s", "duration: 10s\n      interval_us: 0.25ms", 6, "not '0.25ms': write 250 (the key is in us)"),
+    ],
+)
+def test_a_number_with_a_unit_says_the_number_to_write(
+    tmp_path: Path, old: str, new: str, line: int, hint: str
+) -> None:
+    expect(tmp_path, GOOD.replace(old, new), line, hint)
+
+
+def test_a_tab_is_named(tmp_path: Path) -> None:
+    """PyYAML says "found character that cannot start any token": the message says it is a tab."""
+    expect(
+        tmp_path,
+        "platform: p\nmeasurements:\n\tm: {}\n",
+        3,
+        "invalid YAML: found character that cannot start any token (a tab at column 1: YAML indents with spaces only)",
+    )
+    # where PyYAML names the tab itself, it is not said twice
+    expect(tmp_path, GOOD.replace("    gates:", "\tgates:"), 6, "found a tab character that violates indentation")
+    with pytest.raises(ThresholdsError) as e:
+        load_thresholds(tmp_path / "t.yaml")
+    assert "YAML indents" not in str(e.value)
+
+
 def test_bad_duration(tmp_path: Path) -> None:
     expect(tmp_path, GOOD.replace("duration: 10s", "duration: 1.5h"), 5, "sampler.duration", "1.5h")
 

@@ -34,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--timeout",
         type=parse_seconds,
         metavar="TIME",
-        help="give up on jobs still running after this long (they are cancelled; gates they did not record are ERROR)",
+        help="a deadline for the whole command, however slowly LAVA answers: jobs still running then are "
+        "cancelled within 5 s more; gates they did not record are ERROR",
     )
     p.add_argument("--poll", type=parse_seconds, default=5, metavar="TIME", help="how often to ask LAVA (default 5s)")
     p.add_argument("--dry-run", action="store_true", help="check the lab file and render every job; submit nothing")
@@ -61,9 +62,9 @@ def handle_lab(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr, flush=True)
 
     progress(f"rtgate lab: {lab.name}: {len(lab.boards)} boards on {server.url}")
-    runs = run_lab(lab, server, progress, poll_s=float(args.poll), timeout_s=args.timeout)
+    lost: list[str] = []  # a server given up, a history not written: the run is incomplete (exit 2)
+    runs = run_lab(lab, server, progress, poll_s=float(args.poll), timeout_s=args.timeout, lost=lost)
     verdicts = [v for r in runs for v in r.verdicts]
-    lost: list[str] = []
     if args.history:
         try:
             added = record_history(args.history, runs, lab, server, args.kernel_release)

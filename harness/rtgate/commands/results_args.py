@@ -10,6 +10,7 @@ from rtgate.core.model import RunResult
 from rtgate.core.recorded import refuse_own_files
 from rtgate.core.thresholds import ThresholdFile
 from rtgate.errors import RtgateError
+from rtgate.history.record import recorded_measurement
 from rtgate.options import ACCEPT_SETUP
 from rtgate.parsers import check_plausible_unit, load_results
 
@@ -21,15 +22,8 @@ def add_accept_setup(p: argparse.ArgumentParser) -> None:
 
 def _recorded_measurement(tf: ThresholdFile, run: RunResult) -> str | None:
     """The measurement `rtgate run` recorded in the results (or named the file after), when the thresholds have it."""
-    record = run.environment.get("rtgate_run")
-    named = record.get("measurement") if isinstance(record, dict) else None
-    if named in tf.measurements:
-        return str(named)
-    stem = Path(run.source).name.removesuffix(".rtla.txt").removesuffix(".json")
-    written_by_run = Path(run.source).parent.name == "rtgate-results" or run.source.endswith(".rtla.txt")
-    if written_by_run and stem in tf.measurements:
-        return stem
-    return None
+    named = recorded_measurement(run)
+    return named if named in tf.measurements else None
 
 
 def map_results(

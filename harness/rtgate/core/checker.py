@@ -13,6 +13,7 @@ import yaml
 from rtgate.core import keys
 from rtgate.core.yamlload import THRESHOLDS, Limits, load_yaml
 from rtgate.errors import RtgateError, ThresholdsError
+from rtgate.safe_io import open_input
 
 TYPE_CHECKING = False  # typing's constant without importing typing: `rtgate validate` need not load it
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ def load_yaml_lines(
 ) -> tuple[Any, dict[Key, Where]]:
     """A YAML file (bounded: limits), with the file and line of every key and item."""
     try:
-        with path.open("rb") as f:
+        with open_input(path, error, f"a {what} file") as f:  # a FIFO or device: refused, never waited on
             raw = f.read(limits.max_bytes + 1)  # never read more than the cap
         if len(raw) > limits.max_bytes:
             raise error(f"larger than {limits.max_bytes} bytes: not a {what} file", path=str(path))
@@ -81,6 +82,20 @@ def parse_duration(value: Any) -> int:
         if m and 0 < int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)] <= 315_360_000:
             return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]  # <= 3650 d
     raise ValueError(f"must be a whole duration such as 30s, 10m, 2h or 1d, not {value!r}")
+
+
+_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def unit_hint(value: Any, unit: str) -> str:
+    """': write 250 (the key is in us)' for '0.25ms' given to a key in us; '' for anything else."""
+    if not isinstance(value, str) or unit not in _TIME_UNITS:
+        return ""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s)\s*", value)
+    if not m:
+        return ""
+    number = float(m.group(1)) * _TIME_UNITS[m.group(2)] / _TIME_UNITS[unit]
+    return f": write {number:.6g} (the key is in {unit})"
 
 
 class Checker:
@@ -149,7 +164,17 @@ class Checker:
             setattr(out, (attributes or {}).get(name, name), value)
 
     def checked(self, spec: keys.Key, value: Any, key: Key) -> Any:
-        """A value checked against its declaration: type and range from core/keys.py."""
+        """A value checked against its declaration: type and range from core/keys.py. A number written
+        with a unit (limit_us: 100us, interval_us: 0.25ms) is refused with the number to write."""
+        try:
+            return self._checked(spec, value, key)
+        except RtgateError as e:
+            hint = unit_hint(value, spec.unit) if spec.type in ("int", "float") else ""
+            if not hint:
+                raise
+            raise self.fail(key, e.message + hint) from None
+
+    def _checked(self, spec: keys.Key, value: Any, key: Key) -> Any:
         if spec.type == "int":
             assert spec.lo is not None and spec.hi is not None
             return self.integer(value, key, int(spec.lo), int(spec.hi))

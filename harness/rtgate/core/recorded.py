@@ -15,6 +15,10 @@ from typing import Any
 from rtgate.core import validity
 from rtgate.core.model import RunResult
 from rtgate.errors import RtgateError
+from rtgate.safe_io import open_input
+
+# rtgate's verdicts JSON of a large run: a few MB; beyond this the file is not one (load_results judges it).
+MAX_OWN_FILE_BYTES = 64 << 20
 
 RTLA_SUFFIX = ".rtla.txt"
 
@@ -29,10 +33,7 @@ def recorded_environment(run: RunResult) -> dict[str, Any]:
         path = validity.environment_path(source)
         if source.name.endswith(RTLA_SUFFIX):  # the timerlat backend's <measurement>.rtla.txt
             path = source.with_name(source.name[: -len(RTLA_SUFFIX)] + ".environment.json")
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            doc = None
+        doc = validity.read_environment(path)
     if isinstance(doc, dict) and source is not None and doc.get("results") == source.name:
         env = {**doc, **env}
     record = env.get(validity.RECORD)
@@ -44,17 +45,14 @@ def recorded_environment(run: RunResult) -> dict[str, Any]:
 
 def refuse_own_files(path: Path) -> None:
     """rtgate's own verdicts JSON and environment files are not results: say which results they came from."""
-    try:
-        with path.open("rb") as f:
+    try:  # a FIFO, socket or device is refused before it is read from
+        with open_input(path) as f:
             head = f.read(4096)
-    except OSError:
+            if not head.lstrip().startswith(b"{") or (b'"rtgate_version"' not in head and b'"results"' not in head):
+                return
+            doc = json.loads(head + f.read(MAX_OWN_FILE_BYTES))
+    except (OSError, RtgateError, ValueError):
         return  # load_results says why it cannot be read
-    if not head.lstrip().startswith(b"{") or (b'"rtgate_version"' not in head and b'"results"' not in head):
-        return
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
     if not isinstance(doc, dict):
         return
     if "rtgate_version" in doc and isinstance(doc.get("verdicts"), list):

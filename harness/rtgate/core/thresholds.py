@@ -356,11 +356,13 @@ def _gate_threads(c: Checker, t: Any, key: Key, groups: set[str]) -> list[str]:
     return list(t)
 
 
-def _measurement(c: Checker, name: Any, raw: Any, file_require: dict[str, Any], file_strict: bool) -> Measurement:
+def _measurement(
+    c: Checker, name: Any, raw: Any, file_require: dict[str, Any], file_strict: bool, gates_required: bool = True
+) -> Measurement:
     """One measurement of the file: its backend's settings, gates, loads and requirements."""
     key: Key = ("measurements", name)
     c.name(name, key)
-    m = c.mapping(raw, key, set(keys.MEASUREMENT), {"gates"})
+    m = c.mapping(raw, key, set(keys.MEASUREMENT), {"gates"} if gates_required else ())
     backend = m.get("backend", "sampler")
     if backend not in BACKENDS:
         raise c.fail(
@@ -378,8 +380,8 @@ def _measurement(c: Checker, name: Any, raw: Any, file_require: dict[str, Any], 
     else:
         sampler = _sampler(c, m.get("sampler"), key + ("sampler",))
     groups = {g.name for g in sampler.threads}
-    raw_gates = m["gates"]
-    if not isinstance(raw_gates, list) or not raw_gates:
+    raw_gates = m.get("gates", [])
+    if not isinstance(raw_gates, list) or (gates_required and not raw_gates):
         raise c.fail(key + ("gates",), "must be a non-empty list of gates")
     gates = [_gate(c, g, key + ("gates", i), groups) for i, g in enumerate(raw_gates)]
     for i, g in enumerate(gates):
@@ -449,6 +451,13 @@ def load_thresholds(path: str | Path) -> ThresholdFile:
         allow_inconclusive=allow,
         history=history,
     )
+
+
+def measurement_in_code(name: str, raw: dict[str, Any], source: str) -> Measurement:
+    """A measurement written as a mapping in code (the pytest plugin's rt_latency), held to a threshold
+    file's checks: a mistake is a ThresholdsError naming `source` and the key. Gates may be left out
+    (the code judges the results itself)."""
+    return _measurement(Checker(Path(source), {}), name, raw, {}, False, gates_required=False)
 
 
 def _shipped_dirs() -> list[Path]:

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from rtgate.core.model import RunResult
+from rtgate.errors import RtgateError
+from rtgate.safe_io import read_input
 
 RECORD = "rtgate_run"
 RECORD_FORMAT = 1
@@ -25,6 +27,10 @@ OVERRUN_MIN_S = 0.5
 OVERRUN_PERIODS = 10
 
 
+# rtgate run's environment file is tens of kB; a file far larger beside the results is not one.
+MAX_ENVIRONMENT_BYTES = 16 << 20
+
+
 def environment_path(results: Path) -> Path:
     """<measurement>.environment.json beside <measurement>.json."""
     return results.with_name(
@@ -32,6 +38,15 @@ def environment_path(results: Path) -> Path:
         if results.name.endswith(".json")
         else results.name + ".environment.json"
     )
+
+
+def read_environment(path: Path) -> Any:
+    """The environment file's document, or None where there is none to read: absent, not JSON, larger
+    than MAX_ENVIRONMENT_BYTES, or a FIFO, socket or device (never opened for reading: it could block)."""
+    try:
+        return json.loads(read_input(path, MAX_ENVIRONMENT_BYTES).decode("utf-8"))
+    except (RtgateError, ValueError):
+        return None
 
 
 def digest(run: RunResult) -> dict[str, Any]:
@@ -70,10 +85,7 @@ def _record_expected(run: RunResult) -> bool:
     if run.format != "rtgate-json":
         return False
     source = Path(run.source)
-    try:
-        env = json.loads(environment_path(source).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
+    env = read_environment(environment_path(source))
     return isinstance(env, dict) and env.get("results") == source.name
 
 

@@ -188,6 +188,18 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
+def _tab_hint(text: str, mark: yaml.Mark | None, problem: str | None) -> str:
+    """PyYAML names a tab only as "a character that cannot start any token": say what it is."""
+    if mark is None or "tab" in (problem or ""):
+        return ""
+    lines = text.splitlines()
+    line = lines[mark.line] if mark.line < len(lines) else ""
+    lead = line[: mark.column + 1]  # the indentation up to the character PyYAML stopped at
+    if line[mark.column : mark.column + 1] == "\t" or (not lead.strip() and "\t" in lead):
+        return f" (a tab at column {mark.column + 1}: YAML indents with spaces only)"
+    return ""
+
+
 def load_yaml(
     text: str, source: str, error: type[RtgateError] = RtgateError, limits: Limits = THRESHOLDS, what: str = "YAML"
 ) -> tuple[Any, yaml.Node | None]:
@@ -212,7 +224,7 @@ def load_yaml(
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         raise error(
-            f"invalid YAML: {_one_line(e.problem or e.context or '')}",
+            f"invalid YAML: {_one_line(e.problem or e.context or '')}{_tab_hint(text, mark, e.problem)}",
             path=source,
             line=mark.line + 1 if mark else None,
         ) from None

@@ -35,24 +35,23 @@ from typing import Any
 
 from rtgate.history.drift import Tolerance, differences, machine_differences, unknown_environment
 from rtgate.history.figures import Interval, histograms_needed, intervals, per_release_values
+from rtgate.history.numbers import figure_text, metric_unit, plain
+from rtgate.history.power import detectable_log
 from rtgate.history.stats import (
     gehan_scores,
     hodges_lehmann,
     midranks,
-    paired_adjusted,
+    paired_family,
     paired_max_test,
     shift_interval,
     signed_ranks,
-    t_quantile,
-    two_sample_adjusted,
+    two_sample_family,
     two_sample_max_test,
 )
 from rtgate.history.store import HistoryDB, StoredRun, StoredThread
 from rtgate.history.tail import QUANTILES, exceedances, overflow_range, thresholds
 
 DEFAULT_METRICS = ["max", "p99.9"]
-POWER = 0.8
-WILCOXON_EFFICIENCY = 3 / math.pi  # runs a rank test needs beside a t-test, for normal noise
 
 REGRESSION, IMPROVEMENT, UNDETECTED, NOT_ENOUGH = (
     "regression",
@@ -76,7 +75,8 @@ class Comparison:
     change: float | None = None  # new - base in the metric's unit (Hodges-Lehmann shift)
     interval: tuple[float, float] | None = None  # 95 % interval of the change, same unit
     effect: float | None = None  # the change relative to the base median
-    detectable: float | None = None  # relative change found with 80 % power at these n
+    detectable: float | None = None  # relative change found with 80 % power at these n (power.py)
+    out_of_reach: bool = False  # no change is found with 80 % power at these n, at the family's level
     runs_needed: int | None = None  # per release, or pairs, to decide the change seen
     paired: bool = False
     evidence: str = ""
@@ -103,6 +103,7 @@ class Comparison:
                 "interval",
                 "effect",
                 "detectable",
+                "out_of_reach",
                 "runs_needed",
                 "runs_needed_floor",
                 "evidence",
@@ -129,13 +130,35 @@ class Outcome:
     machines: list[str] = field(default_factory=list)  # fingerprints that name different machines
     excluded: dict[str, int] = field(default_factory=dict)  # release: runs left out (ERROR)
     n_runs: dict[str, int] = field(default_factory=dict)  # release: valid runs compared
+    refusal: str = ""  # why there is no verdict: the machines or the environments differ
 
     @property
     def refused(self) -> bool:
-        return bool(self.machines)
+        return bool(self.refusal)
+
+    @property
+    def verdict(self) -> str:
+        """The comparison's one verdict: not comparable, else the gravest word of its lines
+        (a regression anywhere, then lines that need more runs, then an improvement)."""
+        if self.refused:
+            return NOT_COMPARABLE
+        words = {c.decision for c in self.comparisons}
+        return next((w for w in (REGRESSION, NOT_ENOUGH, IMPROVEMENT) if w in words), UNDETECTED)
+
+    def verdict_reason(self) -> str:
+        """What the verdict rests on, in a few words."""
+        if self.refused:
+            return self.refusal
+        lines = [f"{c.metric}[{c.thread}]" for c in self.comparisons if c.decision == self.verdict]
+        if self.verdict == UNDETECTED:
+            return f"on every one of the {len(self.comparisons)} lines"
+        named = ", ".join(lines[:6]) + (" ..." if len(lines) > 6 else "")
+        return f"{len(lines)} of {len(self.comparisons)} lines: {named}"
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "verdict": self.verdict,
+            "verdict_reason": self.verdict_reason(),
             "comparisons": [c.as_dict() for c in self.comparisons],
             "drift": self.drift,
             "machines": self.machines,
@@ -146,35 +169,40 @@ class Outcome:
         }
 
 
-def _unit_text(unit: str, v: float) -> str:
-    return f"{v:+.3g} us" if unit == "us" else f"{v * 100:+.3g} points of %"
+def _change_text(c: Comparison) -> str:
+    """The size of the change: in the metric's unit, relative to the base median, its interval."""
+    if c.change is None:
+        return ""
+    rel = "" if c.effect is None or not math.isfinite(c.effect) else f" ({c.effect:+.1%})"
+    size = f"change {figure_text(c.change, c.unit, signed=True)}{rel}"
+    if c.interval is not None:
+        lo, hi = (figure_text(x, c.unit, signed=True) for x in c.interval)
+        size += f", 95 % interval [{lo}, {hi}]"
+    return size
+
+
+def _runs_text(c: Comparison) -> str:
+    return f"{len(c.new)} pairs" if c.paired else f"{len(c.base)} vs {len(c.new)} runs"
 
 
 def summary(c: Comparison) -> str:
     """The comparison in one line: verdict, size with its interval, resolving power."""
     if c.decision == NOT_COMPARABLE:
         return c.evidence
-    size = ""
-    if c.change is not None:
-        rel = "" if c.effect is None or not math.isfinite(c.effect) else f" ({c.effect:+.1%})"
-        size = f"change {_unit_text(c.unit, c.change)}{rel}"
-        if c.interval is not None:
-            lo, hi = (_unit_text(c.unit, x) for x in c.interval)
-            size += f", 95 % interval [{lo}, {hi}]"
-    n = f"{len(c.new)} pairs" if c.paired else f"{len(c.base)} vs {len(c.new)} runs"
+    size = _change_text(c)
+    n = _runs_text(c)
     if c.decision == NOT_ENOUGH:
         least = "at least " if c.runs_needed_floor else ""
         unit = "pairs" if c.paired else "per release"
         power = f"runs to decide: {least}{c.runs_needed} {unit}" if c.runs_needed else ""
     elif c.detectable is not None:
         power = f"a change of +/-{c.detectable:.0%} would have been found with 80 % power at {n}"
+    elif c.out_of_reach:
+        more = "pairs" if c.paired else "runs"
+        power = f"80 % power is out of reach at {n}: the family's lines do not move alike (give more {more})"
     else:
         power = ""
-    return "; ".join(x for x in (size, n if not power.endswith(n) else "", power, c.evidence) if x)
-
-
-def _scale_unit(metric: str) -> str:
-    return "share" if metric.startswith("above_") else "us"
+    return "; ".join(x for x in (size, "" if n in power else n, power, c.evidence) if x)
 
 
 def primary_metrics(gates: list[Any]) -> list[str]:
@@ -236,45 +264,42 @@ def smallest_p(n_base: int, n_new: int, paired: bool) -> float:
     return math.exp(math.lgamma(n_base + 1) + math.lgamma(n_new + 1) - math.lgamma(n_base + n_new + 1))
 
 
-def _detectable_log(spread: float, n_base: int, n_new: int, paired: bool, alpha: float) -> float:
-    """The log-ratio a one-sided rank test at alpha finds with 80 % power (normal approximation
-    with t quantiles and Wilcoxon's efficiency: the noise model is the runs' own log spread)."""
-    df = n_new - 1 if paired else n_base + n_new - 2
-    if df < 1:
-        return math.inf
-    k = (t_quantile(1 - alpha, df) + t_quantile(POWER, df)) / math.sqrt(WILCOXON_EFFICIENCY)
-    return k * spread * (math.sqrt(1 / n_new) if paired else math.sqrt(1 / n_base + 1 / n_new))
-
-
-def _resolving(c: Comparison, alpha: float, min_runs: int) -> None:
-    """Fill in what these runs could detect, and how many would decide the change seen."""
-    if len(c.base) < 2 or len(c.new) < 2:
-        return
+def _log_spread(c: Comparison) -> float | None:
+    """The runs' noise on the log scale: the spread of the pairs' log ratios, or the pooled
+    spread of each release's log figures."""
+    logs = _logs(c.base + c.new)
+    if not logs or len(c.base) < 2 or len(c.new) < 2:
+        return None
+    b, n = logs[: len(c.base)], logs[len(c.base) :]
     if c.paired:
-        logs = _logs(c.base + c.new)
-        spread = stdev([y - x for x, y in zip(logs[: len(c.base)], logs[len(c.base) :])]) if logs else None
-    else:
-        logs = _logs(c.base + c.new)
-        spread = None
-        if logs and len(c.base) > 1 and len(c.new) > 1:
-            b, n = logs[: len(c.base)], logs[len(c.base) :]
-            pooled = ((len(b) - 1) * stdev(b) ** 2 + (len(n) - 1) * stdev(n) ** 2) / (len(b) + len(n) - 2)
-            spread = math.sqrt(pooled)
-    if spread is None or len(c.new) < 2:
+        return stdev([y - x for x, y in zip(b, n)])
+    pooled = ((len(b) - 1) * stdev(b) ** 2 + (len(n) - 1) * stdev(n) ** 2) / (len(b) + len(n) - 2)
+    return math.sqrt(pooled)
+
+
+def _resolving(c: Comparison, level: float | None, lines: int, alpha: float, settings: Settings) -> None:
+    """What these runs could detect (power.py): at the family's per-line level `level` when the
+    line was tested; and, for a line without a verdict, how many runs would decide the change
+    seen, at alpha shared by the family's lines (Bonferroni: the level a family of other runs
+    cannot fall below)."""
+    spread = _log_spread(c)
+    if spread is None:
         return
-    if smallest_p(len(c.base), len(c.new), c.paired) < alpha:
-        c.detectable = math.exp(_detectable_log(spread, len(c.base), len(c.new), c.paired, alpha)) - 1
-    if c.effect is None or not math.isfinite(c.effect) or c.effect <= -1 or c.effect == 0:
+    if level is not None:
+        found = detectable_log(spread, len(c.base), len(c.new), c.paired, level, settings.min_effect)
+        c.detectable, c.out_of_reach = (math.expm1(found), False) if math.isfinite(found) else (None, True)
+    if c.decision != NOT_ENOUGH or c.effect is None or not math.isfinite(c.effect) or c.effect <= -1 or not c.effect:
         return
     seen = abs(math.log1p(c.effect))
+    shared = alpha / max(1, lines)
 
     def decides(k: int) -> bool:
-        return smallest_p(k, k, c.paired) < alpha and _detectable_log(spread, k, k, c.paired, alpha) <= seen
+        return detectable_log(spread, k, k, c.paired, shared, settings.min_effect) <= seen
 
-    lo, hi = max(2, min_runs), 10000
+    lo, hi = max(2, settings.min_runs), 10000
     if not decides(hi):
         return
-    while lo < hi:  # both conditions only get easier with more runs
+    while lo < hi:  # more runs only make a change easier to find
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if decides(mid) else (mid + 1, hi)
     c.runs_needed = lo
@@ -297,9 +322,18 @@ def _decide(c: Comparison, alpha: float, settings: Settings) -> None:
             )
 
 
-def _pair_diff(b: Interval, n: Interval) -> float:
-    """A pair's difference counts only when its intervals do not overlap (censoring)."""
-    return 0.0 if not (n.lo > b.hi or n.hi < b.lo) else n.lo - b.lo
+def _pair_log_ratios(pairs: list[tuple[Interval, Interval]]) -> list[float]:
+    """Each pair's log ratio new / base: latency scales with the host's state, so a pair measured
+    on a busy host must not outweigh the others (signed ranks of plain differences did: 10 pairs
+    found the size their log spread promised 69 % of the time, not 80 %). A pair counts only when
+    its intervals do not overlap (censoring); a zero (a share with no sample above) is floored at
+    half the smallest positive figure, as in _logs."""
+    positive = [v.lo for pair in pairs for v in pair if v.lo > 0]
+    floor = min(positive) / 2 if positive else 1.0
+    return [
+        0.0 if not (n.lo > b.hi or n.hi < b.lo) else math.log(max(n.lo, floor)) - math.log(max(b.lo, floor))
+        for b, n in pairs
+    ]
 
 
 def _thread_key(name: str) -> tuple[Any, ...]:
@@ -370,8 +404,11 @@ def _family(
         cells.append((m, "worst", *worst[m]))
         if len(labels) > 1:
             cells += [(m, t, figures[m][0].get(t, {}), figures[m][1].get(t, {})) for t in labels]
-    p_values = _family_p_values(cells, units, settings.min_runs, alpha)
-    return [_cell_comparison(cell, units, p_values.get(k), settings, alpha) for k, cell in enumerate(cells)]
+    p_values, level = _family_p_values(cells, units, settings.min_runs, alpha)
+    return [
+        _cell_comparison(cell, units, p_values.get(k), settings, alpha, level, len(cells))
+        for k, cell in enumerate(cells)
+    ]
 
 
 def _family_units(
@@ -389,28 +426,34 @@ def _family_units(
     return _Units([i for i in base_ids if complete(i, 0)], [i for i in new_ids if complete(i, 1)], False)
 
 
-def _family_p_values(cells: list[Cell], units: _Units, min_runs: int, alpha: float) -> dict[int, tuple[float, float]]:
+def _family_p_values(
+    cells: list[Cell], units: _Units, min_runs: int, alpha: float
+) -> tuple[dict[int, tuple[float, float]], float]:
     """Per testable cell (enough units, and an exact p-value that can reach alpha), the min-P
-    adjusted p-values (worse, better) of the one family."""
+    adjusted p-values (worse, better) of the one family; and the family's per-line level (the
+    largest marginal p-value it declares at alpha)."""
     tested = []
     for k, (_, _, b, n) in enumerate(cells):
         cb, cn = units.present(b, n)
         if min(len(cb), len(cn)) >= min_runs and smallest_p(len(cb), len(cn), units.paired) < alpha:
             tested.append(k)
     if not tested:
-        return {}
+        return {}, 0.0
     rows = []
     for k in tested:
         _, _, b, n = cells[k]
         cb, cn = units.present(b, n)
         if units.paired:
-            ranks = dict(zip(cb, signed_ranks([_pair_diff(b[x], n[y]) for x, y in zip(cb, cn)])))
+            ranks = dict(zip(cb, signed_ranks(_pair_log_ratios([(b[x], n[y]) for x, y in zip(cb, cn)]))))
             rows.append([ranks.get(x, 0.0) for x in units.base])
         else:
             scores = dict(zip(cb + cn, gehan_scores([b[i] for i in cb] + [n[i] for i in cn])))
             rows.append([scores.get(i, 0.0) for i in units.base + units.new])
-    worse, better = paired_adjusted(rows) if units.paired else two_sample_adjusted(rows, len(units.base))
-    return dict(zip(tested, zip(worse, better)))
+    if units.paired:
+        worse, better, level = paired_family(rows, alpha)
+    else:
+        worse, better, level = two_sample_family(rows, len(units.base), alpha)
+    return dict(zip(tested, zip(worse, better))), level
 
 
 def _shift(c: Comparison) -> None:
@@ -427,11 +470,17 @@ def _shift(c: Comparison) -> None:
 
 
 def _cell_comparison(
-    cell: Cell, units: _Units, p_values: tuple[float, float] | None, settings: Settings, alpha: float
+    cell: Cell,
+    units: _Units,
+    p_values: tuple[float, float] | None,
+    settings: Settings,
+    alpha: float,
+    level: float,
+    lines: int,
 ) -> Comparison:
     m, thread, b, n = cell
     cb, cn = units.present(b, n)
-    c = Comparison(m, thread, NOT_ENOUGH, [b[i].lo for i in cb], [n[i].lo for i in cn], _scale_unit(m))
+    c = Comparison(m, thread, NOT_ENOUGH, [b[i].lo for i in cb], [n[i].lo for i in cn], metric_unit(m))
     c.paired, c.alpha = units.paired, alpha
     c.censored = (sum(b[i].censored for i in cb), sum(n[i].censored for i in cn))
     if c.base and c.new:
@@ -445,17 +494,17 @@ def _cell_comparison(
             else f"thread {thread} is in only {have}"
         )
     elif p_values is None:
-        c.evidence = f"no p-value from these runs can be below {floor:.3g} (alpha {alpha:.3g})"
+        c.evidence = f"no p-value from these runs can be below {plain(floor)} (alpha {plain(alpha)})"
     else:
         c.p_worse, c.p_better = p_values
-        c.evidence = f"p={c.p_worse:.3g} worse / {c.p_better:.3g} better, alpha {alpha:.3g} one-sided"
+        c.evidence = f"p={plain(c.p_worse)} worse / {plain(c.p_better)} better, alpha {plain(alpha)} one-sided"
         _decide(c, alpha, settings)
     if any(c.censored):
         c.evidence += (
             f"; censored (in the -h overflow, kept as 'at least' the histogram range): "
             f"{c.censored[0]} base and {c.censored[1]} new runs"
         )
-    _resolving(c, alpha, settings.min_runs)
+    _resolving(c, level if p_values is not None else None, lines, alpha, settings)
     if c.decision == NOT_ENOUGH and c.runs_needed is None:
         # Too few runs to estimate the spread: the smallest design that can decide anything.
         c.runs_needed, c.runs_needed_floor = _fewest_runs(c.paired, alpha, settings.min_runs), True
@@ -494,7 +543,7 @@ def _compare_tail(
     if cap is not None:
         notes.append(
             f"tail: {len({t.run_id for t in base_t + new_t if t.histogram and overflow_range(t.histogram)})}"
-            f" run(s) overflowed their histogram: thresholds capped at {cap:g} us, where counts stay exact"
+            f" run(s) overflowed their histogram: thresholds capped at {plain(cap, 6)} us, where counts stay exact"
         )
     names = sorted({t.thread for t in base_t + new_t})
     groups = [("all", set(names))] + ([(n, {n}) for n in names] if len(names) > 1 else [])
@@ -548,10 +597,11 @@ def _compare_tail(
     c.effect = eff[wi]
     c.better_effect = eff[bi]
     c.paired = pairs is not None
+    shares = (figure_text(median(c.base), "share"), figure_text(median(c.new), "share"))
     c.evidence = (
-        f"share of samples >= {worst[1]:g} us ({worst[0]} threads): median {median(c.base):.3g} -> "
-        f"{median(c.new):.3g} ({c.effect:+.1%}), {runs_said}, thresholds "
-        f"{', '.join(f'{x:g}' for x in limits)} us"
+        f"share of samples >= {plain(worst[1], 6)} us ({worst[0]} threads): median {shares[0]} -> "
+        f"{shares[1]} ({c.effect:+.1%}), {runs_said}, thresholds "
+        f"{', '.join(plain(x, 6) for x in limits)} us"
     )
     return c
 
@@ -565,11 +615,12 @@ def _decide_tail(c: Comparison, alpha: float, settings: Settings) -> None:
         return
     if floor >= alpha:
         c.decision = NOT_ENOUGH
-        c.evidence += f"; no p-value from these runs can be below {floor:.3g} (alpha {alpha:.3g})"
+        c.evidence += f"; no p-value from these runs can be below {plain(floor)} (alpha {plain(alpha)})"
         return
     worse = c.effect if c.effect is not None else 0.0
     better = c.better_effect if c.better_effect is not None else worse
-    c.evidence += f"; p={c.p_worse:.3g} worse / {c.p_better:.3g} better, alpha {alpha:.3g} one-sided"
+    better_p = "-" if c.p_better is None else plain(c.p_better)
+    c.evidence += f"; p={plain(c.p_worse)} worse / {better_p} better, alpha {plain(alpha)} one-sided"
     if c.p_worse < alpha and worse >= settings.min_effect:
         c.decision = REGRESSION
     elif c.p_better is not None and c.p_better < alpha and better <= -settings.min_effect:
@@ -635,18 +686,30 @@ def compare(
         out.append(c)
     outcome = Outcome(out, drift, notes, paired, machines, excluded, {base: len(base_runs), new: len(new_runs)})
     if machines:  # latency of two machines says nothing about two kernels
-        for c in out:
-            c.decision = NOT_COMPARABLE
-            c.evidence = "the two releases were measured on different machines: " + "; ".join(machines)
+        _refuse(outcome, "the releases were measured on different machines: " + "; ".join(machines))
     return outcome
 
 
-def refuse_drift(outcome: Outcome) -> None:
-    """Host drift looks exactly like a kernel change: no regression or improvement from it."""
+def _refuse(outcome: Outcome, why: str) -> None:
+    """No verdict: every line says NOT COMPARABLE, keeping only the size of what it saw."""
+    outcome.refusal = why
     for c in outcome.comparisons:
-        if c.decision in (REGRESSION, IMPROVEMENT):
-            c.decision = NOT_COMPARABLE
-            c.evidence = "the environments differ (drift): " + summary(c)
+        c.decision = NOT_COMPARABLE
+        c.evidence = "; ".join(x for x in (why, _change_text(c), _runs_text(c)) if x)
+
+
+DRIFT_ADVICE = (
+    "measure both releases on the same host state (interleaved with --pair-id, compared --paired), "
+    "or give --accept-drift"
+)
+
+
+def refuse_drift(outcome: Outcome) -> None:
+    """Host drift looks exactly like a kernel change: no verdict from it, on any line (a NO
+    DETECTABLE CHANGE under drift would be as unfounded as a REGRESSION)."""
+    if outcome.drift and not outcome.refused:
+        keys = sorted({k if k.isidentifier() else "kernel" for k in (x.split(":", 1)[0] for x in outcome.drift)})
+        _refuse(outcome, f"the environments differ (drift: {', '.join(keys)})")
 
 
 def compare_releases(
@@ -661,6 +724,9 @@ def text_lines(outcome: Outcome, drift_accepted: bool) -> list[str]:
     out += [f"{'MACHINES DIFFER':16} {line}" for line in outcome.machines]
     out += [f"{'NOTE':16} {note}" for note in outcome.notes]
     out += [f"{c.decision.upper():21} {c.metric:>10} {c.thread:<10} {summary(c)}" for c in outcome.comparisons]
+    advice = f": {DRIFT_ADVICE}" if outcome.refused and outcome.drift and not outcome.machines else ""
+    accepted = " (drift accepted)" if drift_accepted and outcome.drift else ""
+    out.append(f"{'VERDICT':16} {outcome.verdict.upper()}{accepted}: {outcome.verdict_reason()}{advice}")
     return out
 
 
@@ -682,14 +748,17 @@ def latest_verdict(outcome: Outcome, metric: str, base: str, new: str) -> str | 
     c = next((c for c in outcome.comparisons if c.metric == metric), None)
     if c is None:
         return None
+    if outcome.refused:  # the comparison's verdict, not a line's
+        return f"{new} vs {base}: NOT COMPARABLE: {outcome.refusal}"
     text = f"{new} vs {base}: {c.decision.upper()}"
     threads = [x.thread for x in outcome.comparisons if x.metric == metric and x is not c and x.decision == REGRESSION]
     if threads and c.decision != REGRESSION:  # the plot shows the worst thread: say what it hides
         text += f" (REGRESSION on {', '.join(threads)})"
-    if c.change is not None and c.decision != NOT_COMPARABLE:
-        text += f" {_unit_text(c.unit, c.change)}"
+    if c.change is not None:
+        text += f" {figure_text(c.change, c.unit, signed=True)}"
         if c.interval is not None:
-            text += f" [{_unit_text(c.unit, c.interval[0])}, {_unit_text(c.unit, c.interval[1])}]"
+            lo, hi = (figure_text(x, c.unit, signed=True) for x in c.interval)
+            text += f" [{lo}, {hi}]"
     if c.decision == UNDETECTED and c.detectable is not None:
         text += f", could detect +/-{c.detectable:.0%}"
     elif c.decision == NOT_ENOUGH and c.runs_needed:
@@ -728,9 +797,7 @@ def report_section(
             base, new = releases[-2], releases[-1]
         if base and new:
             outcome = compare(db, platform, measurement, base, new, settings)
-            drift = bool(outcome.drift)
-            if drift:
-                refuse_drift(outcome)
+            refuse_drift(outcome)
             section.lines = text_lines(outcome, False)
             section.comparisons = outcome.comparisons
             section.verdict = latest_verdict(outcome, metric, base, new)

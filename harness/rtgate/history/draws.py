@@ -53,6 +53,17 @@ class Draws:
         w >>= np.uint64(32)
         return w.astype(np.intp)
 
+    def normals(self, shape: tuple[int, int]) -> np.ndarray:
+        """Standard normal draws (Box and Muller, 1958): two words give two draws, from uniforms
+        in (0, 1] of their high 53 bits."""
+        total = shape[0] * shape[1]
+        half = -(-total // 2)
+        u = ((self.words(2 * half) >> np.uint64(11)).astype(float) + 1.0) * 2.0**-53
+        radius = np.sqrt(-2.0 * np.log(u[:half]))
+        angle = 2.0 * np.pi * u[half:]
+        z: np.ndarray = np.concatenate((radius * np.cos(angle), radius * np.sin(angle)))
+        return z[:total].reshape(shape)
+
     def coins(self, shape: tuple[int, int]) -> np.ndarray:
         """Fair coin flips (bool), 64 from each word, low bit first."""
         total = shape[0] * shape[1]

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
+from rtgate.history.numbers import plain
+
 # What names the machine: two releases measured on different machines are never compared.
 MACHINE = ("board", "cpu_model", "cpu_count", "virtualisation")
 # The host's set-up, compared as sets of values: any difference is drift.
@@ -111,14 +113,14 @@ def differences(
         b, n = median(b_load), median(n_load)
         if abs(n - b) / max(b, n, LOAD_FLOOR) > tolerance.load_per_cpu:
             out.append(
-                f"load_per_cpu: median {b:.3g} (base) vs {n:.3g} (new), a change of "
+                f"load_per_cpu: median {plain(b)} (base) vs {plain(n)} (new), a change of "
                 f"{abs(n - b) / max(b, n, LOAD_FLOOR):.0%} beyond tolerance {tolerance.load_per_cpu:.0%}"
             )
     b_steal = [float(f["steal_pct"]) for f in base if "steal_pct" in f]
     n_steal = [float(f["steal_pct"]) for f in new if "steal_pct" in f]
     if b_steal and n_steal and abs(median(n_steal) - median(b_steal)) > tolerance.steal_pct:
         out.append(
-            f"steal_pct: median {median(b_steal):.3g} (base) vs {median(n_steal):.3g} (new), "
-            f"tolerance {tolerance.steal_pct:g} points"
+            f"steal_pct: median {plain(median(b_steal))} (base) vs {plain(median(n_steal))} (new), "
+            f"tolerance {plain(tolerance.steal_pct)} points"
         )
     return out

@@ -29,6 +29,21 @@ def kernel_facts(run: RunResult) -> tuple[str | None, str | None]:
     return release, config
 
 
+def recorded_measurement(run: RunResult) -> str | None:
+    """The measurement `rtgate run` recorded in the results (its "rtgate_run" record), or named
+    the file after (rtgate-results/NAME.json, NAME.rtla.txt), when it did."""
+    from pathlib import Path
+
+    record = run.environment.get("rtgate_run")
+    named = record.get("measurement") if isinstance(record, dict) else None
+    if isinstance(named, str) and named:
+        return named
+    source = Path(run.source)
+    if source.parent.name == "rtgate-results" or run.source.endswith(".rtla.txt"):
+        return source.name.removesuffix(".rtla.txt").removesuffix(".json")
+    return None
+
+
 def release_label(run: RunResult, label: str | None, force: bool = False) -> str:
     """The release a run is stored under: the kernel its results name, unless a label is given;
     a label that contradicts the recorded kernel is refused unless forced (a mislabelled run

@@ -13,11 +13,11 @@ from rtgate.history.figures import Interval
 
 
 @cache
-def _u_counts(m: int, n: int) -> tuple[int, ...]:
+def rank_sum_counts(m: int, n: int) -> tuple[int, ...]:
     """How many arrangements give each U = 0..m*n, for samples of m and n without ties."""
     if m == 0 or n == 0:
         return (1,)
-    a, b = _u_counts(m - 1, n), _u_counts(m, n - 1)
+    a, b = rank_sum_counts(m - 1, n), rank_sum_counts(m, n - 1)
     out = [0] * (m * n + 1)
     for u, c in enumerate(a):  # the largest value is one of the m: it beats all n
         out[u + n] += c
@@ -37,7 +37,7 @@ def mann_whitney_greater(x: list[float], y: list[float]) -> float:
     u = sum(1.0 if a > b else 0.5 if a == b else 0.0 for a in x for b in y)
     ties = len(set(x) | set(y)) < m + n
     if not ties and m * n <= 900:
-        counts = _u_counts(m, n)
+        counts = rank_sum_counts(m, n)
         total = sum(counts)
         return sum(counts[round(u) :]) / total
     values = sorted(x + y)
@@ -148,7 +148,9 @@ def _sampled_sums(q: np.ndarray, members: np.ndarray) -> np.ndarray:
     return sums
 
 
-def _adjusted(sums: np.ndarray, observed: np.ndarray, exact: bool) -> tuple[list[float], list[float]]:
+def _adjusted(
+    sums: np.ndarray, observed: np.ndarray, exact: bool, alpha: float = 0.05
+) -> tuple[list[float], list[float], float]:
     """Single-step min-P adjusted p-values (Westfall and Young), one-sided each way: a cell's
     p-value is the chance that the smallest marginal p-value over all cells reaches its own. The
     family's chance of any false alarm stays at alpha without Bonferroni, and when every cell
@@ -156,7 +158,12 @@ def _adjusted(sums: np.ndarray, observed: np.ndarray, exact: bool) -> tuple[list
     not max-T: rank statistics with ties have lumpy, unequal ranges that max-T would mix.
 
     sums: each arrangement's group sum per cell (cells x arrangements, integers). A marginal
-    p-value is kept as its count of arrangements at or beyond the sum: same order, no rounding."""
+    p-value is kept as its count of arrangements at or beyond the sum: same order, no rounding.
+
+    Also the family's per-line level at alpha: the largest marginal p-value a cell can have and
+    still be declared (its adjusted p-value below alpha), the smaller of the two sides; 0 when no
+    cell could be. Cells that disagree (different arrangements extreme for each) lower it toward
+    alpha / cells; cells that move together keep it at alpha. The resolving power uses it."""
     total = sums.shape[1]
     low = sums.min(axis=1)
     least = (np.full(total, total), np.full(total, total))  # worse, better
@@ -172,28 +179,39 @@ def _adjusted(sums: np.ndarray, observed: np.ndarray, exact: bool) -> tuple[list
     for side in (0, 1):
         hits = [int(np.count_nonzero(least[side] <= c)) for c in at_obs[side]]
         out.append([h / total if exact else (h + 1) / (total + 1) for h in hits])
-    return out[0], out[1]
+    # Declared: h arrangements at or below its count, h / total < alpha (exact) or (h + 1) /
+    # (total + 1) < alpha; so a count below the (h_max + 1)-th smallest least.
+    h_max = math.ceil(alpha * total) - 1 if exact else math.ceil(alpha * (total + 1)) - 2
+    level = min((int(np.partition(side, h_max)[h_max]) - 1) / total if 0 <= h_max < total else 0.0 for side in least)
+    return out[0], out[1], max(0.0, level)
 
 
-def _spread_out(live: np.ndarray, ps: tuple[list[float], list[float]]) -> tuple[list[float], list[float]]:
+def _spread_out(live: np.ndarray, ps: tuple[list[float], list[float], float]) -> tuple[list[float], list[float], float]:
     """The live cells' p-values in place, 1 for the cells whose scores cannot move."""
     out = []
-    for side in ps:
+    for side in ps[:2]:
         full = [1.0] * len(live)
         for i, p in zip(np.flatnonzero(live), side):
             full[int(i)] = p
         out.append(full)
-    return out[0], out[1]
+    return out[0], out[1], ps[2]
 
 
 def two_sample_adjusted(scores: list[list[float]], n_base: int, seed: int = 1) -> tuple[list[float], list[float]]:
     """Permutation test that the last runs ('new') score higher (worse) or lower (better) than the
     first n_base, one row of rank scores per cell: per cell, the min-P adjusted p-values (worse,
     better). Every arrangement up to EXACT_LIMIT of them, else MONTE_CARLO random ones."""
+    return two_sample_family(scores, n_base, 0.05, seed)[:2]
+
+
+def two_sample_family(
+    scores: list[list[float]], n_base: int, alpha: float, seed: int = 1
+) -> tuple[list[float], list[float], float]:
+    """two_sample_adjusted, and the family's per-line level at alpha (see _adjusted)."""
     q = _integer_scores(scores)
     live = (q != q[:, :1]).any(axis=1)  # all equal: nothing can move
     if not live.any():
-        return [1.0] * len(q), [1.0] * len(q)
+        return [1.0] * len(q), [1.0] * len(q), 0.0
     q = q[live]
     n_total = q.shape[1]
     n_new = n_total - n_base
@@ -203,7 +221,7 @@ def two_sample_adjusted(scores: list[list[float]], n_base: int, seed: int = 1) -
     else:
         members = Draws(seed).subsets(MONTE_CARLO, n_total, n_new)
         sums = _sampled_sums(q, members.astype(float))
-    return _spread_out(live, _adjusted(sums, q[:, n_base:].sum(axis=1), exact))
+    return _spread_out(live, _adjusted(sums, q[:, n_base:].sum(axis=1), exact, alpha))
 
 
 def paired_adjusted(scores: list[list[float]], seed: int = 1) -> tuple[list[float], list[float]]:
@@ -211,10 +229,15 @@ def paired_adjusted(scores: list[list[float]], seed: int = 1) -> tuple[list[floa
     "no change" either run of a pair could have been the new one. Per cell, adjusted (worse,
     better). A flip's signed sum is twice the sum over the pairs left unflipped less a constant:
     that sum is what is counted."""
+    return paired_family(scores, 0.05, seed)[:2]
+
+
+def paired_family(scores: list[list[float]], alpha: float, seed: int = 1) -> tuple[list[float], list[float], float]:
+    """paired_adjusted, and the family's per-line level at alpha (see _adjusted)."""
     q = _integer_scores(scores)
     live = (q != 0).any(axis=1)
     if not live.any():
-        return [1.0] * len(q), [1.0] * len(q)
+        return [1.0] * len(q), [1.0] * len(q), 0.0
     q = q[live]
     pairs = q.shape[1]
     exact = 2**pairs <= EXACT_LIMIT
@@ -223,7 +246,7 @@ def paired_adjusted(scores: list[list[float]], seed: int = 1) -> tuple[list[floa
     else:
         kept = Draws(seed).coins((MONTE_CARLO, pairs))  # the pairs left unflipped
         sums = _sampled_sums(q, kept.astype(float))
-    return _spread_out(live, _adjusted(sums, q.sum(axis=1), exact))
+    return _spread_out(live, _adjusted(sums, q.sum(axis=1), exact, alpha))
 
 
 def two_sample_max_test(scores: list[list[float]], n_base: int, seed: int = 1) -> tuple[float, float, int, int]:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # neither the gates nor the results model are loaded to read 
     from rtgate.core.gates import Verdict
     from rtgate.core.model import RunResult, ThreadResult
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 MIGRATIONS: dict[int, list[str]] = {
     1: [
         """CREATE TABLE runs (
@@ -61,6 +61,20 @@ MIGRATIONS: dict[int, list[str]] = {
     ],
     3: [  # comparisons leave out runs with an ERROR verdict: found per run, not by a scan
         "CREATE INDEX verdicts_by_run ON verdicts (run_id, status)",
+    ],
+    4: [  # `history bisect` records each step's decision: `trend` marks the commits a bisection measured
+        """CREATE TABLE bisect_steps (
+            id INTEGER PRIMARY KEY,
+            platform TEXT NOT NULL,
+            measurement TEXT NOT NULL,
+            kernel_release TEXT NOT NULL,
+            base TEXT NOT NULL,
+            criterion TEXT NOT NULL,
+            decision TEXT NOT NULL,
+            runs INTEGER NOT NULL,
+            error REAL NOT NULL,
+            decided_at REAL NOT NULL)""",
+        "CREATE INDEX bisect_steps_by_release ON bisect_steps (platform, measurement, kernel_release)",
     ],
 }
 
@@ -373,6 +387,52 @@ class HistoryDB:
             params,
         ).fetchall()
         return {int(r[0]) for r in rows}
+
+    def gate_failures(self, platform: str, measurement: str, release: str, gates: list[str]) -> dict[int, bool]:
+        """Per run of a release with a PASS or FAIL verdict of these gates (all when none are named):
+        whether one failed. A run with only INCONCLUSIVE or ERROR verdicts of them is not in it."""
+        where, params = _release_filter(platform, measurement, release)
+        rows = self.db.execute(
+            f"SELECT r.id, v.gate, v.status FROM runs r JOIN verdicts v ON v.run_id = r.id WHERE {where} "
+            "AND v.status IN ('PASS', 'FAIL') ORDER BY r.id",
+            params,
+        ).fetchall()
+        out: dict[int, bool] = {}
+        for run, gate, status in rows:
+            if not gates or gate in gates:
+                out[int(run)] = out.get(int(run), False) or status == "FAIL"
+        return out
+
+    def add_bisect_step(
+        self,
+        platform: str,
+        measurement: str,
+        release: str,
+        base: str,
+        criterion: str,
+        decision: str,
+        runs: int,
+        error: float,
+    ) -> None:
+        """One bisect step's decision on a release (a commit), against the known-good `base`."""
+        try:
+            with self.db.transaction():
+                self.db.execute(
+                    "INSERT INTO bisect_steps (platform, measurement, kernel_release, base, criterion, decision, "
+                    "runs, error, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (platform, measurement, release, base, criterion, decision, runs, error, time.time()),
+                )
+        except self.db.errors as e:
+            raise RtgateError(f"could not record the bisect step: {e}", path=redacted(self.path)) from e
+
+    def bisect_steps(self, platform: str, measurement: str) -> dict[str, tuple[str, int, str]]:
+        """Per release a bisection decided on: its latest (decision, runs, criterion)."""
+        rows = self.db.execute(
+            "SELECT kernel_release, decision, runs, criterion FROM bisect_steps "
+            "WHERE platform = ? AND measurement = ? ORDER BY id",
+            (platform, measurement),
+        ).fetchall()
+        return {r[0]: (str(r[1]), int(r[2]), str(r[3])) for r in rows}
 
     def count_runs(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0])

@@ -18,9 +18,8 @@ from typing import Any
 from rtgate.core.checker import Checker, load_yaml_lines
 from rtgate.core.gates import Status, Verdict
 from rtgate.core.thresholds import ThresholdFile, find_thresholds, load_thresholds, parse_duration
-from rtgate.core.yamlload import LAVA_RESULTS, load_yaml
-from rtgate.errors import ResultsError, RtgateError
-from rtgate.lava.client import LavaApiError, LavaServer
+from rtgate.errors import RtgateError
+from rtgate.lava.client import LavaApiError, LavaServer, LavaTimeout
 from rtgate.lava.job import JobOptions, render_job
 from rtgate.lava.results import console_environments, console_statuses, read_log_items, verdicts_from_rows
 
@@ -248,34 +247,52 @@ def _lava_failure(rows: list[dict[str, Any]]) -> str:
     return ""
 
 
+def _useful_log_line(line: bytes) -> bool:
+    """The log lines collect() reads: rtgate.sh's console lines, and the kernel's banner."""
+    return b"rtgate: " in line or b"Linux version" in line
+
+
+def _read_job(server: LavaServer, run: BoardRun) -> tuple[list[dict[str, Any]], dict[Any, Any], str]:
+    """The job's results rows and rtgate's console statuses, and what could not be read (or "")."""
+    job_id = run.job_id
+    if job_id is None:
+        return [], {}, ""
+    try:
+        doc = server.results(job_id)
+    except LavaApiError as e:
+        run.log_text = f"cannot read the results of job {job_id}: {e}"
+        server.notes.append(run.log_text)
+        return [], {}, run.log_text
+    rows = [r for r in doc if isinstance(r, dict)]
+    try:  # only the lines read here are kept: a log of gigabytes costs one chunk of memory
+        run.log_text = server.log_yaml(job_id, keep=_useful_log_line)
+    except LavaApiError as e:  # LAVA's rows still count; the board's own statuses are then unknown
+        run.log_text = f"cannot read the log of job {job_id}: {e}"
+        server.notes.append(f"{run.log_text} (LAVA's results are used without the board's own statuses)")
+        return rows, {}, ""
+    items = read_log_items(run.log_text)
+    run.environments = console_environments(items)
+    for item in items:
+        if isinstance(item, dict) and item.get("lvl") == "target" and isinstance(item.get("msg"), str):
+            m = _LINUX_VERSION.search(item["msg"])  # the board's console, not LAVA's own lines
+            if m:
+                run.kernel_release = m.group(1)
+                break
+    return rows, console_statuses(items), ""
+
+
 def collect(server: LavaServer, run: BoardRun, stopped_by: str | None = None, by_signal: bool = False) -> None:
     """Results of a finished (or abandoned) job as verdicts for every gate of the board."""
     board, job_id = run.board, run.job_id
-    rows: list[dict[str, Any]] = []
-    console: dict[tuple[str, str], tuple[Status, str]] = {}
-    if job_id is not None:
-        try:
-            doc = load_yaml(server.results_yaml(job_id), f"job {job_id} results", ResultsError, LAVA_RESULTS)[0]
-            rows = [r for r in doc if isinstance(r, dict)] if isinstance(doc, list) else []
-            run.log_text = server.log_yaml(job_id)
-            items = read_log_items(run.log_text)
-            console = console_statuses(items)
-            run.environments = console_environments(items)
-            for item in items:
-                if isinstance(item, dict) and item.get("lvl") == "target" and isinstance(item.get("msg"), str):
-                    m = _LINUX_VERSION.search(item["msg"])  # the board's console, not LAVA's own lines
-                    if m:
-                        run.kernel_release = m.group(1)
-                        break
-        except (LavaApiError, ResultsError) as e:
-            rows, console = [], {}
-            run.log_text = f"cannot read the results of job {job_id}: {e}"
+    rows, console, unread = _read_job(server, run)
     if stopped_by and job_id is None:
         why = f"rtgate lab was stopped by {stopped_by} before the job was submitted"
     elif stopped_by:
         why = f"rtgate lab was stopped by {stopped_by} before LAVA job {job_id} finished (the job was cancelled)"
     elif job_id is None:
         why = f"the job was not submitted: {run.log_text}"
+    elif unread:
+        why = f"LAVA job {job_id} ended {run.health or run.state}, but {unread}"
     elif run.health != "Complete":
         failure = _lava_failure(rows)
         why = (
@@ -307,37 +324,64 @@ class _Stop(Exception):
 
 # Polling: one list query per tick for every job still running (LAVA's job list filtered by id), so
 # the requests a minute do not grow with the boards; the tick stretches so that they stay under
-# MAX_POLLS_PER_MINUTE, and backs off while the server does not answer.
+# MAX_POLLS_PER_MINUTE, and backs off while the server does not answer, up to MAX_FAILED_POLLS ticks
+# in a row (about ten minutes at the default --poll): then the server is given up.
 MAX_POLLS_PER_MINUTE = 30
+MAX_FAILED_POLLS = 8
 # After cancelling: when to look whether LAVA kept each cancel (see _check_cancels), seconds apart.
 CANCEL_CHECKS_S = (0.5, 1.0, 2.0)
 UNCANCELLED_STATES = {"Submitted", "Scheduling", "Scheduled", "Running"}  # Canceling or Finished: kept
 MAX_BACKOFF_S = 120.0
+# Stopped (a signal, --timeout, a server given up): cancelling, checking the cancels and reading what the
+# jobs recorded all end within this, however slowly the server answers.
+STOP_GRACE_S = 5.0
+
+
+class _GaveUp(Exception):
+    pass
 
 
 def run_lab(
-    lab: Lab, server: LavaServer, progress: Callable[[str], None], poll_s: float = 5.0, timeout_s: float | None = None
+    lab: Lab,
+    server: LavaServer,
+    progress: Callable[[str], None],
+    poll_s: float = 5.0,
+    timeout_s: float | None = None,
+    lost: list[str] | None = None,
 ) -> list[BoardRun]:
-    """Submit one job per board, follow them, and collect each as it finishes."""
+    """Submit one job per board, follow them, and collect each as it finishes. One deadline covers it
+    all: --timeout, then STOP_GRACE_S to cancel. A server given up is said in `lost` (the run is
+    incomplete: exit 2)."""
     runs = [BoardRun(board=b) for b in lab.boards]
     stop: list[tuple[str, bool]] = []  # why, and whether it was a signal
+    stopping = False
 
     def on_signal(signum: int, _frame: Any) -> None:
         stop.append((signal.Signals(signum).name, True))
-        raise _Stop()
+        if not stopping:  # a second signal before the first is handled must not break the cancelling
+            raise _Stop()  # also out of a blocked socket read: Python retries it only when a handler returns
 
     handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
-    deadline = time.monotonic() + timeout_s if timeout_s else None
+    if timeout_s:
+        server.deadline = time.monotonic() + timeout_s
     try:
         _submit(runs, server, progress)
-        if not _follow(runs, server, progress, poll_s, deadline):
+        if not _follow(runs, server, progress, poll_s):
             stop.append((f"its --timeout ({timeout_s or 0:.0f} s)", False))
             raise _Stop()
-    except _Stop:
-        why, by_signal = stop[0] if stop else ("a signal", True)
-        # Ignore further signals while cancelling and collecting: the reports must still be written.
+    except (_Stop, _GaveUp) as e:
+        # Ignore further signals while cancelling and collecting: the reports must still be written,
+        # and all of it ends within STOP_GRACE_S.
+        stopping = True
         for s in handlers:
             signal.signal(s, signal.SIG_IGN)
+        server.deadline = time.monotonic() + STOP_GRACE_S
+        if isinstance(e, _GaveUp):
+            why, by_signal = "a LAVA server whose answers could not be used", False
+            if lost is not None:
+                lost.append(str(e))
+        else:
+            why, by_signal = stop[0] if stop else ("a signal", True)
         _abandon(runs, server, progress, why, by_signal)
     finally:
         for s, h in handlers.items():
@@ -358,10 +402,13 @@ def _submit(runs: list[BoardRun], server: LavaServer, progress: Callable[[str], 
             collect(server, run)
 
 
-def _follow(
-    runs: list[BoardRun], server: LavaServer, progress: Callable[[str], None], poll_s: float, deadline: float | None
-) -> bool:
-    """Poll until every submitted job has finished (True) or the deadline passes (False)."""
+def _left(server: LavaServer) -> float:
+    return server.deadline - time.monotonic() if server.deadline is not None else float("inf")
+
+
+def _follow(runs: list[BoardRun], server: LavaServer, progress: Callable[[str], None], poll_s: float) -> bool:
+    """Poll until every submitted job has finished (True) or the deadline passes (False). A server that
+    answers no poll MAX_FAILED_POLLS times in a row is given up (_GaveUp)."""
     pending = [r for r in runs if r.job_id is not None]
     failures = 0
     while pending:
@@ -370,12 +417,20 @@ def _follow(
             failures = 0
         except LavaApiError as e:
             polls, failures = 1, failures + 1
-            _say_lab(progress, f"cannot read the state of {len(pending)} jobs: {e}; retrying")
+            if _left(server) > 0 and (failures >= MAX_FAILED_POLLS or not (e.retry or isinstance(e, LavaTimeout))):
+                raise _GaveUp(
+                    f"gave up on LAVA after {failures} failed polls in a row, cancelling the {len(pending)} "
+                    f"jobs still running; the last: {e}"
+                ) from None
+            _say_lab(
+                progress,
+                f"cannot read the state of {len(pending)} jobs: {e}" + ("; retrying" if _left(server) > 0 else ""),
+            )
         pending = [r for r in pending if r.state != FINAL]
-        if pending and deadline and time.monotonic() > deadline:
+        if pending and _left(server) <= 0:
             return False
         if pending:
-            time.sleep(_pause(poll_s, polls, failures))
+            time.sleep(max(0.0, min(_pause(poll_s, polls, failures), _left(server))))
     return True
 
 
@@ -414,7 +469,14 @@ def _update(run: BoardRun, job: dict[str, Any], server: LavaServer, progress: Ca
     run.state, run.health = state, health
     if state == FINAL:
         collect(server, run)
+        _say_notes(server, run, progress)
         _say(progress, run.board, f"job {run.job_id} {health}: {_counts(run.verdicts)}")
+
+
+def _say_notes(server: LavaServer, run: BoardRun, progress: Callable[[str], None]) -> None:
+    """What the client cut while reading this job (a log too large), said once."""
+    while server.notes:
+        _say(progress, run.board, server.notes.pop(0))
 
 
 def _abandon(
@@ -431,8 +493,9 @@ def _abandon(
         if run.state == FINAL:
             if not run.verdicts:  # the signal came while its results were being read
                 collect(server, run)
-            continue
-        collect(server, run, stopped_by=why, by_signal=by_signal)
+        else:
+            collect(server, run, stopped_by=why, by_signal=by_signal)
+        _say_notes(server, run, progress)
 
 
 def _cancel(server: LavaServer, run: BoardRun, progress: Callable[[str], None]) -> None:
@@ -450,6 +513,9 @@ def _check_cancels(runs: list[BoardRun], server: LavaServer, progress: Callable[
     submission on a LAVA with lava-publisher; checked a few times, a little longer apart each."""
     ids = [run.job_id for run in runs if run.job_id is not None]
     for pause in CANCEL_CHECKS_S:
+        if _left(server) <= pause:  # within the stop's grace, or not at all
+            _say_lab(progress, f"no time left to check that {len(ids)} jobs were cancelled")
+            return
         time.sleep(pause)
         try:
             jobs = server.jobs(ids)

@@ -13,6 +13,7 @@ from rtgate.core.gates import Status, Verdict
 from rtgate.core.thresholds import ThresholdFile
 from rtgate.core.yamlload import LAVA_RESULTS, load_yaml
 from rtgate.errors import ResultsError
+from rtgate.safe_io import read_input
 
 _STATUS = {"pass": Status.PASS, "fail": Status.FAIL, "skip": Status.INCONCLUSIVE, "unknown": Status.ERROR}
 
@@ -83,7 +84,7 @@ def console_environments(items: Iterable[Any]) -> dict[str, dict[str, Any]]:
 
 def log_environments(path: str | Path) -> dict[str, dict[str, Any]]:
     """The board's environments from a job log (lava-run's or the server's YAML); {} for a results export."""
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    text = _read(Path(path))
     return console_environments(read_log_items(text))
 
 
@@ -131,8 +132,13 @@ def read_log_items(text: str) -> list[Any]:
     return doc if isinstance(doc, list) else []
 
 
+def _read(path: Path) -> str:
+    """A results export or job log, bounded as the YAML loader bounds it; a FIFO or device is refused."""
+    return read_input(path, LAVA_RESULTS.max_bytes, ResultsError, "LAVA results").decode("utf-8", "replace")
+
+
 def _rows(path: Path, console: dict[tuple[str, str], tuple[Status, str]]) -> Iterable[dict[str, Any]]:
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = _read(path)
     if text.lstrip().startswith("{"):  # lava-run's log: one YAML flow mapping per line
         items = []
         for number, line in enumerate(text.splitlines(), start=1):
@@ -185,14 +191,14 @@ def lava_verdicts(
 ) -> list[Verdict]:
     """Verdicts from a results file (or lava-run log); `log` is the job's log, for rtgate's own statuses."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise ResultsError("no such file", path=str(p))
     console: dict[tuple[str, str], tuple[Status, str]] = {}
     if log is not None:
         lp = Path(log)
-        if not lp.is_file():
+        if not lp.exists():
             raise ResultsError("no such file", path=str(lp))
-        console.update(console_statuses(read_log_items(lp.read_text(encoding="utf-8", errors="replace"))))
+        console.update(console_statuses(read_log_items(_read(lp))))
     rows = list(_rows(p, console))
     verdicts = verdicts_from_rows(rows, tf, measurements, console)
     if not verdicts:

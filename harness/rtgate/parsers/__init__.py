@@ -8,13 +8,12 @@ from pathlib import Path
 
 from rtgate.core.model import RunResult
 from rtgate.errors import ResultsError
+from rtgate.parsers.common import MAX_RESULTS_BYTES, open_results
 
 # A format's parser is imported when a file of that format is read: `rtgate check` of a JSON result
 # loads neither the text parsers nor their regular expressions.
 
-# The largest results file read: about an hour of -v samples of one thread at 1 ms; every other format
-# of a real run stays under a few MB. Within it, reading costs seconds (benchmarks/README.md).
-MAX_RESULTS_BYTES = 64 * 2**20
+__all__ = ["FORMATS", "MAX_RESULTS_BYTES", "check_plausible_unit", "detect_format", "load_results"]
 
 FORMATS = ("auto", "json", "histogram", "summary", "verbose", "rtla")
 
@@ -45,8 +44,8 @@ def load_results(path: str | Path, fmt: str = "auto", unit: str | None = None) -
     """Read one results file. Text formats do not say their unit: `unit` says it (default us), and
     values implausible in it are refused; JSON states its unit, and a contradicting `unit` is refused."""
     p = Path(path)
-    try:
-        with p.open("r", encoding="utf-8", errors="replace") as f:
+    try:  # a FIFO, socket or device is refused here, whether the format is detected or given
+        with open_results(p) as f:
             size = os.fstat(f.fileno()).st_size
             head = f.read(65536)
     except OSError as e:

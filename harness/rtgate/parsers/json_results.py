@@ -27,7 +27,7 @@ from rtgate.core.validate import check_run
 from rtgate.errors import ResultsError
 from rtgate.parsers import foreign
 from rtgate.parsers.cmdline import parse_cmdline
-from rtgate.parsers.common import MAX_COLUMNS
+from rtgate.parsers.common import MAX_COLUMNS, read_results_bytes
 from rtgate.parsers.json_lift import Lift, Lifted
 
 # cyclictest prints avg of a thread without samples as nan or -nan: not JSON.
@@ -62,7 +62,7 @@ MAX_JSON_HISTOGRAM_VALUES = 16_170_000
 
 def parse(path: Path) -> RunResult:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_results_bytes(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ResultsError(f"cannot read: {e}", path=str(path)) from e
     doc = _read_document(path, text)

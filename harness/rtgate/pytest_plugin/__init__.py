@@ -12,7 +12,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -31,9 +31,11 @@ from rtgate.options import (
     STRICT,
     Option,
 )
-from rtgate.pytest_plugin.session import GateSession, LatencyResult, Settings
+from rtgate.pytest_plugin.session import GateSession, Settings
+from rtgate.pytest_plugin.window import LatencyResult, Window
 from rtgate.reports.text import limit_text
 
+T = TypeVar("T")
 _SESSION = pytest.StashKey[GateSession]()
 _SAVED_HANDLERS = pytest.StashKey[dict[int, Any]]()
 _SUITE_FIGURE = "rtgate-suite-property::"
@@ -405,20 +407,91 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 # ------------------------------------------------------------------ fixture for users' own tests
 
 
+class RtLatency:
+    """The rt_latency fixture: `rt_latency(...)` measures now; `with rt_latency.measuring(...) as window:`
+    measures while the test's own code runs in the block. Keyword arguments: doc/pytest.rst (an unknown
+    one is named, with the ones it takes). `gates=[...]` are judged, and the test fails unless each
+    PASSes (INCONCLUSIVE is skipped under --rtgate-allow-inconclusive)."""
+
+    def __init__(self, request: pytest.FixtureRequest) -> None:
+        self._request = request
+        self._session: GateSession = request.config.stash[_SESSION]
+
+    def __call__(self, **settings: Any) -> LatencyResult:
+        result = _or_fail(lambda: self._session.measure_for_test(settings, self._request.node.name))
+        self._watch(result)
+        judge_test_gates(self._request, result.verdicts, self._session.settings.allow_inconclusive)
+        return result
+
+    def measuring(self, **settings: Any) -> _Measuring:
+        """A measurement of `duration` (with its `load`) around the block's code: the code starts once
+        every sampler thread measures and must end before the measurement does (`window.measuring`
+        says whether there is time left); the gates are judged on the window when the block ends."""
+        return _Measuring(self, _or_fail(lambda: self._session.window(settings, self._request.node.name)))
+
+    def _watch(self, result: LatencyResult) -> None:
+        config, node = self._request.config, self._request.node
+        result.on_gate = lambda v: record_figures(config, node, v, per_gate=True)
+
+
+class _Measuring:
+    def __init__(self, fixture: RtLatency, window: Window) -> None:
+        self.fixture = fixture
+        self.window = window
+
+    def __enter__(self) -> Window:
+        try:
+            _or_fail(self.window.start)
+        except KeyboardInterrupt:
+            self.fixture._session.stopped_by = "SIGINT"
+            raise
+        return self.window
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        if kind is not None:  # the code failed or was interrupted: its error is the test's, not a verdict
+            interrupted = issubclass(kind, KeyboardInterrupt)
+            self.window.stop("SIGINT" if interrupted else "the test's code raised")
+            if interrupted:
+                self.fixture._session.stopped_by = "SIGINT"
+            return
+        verdicts = _or_fail(self.window.finish)
+        assert self.window.result is not None
+        self.fixture._watch(self.window.result)
+        judge_test_gates(self.fixture._request, verdicts, self.fixture._session.settings.allow_inconclusive)
+
+
+def _or_fail(call: Callable[[], T]) -> T:
+    """call(); an RtgateError (a wrong argument, a measurement not made) fails the test with its one line."""
+    try:
+        return call()
+    except RtgateError as e:
+        error = e
+    pytest.fail(f"rtgate: {error}", pytrace=False)  # outside the except: no "during handling" chain
+
+
+def judge_test_gates(request: pytest.FixtureRequest, verdicts: list[Verdict], allow_inconclusive: bool) -> None:
+    """The gates a test gave rt_latency: figures into the JUnit, and the test fails unless each PASSes."""
+    for v in verdicts:
+        record_figures(request.config, request.node, v, per_gate=True)
+    bad = [v for v in verdicts if v.status != Status.PASS]
+    if not bad:
+        return
+    if allow_inconclusive and all(v.status == Status.INCONCLUSIVE for v in bad):
+        pytest.skip("INCONCLUSIVE: " + "; ".join(v.reason for v in bad))
+    pytest.fail("\n".join(f"{v.gate}[{v.thread}] " + failure_text(v) for v in bad), pytrace=False)
+
+
 @pytest.fixture
-def rt_latency(request: pytest.FixtureRequest) -> Callable[..., LatencyResult]:
-    """Run a measurement from a test and get its results with gate helpers.
+def rt_latency(request: pytest.FixtureRequest) -> RtLatency:
+    """Measurements in a test of one's own (doc/pytest.rst):
 
     def test_my_board(rt_latency):
         result = rt_latency(duration="10s", interval_us=500, priority=90, threads=2)
         assert result.gate(max_us=80).passed
+
+    def test_my_code_path(rt_latency):
+        with rt_latency.measuring(duration="10s", load="cpu", gates=[{"kind": "max", "limit_us": 200}]) as window:
+            while window.measuring:
+                my_code_path()
     """
-    gate_session: GateSession = request.config.stash[_SESSION]
-
-    def measure(**settings: Any) -> LatencyResult:
-        name = settings.pop("name", request.node.name)
-        result = gate_session.measure_for_test(name, **settings)
-        result.on_gate = lambda v: record_figures(request.config, request.node, v, per_gate=True)
-        return result
-
-    return measure
+    return RtLatency(request)

@@ -6,32 +6,25 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rtgate.core.gate_kinds import KINDS
-from rtgate.core.gates import Status, Verdict, evaluate, predicted_thread_ids
-from rtgate.core.model import RunResult, ThreadResult
+from rtgate.core.gates import Status, Verdict, predicted_thread_ids
+from rtgate.core.model import RunResult
 from rtgate.core.recorded import refuse_own_files
 from rtgate.core.setup import evaluate_measured, parse_accept
-from rtgate.core.status import SEVERITY
-from rtgate.core.thresholds import (
-    GateSpec,
-    Measurement,
-    SamplerSettings,
-    ThreadGroup,
-    ThresholdFile,
-    find_thresholds,
-    parse_duration,
-    parse_rate,
-)
+from rtgate.core.thresholds import Measurement, ThresholdFile, find_thresholds, parse_duration
 from rtgate.errors import RtgateError
 from rtgate.measure.environment import capture
 from rtgate.measure.orchestrate import measure_and_judge
 from rtgate.measure.runner import find_sampler
 from rtgate.parsers import load_results
+
+# re-exported: users' tests import them from here
+from rtgate.pytest_plugin.window import GateResult as GateResult
+from rtgate.pytest_plugin.window import LatencyResult as LatencyResult
+from rtgate.pytest_plugin.window import Window, measurement_for_test
 from rtgate.reports.described import Described, describe_run, describe_unmeasured, environment_document, header_lines
 from rtgate.reports.duration import measured_seconds
 from rtgate.reports.verdicts_json import verdicts_document, write_json
@@ -49,96 +42,6 @@ class Settings:
     json: str | None = None
     accept_setup: str = ""  # set-up differences of --rtgate-results to accept (see rtgate.core.setup)
     strict: bool = False  # a preflight warning keeps a measurement from being made (its gates ERROR)
-
-
-class GateResult:
-    """What result.gate(...) returns: `.passed`, `.status`, `.verdicts`; its repr is the reason."""
-
-    def __init__(self, verdicts: list[Verdict]) -> None:
-        self.verdicts = verdicts
-        self.status = max((v.status for v in verdicts), key=SEVERITY.__getitem__)
-        self.passed = self.status == Status.PASS
-
-    @property
-    def reason(self) -> str:
-        bad = [v.reason for v in self.verdicts if v.status != Status.PASS]
-        return "; ".join(bad or [v.reason for v in self.verdicts])
-
-    def __repr__(self) -> str:
-        return f"<GateResult {self.status.value}: {self.reason}>"
-
-
-class LatencyResult:
-    """A measurement's results with gate helpers, for users' own tests."""
-
-    def __init__(self, run: RunResult, measurement: Measurement) -> None:
-        self.run = run
-        self.measurement = measurement
-        self.on_gate: Callable[[Verdict], None] | None = None
-
-    @property
-    def threads(self) -> list[ThreadResult]:
-        return self.run.threads
-
-    @property
-    def max_us(self) -> float | None:
-        values = [t.max for t in self.run.threads if t.max is not None]
-        return max(values) / self.run.units_per_us() if values else None
-
-    def gate(
-        self,
-        *,
-        max_us: float | None = None,
-        percentile: float | None = None,
-        limit_us: float | None = None,
-        above_us: float | None = None,
-        rate: Any = None,
-        avg_us: float | None = None,
-        missed: int | None = None,
-        confidence: float = 0.95,
-        cpus: list[int] | None = None,
-    ) -> GateResult:
-        """One gate over every thread (or the threads on `cpus`), e.g. gate(max_us=80),
-        gate(percentile=99.9, limit_us=50), gate(above_us=100, rate="0.1%"), gate(avg_us=20), gate(missed=0)."""
-        if max_us is not None:
-            spec = GateSpec(name=f"max-{max_us:g}us", kind="max", where=("<test>", 0), limit_us=float(max_us))
-        elif percentile is not None and limit_us is not None:
-            spec = GateSpec(
-                name=f"p{percentile:g}-{limit_us:g}us",
-                kind="percentile",
-                where=("<test>", 0),
-                percentile=float(percentile),
-                limit_us=float(limit_us),
-            )
-        elif above_us is not None and rate is not None:
-            spec = GateSpec(
-                name=f"above-{above_us:g}us",
-                kind="miss_rate",
-                where=("<test>", 0),
-                above_us=float(above_us),
-                rate=parse_rate(rate),
-            )
-        elif avg_us is not None:
-            spec = GateSpec(name=f"avg-{avg_us:g}us", kind="avg", where=("<test>", 0), limit_us=float(avg_us))
-        elif missed is not None:
-            spec = GateSpec(name=f"missed-{missed}", kind="missed", where=("<test>", 0), max_count=int(missed))
-        else:
-            raise ValueError("gate() takes max_us, percentile + limit_us, above_us + rate, avg_us or missed")
-        spec.cpus = cpus
-        if "confidence" in KINDS[spec.kind].takes:  # every kind judged by confidence bounds, not miss_rate alone
-            spec.confidence = confidence
-        m = Measurement(
-            name=self.measurement.name,
-            description="",
-            sampler=self.measurement.sampler,
-            gates=[spec],
-            where=self.measurement.where,
-        )
-        verdicts = evaluate(m, self.run)
-        if self.on_gate:
-            for v in verdicts:
-                self.on_gate(v)
-        return GateResult(verdicts)
 
 
 class GateSession:
@@ -249,37 +152,9 @@ class GateSession:
             )
         return table
 
-    def measure_for_test(
-        self,
-        name: str,
-        duration: Any = "5s",
-        interval_us: int = 1000,
-        priority: int = 80,
-        threads: int = 1,
-        cpus: list[int] | str | None = None,
-        policy: str = "fifo",
-        mlockall: bool = True,
-    ) -> LatencyResult:
-        group = ThreadGroup(
-            name="all",
-            count=None
-            if cpus == "all"
-            else (threads if cpus is None else max(threads, len(cpus) if isinstance(cpus, list) else 1)),
-            cpus=cpus,
-            priority=priority if policy in ("fifo", "rr") else 0,
-            policy=policy,
-        )
-        try:
-            seconds = parse_duration(duration)
-        except ValueError as e:
-            raise RtgateError(f"rt_latency duration {e}") from None
-        m = Measurement(
-            name=_safe(name),
-            description="",
-            where=("<test>", 0),
-            gates=[],
-            sampler=SamplerSettings(interval_us=interval_us, duration_s=seconds, mlockall=mlockall, threads=[group]),
-        )
+    def measure_for_test(self, settings: dict[str, Any], test_name: str) -> LatencyResult:
+        """rt_latency(...): a measurement of its own, made now; its gates (if given) judged."""
+        m = measurement_for_test(settings, _safe(test_name))
         outcome = measure_and_judge(
             find_sampler(self.settings.sampler),
             m,
@@ -288,9 +163,17 @@ class GateSession:
             strict=self.settings.strict,
         )
         self.stopped_by = outcome.stopped_by
-        if outcome.run is None:  # a measurement without gates: why it was not measured is its only verdict
+        if outcome.run is None:  # why it was not measured is its only verdict
             raise RtgateError(f"rt_latency {m.name}: {outcome.reason}")
-        return LatencyResult(outcome.run, m)
+        result = LatencyResult(outcome.run, m)
+        result.verdicts = outcome.verdicts
+        return result
+
+    def window(self, settings: dict[str, Any], test_name: str) -> Window:
+        """rt_latency.measuring(...): a measurement around the test's own code (see window.py)."""
+        m = measurement_for_test(settings, _safe(test_name))
+        sampler = find_sampler(self.settings.sampler)
+        return Window(sampler, m, self.settings.output_dir / "tests", self.duration_s, self.settings.strict)
 
     def merge(
         self,

@@ -18,13 +18,16 @@ import itertools
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.offsetbox import AnchoredText
 
 from rtgate.core.gate_kinds import KINDS, pct
-from rtgate.core.gates import thread_names
+from rtgate.core.gates import Verdict, thread_names
 from rtgate.core.model import RunResult
 from rtgate.core.recorded import recorded_environment
 from rtgate.core.setup import evaluate_measured
+from rtgate.core.status import SEVERITY, Status
 from rtgate.core.thresholds import Measurement
+from rtgate.errors import RtgateError
 
 # Each limit its own colour and dash, in gate order, so two limits are never one red; dark colours
 # that matplotlib's thread-line cycle does not use.
@@ -49,12 +52,31 @@ class Limit:
     style: Any
 
 
-def _limits(m: Measurement | None, run: RunResult | None = None) -> list[Limit]:
+def gate_statuses(verdicts: list[Verdict]) -> dict[str, Status]:
+    """Each gate's verdict over its threads: the worst one, as the text report's summary counts it."""
+    out: dict[str, Status] = {}
+    for v in verdicts:
+        if v.gate not in out or SEVERITY[v.status] > SEVERITY[out[v.gate]]:
+            out[v.gate] = v.status
+    return out
+
+
+def verdict_line(verdicts: list[Verdict]) -> str:
+    """The plot's verdict, overall and per gate: "verdict FAIL (max FAIL, p99.9 PASS)"."""
+    statuses = gate_statuses(verdicts)
+    if not statuses:
+        return ""
+    worst = max(statuses.values(), key=SEVERITY.__getitem__)
+    return f"verdict {worst.value} (" + ", ".join(f"{gate} {status.value}" for gate, status in statuses.items()) + ")"
+
+
+def _limits(m: Measurement | None, run: RunResult | None = None, verdicts: list[Verdict] | None = None) -> list[Limit]:
     if m is None:
         return []
     shares: dict[str, str] = {}
     if run is not None:
-        shares = _measured_shares(m, run)
+        shares = _measured_shares(m, run, verdicts)
+    statuses = gate_statuses(verdicts or [])
     out: list[Limit] = []
     for g in m.gates:
         key = KINDS[g.kind].latency_key
@@ -69,16 +91,18 @@ def _limits(m: Measurement | None, run: RunResult | None = None) -> list[Limit]:
             label = f"{g.name}: p{g.percentile:g} <= {limit:g} us"
         else:
             label = f"{g.name}: {g.kind} <= {limit:g} us"
+        if g.name in statuses:  # the gate's verdict leads its legend entry
+            label = f"{statuses[g.name].value} {label}"
         color, style = STYLES[len(out) % len(STYLES)]
         out.append(Limit(g.name, float(limit), label, color, style))
     return out
 
 
-def _measured_shares(m: Measurement, run: RunResult) -> dict[str, str]:
+def _measured_shares(m: Measurement, run: RunResult, verdicts: list[Verdict] | None = None) -> dict[str, str]:
     """Each miss-rate gate's measured share, the worst thread's, as its verdicts state it; where the
     verdicts carry no figure (an invalid measurement), the histogram's count, at most."""
     out: dict[str, tuple[float, str]] = {}
-    for v in evaluate_measured(m, run):
+    for v in evaluate_measured(m, run) if verdicts is None else verdicts:
         if v.kind == "miss_rate" and v.value is not None and v.value >= out.get(v.gate, (-1.0, ""))[0]:
             out[v.gate] = (v.value, v.value_text)
     scale = run.units_per_us()
@@ -96,8 +120,9 @@ def _measured_shares(m: Measurement, run: RunResult) -> dict[str, str]:
     return {name: text for name, (_, text) in out.items()}
 
 
-def title(kind: str, run: RunResult, m: Measurement | None, platform: str = "") -> str:
-    """What a plot shows and of what: platform, measurement, kernel and when, not a file path."""
+def title(kind: str, run: RunResult, m: Measurement | None, platform: str = "", verdict: str = "") -> str:
+    """What a plot shows and of what: platform, measurement, kernel and when, not a file path; and
+    the verdict of the measurement's gates on these results."""
     env = recorded_environment(run)
     system: dict[str, Any] = env["system"] if isinstance(env.get("system"), dict) else {}
     sysinfo: dict[str, Any] = env["sysinfo"] if isinstance(env.get("sysinfo"), dict) else {}
@@ -109,7 +134,29 @@ def title(kind: str, run: RunResult, m: Measurement | None, platform: str = "") 
         pass
     what = " / ".join(x for x in (platform, m.name if m else "") if x) or Path(run.source).name
     facts = ", ".join(x for x in (f"kernel {kernel}" if kernel else "", when or "") if x)
-    return f"{kind}: {what}" + (f"\n{facts}" if facts else "")
+    return f"{kind}: {what}" + (f"\n{facts}" if facts else "") + (f"\n{verdict}" if verdict else "")
+
+
+def judged(run: RunResult, m: Measurement | None) -> list[Verdict]:
+    """The measurement's verdicts on these results, judged as `rtgate check` judges them."""
+    return evaluate_measured(m, run) if m is not None else []
+
+
+def missed_text(run: RunResult, names: dict[int, str]) -> str:
+    """The periods each thread missed: no latency was measured for them, so the histogram cannot show them."""
+    parts = []
+    for t in run.threads:
+        if t.missed is None:
+            parts.append(f"{names[t.index]} unknown")
+        elif t.missed_upper is not None and t.missed_upper != t.missed:
+            parts.append(f"{names[t.index]} {t.missed}..{t.missed_upper}")
+        else:
+            parts.append(f"{names[t.index]} {t.missed}")
+    return "missed periods (not in the histogram): " + ", ".join(parts)
+
+
+def _any_missed(run: RunResult) -> bool:
+    return any(t.missed is None or t.missed > 0 or (t.missed_upper or 0) > 0 for t in run.threads)
 
 
 def _legend_below(ax: Any) -> None:
@@ -168,6 +215,7 @@ def histogram_figure(run: RunResult, m: Measurement | None = None, platform: str
     scale = run.units_per_us()
     seen: list[float] = []
     names = thread_names(run, m)
+    verdicts = judged(run, m)
     for t in run.threads:
         if t.histogram is None or not t.histogram.buckets:
             continue
@@ -177,7 +225,7 @@ def histogram_figure(run: RunResult, m: Measurement | None = None, platform: str
         (line,) = ax.plot(xs, ys, linewidth=1, label=f"{tid} (max {t.max / scale if t.max is not None else 0:g} us)")
         lx, ly = _lone_buckets(xs, ys)
         ax.plot(lx, ly, linestyle="none", marker="o", markersize=3, color=line.get_color(), gid="lone")
-    limits = _limits(m, run)
+    limits = _limits(m, run, verdicts)
     if _spans_decades(seen + [lim.latency_us for lim in limits]):
         ax.set_xscale("log")
         ax.set_xlabel("latency (us, log scale)")
@@ -200,7 +248,17 @@ def histogram_figure(run: RunResult, m: Measurement | None = None, platform: str
         )
     ax.set_yscale("log")
     ax.set_ylabel("samples")
-    ax.set_title(title("Latency histogram", run, m, platform), fontsize=10)
+    # Missed periods have no latency, so no bucket: said on the plot, in red when there are any.
+    missed = AnchoredText(
+        missed_text(run, names),
+        loc="center right",
+        prop={"fontsize": 8, "color": "darkred" if _any_missed(run) else "dimgray"},
+        frameon=True,
+    )
+    missed.set_gid("missed")
+    missed.patch.set_alpha(0.8)
+    ax.add_artist(missed)
+    ax.set_title(title("Latency histogram", run, m, platform, verdict_line(verdicts)), fontsize=10)
     _legend_below(ax)
     fig.tight_layout()
     return fig
@@ -212,6 +270,7 @@ def timeline_figure(run: RunResult, m: Measurement | None = None, platform: str 
     scale = run.units_per_us()
     seen: list[float] = []
     names = thread_names(run, m)
+    verdicts = judged(run, m)
     for t in run.threads:
         bm = t.block_maxima
         if bm is None or not bm.values:
@@ -228,7 +287,7 @@ def timeline_figure(run: RunResult, m: Measurement | None = None, platform: str 
             linewidth=1,
             label=tid,
         )
-    limits = _limits(m, run)
+    limits = _limits(m, run, verdicts)
     for lim in limits:
         ax.axhline(lim.latency_us, color=lim.color, linestyle=lim.style, linewidth=1.3, label=lim.label, gid="limit")
     if _spans_decades(seen + [lim.latency_us for lim in limits]):
@@ -237,7 +296,7 @@ def timeline_figure(run: RunResult, m: Measurement | None = None, platform: str 
     else:
         ax.set_ylabel("block max (us)")
     ax.set_xlabel("time (s)")
-    ax.set_title(title("Latency over time (block maxima)", run, m, platform), fontsize=10)
+    ax.set_title(title("Latency over time (block maxima)", run, m, platform, verdict_line(verdicts)), fontsize=10)
     if ax.lines:
         _legend_below(ax)
     fig.tight_layout()
@@ -305,8 +364,28 @@ def trend_figure(
 
 
 def png(fig: Figure) -> bytes:
+    return image(fig, "png")
+
+
+def image_format(path: str, option: str) -> str:
+    """The image format a file name's suffix names (matplotlib's formats: png, svg, pdf...), or a
+    one-line refusal: a plot written in another format than its name says misleads every viewer."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = Path(path).suffix.lower().lstrip(".")
+    # pgf needs a TeX installation; raw and rgba are pixel dumps without a header, not images
+    known = set(FigureCanvasBase.get_supported_filetypes()) - {"pgf", "raw", "rgba"}
+    if suffix not in known:
+        raise RtgateError(
+            f"{option} {path}: {'no suffix names' if not suffix else f'.{suffix} is not'} an image format "
+            f"(name the file .{', .'.join(sorted(known))})"
+        )
+    return suffix
+
+
+def image(fig: Figure, fmt: str) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")  # with the legend under the axes
+    fig.savefig(buf, format=fmt, dpi=90, bbox_inches="tight")  # with the legend under the axes
     plt.close(fig)
     return buf.getvalue()
 
@@ -325,4 +404,7 @@ def describe(fig: Figure) -> dict[str, Any]:
         "yscale": ax.get_yscale(),
         "lines": len(ax.lines),
         "title": ax.get_title(),
+        "missed": [
+            str(a.txt.get_text()) for a in ax.artists if isinstance(a, AnchoredText) and a.get_gid() == "missed"
+        ],
     }
