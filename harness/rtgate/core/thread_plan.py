@@ -188,26 +188,42 @@ def plan_for_results(m: Measurement, nthreads: int, duration_s: int | None = Non
     return _build(m, counts, None, (), duration_s)
 
 
+# planned_cpus' mark for a thread the plan pins to no CPU (None: no plan, or a thread beyond it).
+UNPINNED = -1
+
+
 def named_cpu(stated: int | None, planned: int | None) -> int | None:
-    """The CPU a thread is named after: the one its results state (-1: they say it was not pinned),
-    else the one the plan places it on; None names it by its index."""
+    """The CPU a thread ran on: the one its results state (-1: they say it was not pinned), else the
+    one the plan places it on; None when neither says."""
     if stated is not None:
         return stated if stated >= 0 else None
-    return planned
+    return planned if planned is not None and planned >= 0 else None
+
+
+def naming_cpus(planned: list[int | None], fmt: str) -> list[int | None]:
+    """planned_cpus as thread_name reads them for results of format `fmt`. A thread the plan pins nowhere
+    is named by its index in cyclictest's JSON too: cyclictest states a CPU for it (with libnuma it pins
+    thread N to CPU N unasked) where its histogram text, T: lines and -v samples state none, and one run
+    keeps its names in every format. Elsewhere a CPU the results state names the thread."""
+    return planned if fmt == "rt-tests-json" else [None if c == UNPINNED else c for c in planned]
 
 
 def thread_name(t: ThreadResult, planned: int | None = None) -> str:
-    """cpu1 after the CPU it ran on (stated, else planned: named_cpu), t0 when unknown."""
+    """cpu1 after the CPU it ran on (stated, else planned: named_cpu), t0 when unknown, and t0 when
+    naming_cpus says the plan pins it nowhere."""
+    if planned == UNPINNED:
+        return f"t{t.index}"
     cpu = named_cpu(t.cpu, planned)
     return f"cpu{cpu}" if cpu is not None else f"t{t.index}"
 
 
 def planned_cpus(m: Measurement | None, nthreads: int) -> list[int | None]:
-    """Per thread position of a run of `nthreads` threads, the CPU the plan places it on (None: not
-    pinned, or no threshold file; rtla states every CPU itself)."""
+    """Per thread position of a run of `nthreads` threads, the CPU the plan places it on (UNPINNED: on
+    none; None: no threshold file, or beyond the plan; rtla states every CPU itself)."""
     if m is None or m.backend == "timerlat":
         return [None] * nthreads
-    cpus: list[int | None] = [t.cpu for t in plan_for_results(m, nthreads).threads]
+    plan = plan_for_results(m, nthreads).threads
+    cpus: list[int | None] = [UNPINNED if t.cpu is None and not t.one_per_cpu else t.cpu for t in plan]
     return (cpus + [None] * nthreads)[:nthreads]
 
 
