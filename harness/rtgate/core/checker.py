@@ -116,6 +116,26 @@ def unit_hint(value: Any, unit: str) -> str:
     return f": write {number:.6g} (the key is in {unit})"
 
 
+def fraction_hint(value: Any, spec: keys.Key) -> str | None:
+    """For confidence: 95 or alpha: '5%', where a fraction below 1 is meant: the fraction to write."""
+    if spec.unit or spec.hi is None or spec.hi > 1:
+        return None
+    text = value.strip() if isinstance(value, str) else None
+    if text is not None and re.fullmatch(r"[0-9]*\.?[0-9]+\s*%", text):
+        share = float(text.rstrip("%"))
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and 1 < value <= 100:
+        share = float(value)
+    else:
+        return None
+    lo = spec.lo or 0.0
+    if not lo <= share / 100 <= spec.hi:
+        return None
+    return (
+        f"must be a number from {lo:g} to {spec.hi:g}, not {value!r}; "
+        f"write {share / 100:g} for {share:g} %: {spec.name} is a fraction"
+    )
+
+
 class Checker:
     """Checks values read from a YAML file and names the file, line and key of any mistake (error: the
     exception raised, ThresholdsError unless given)."""
@@ -198,6 +218,9 @@ class Checker:
             return self.integer(value, key, int(spec.lo), int(spec.hi))
         if spec.type == "float":
             assert spec.lo is not None and spec.hi is not None
+            hint = fraction_hint(value, spec)
+            if hint:
+                raise self.fail(key, hint)
             return self.number(value, key, spec.lo, spec.hi, lo_open=spec.lo_open)
         if spec.type == "bool":
             return self.boolean(value, key)
