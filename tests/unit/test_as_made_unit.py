@@ -251,3 +251,16 @@ def test_rt_tests_json_without_its_command_line_is_error(tmp_path: Path) -> None
     assert [v["status"] for v in told] == [v["status"] for v in whole] and "FAIL" in {v["status"] for v in told}
     _, accepted, _ = verdicts(tmp_path, str(spec), str(path), "--accept-setup", "interval,duration")
     assert "ERROR" not in {v["status"] for v in accepted}
+
+
+def test_a_recorded_duration_request_is_what_the_sampler_ran(tmp_path: Path) -> None:
+    """`rtgate run --duration` records the request, which excuses a short run ("shortened on purpose"): a
+    request the sampler's own -D contradicts makes the run invalid, never excused."""
+    from rtgate.core import validity
+
+    run = load_results(SAMPLER_FIX / "rs-sigint-l3000.json")
+    record = {"format": validity.RECORD_FORMAT, "valid": True, "invalid": [], "results": validity.digest(run)}
+    run.environment[validity.RECORD] = {**record, "request": {"duration_s": None, "strict": False}}
+    assert validity.problems(run) == []
+    run.environment[validity.RECORD] = {**record, "request": {"duration_s": 1, "strict": False}}
+    assert validity.problems(run) == ["its validity record asks --duration 1 s but the sampler ran -D none"]
