@@ -193,7 +193,7 @@ class CommandSetup:
     def effective_policy(self) -> str:
         if self.policy in ("fifo", "rr"):
             return self.policy
-        if self.priority or self.priospread:
+        if self.priority or self.priospread or self.thread_priorities:
             return "fifo"  # cyclictest: "policy and priority don't match: setting policy to SCHED_FIFO"
         return self.policy or "other"
 
