@@ -264,3 +264,11 @@ def test_a_recorded_duration_request_is_what_the_sampler_ran(tmp_path: Path) -> 
     assert validity.problems(run) == []
     run.environment[validity.RECORD] = {**record, "request": {"duration_s": 1, "strict": False}}
     assert validity.problems(run) == ["its validity record asks --duration 1 s but the sampler ran -D none"]
+
+
+def test_the_command_line_rtgate_run_writes_is_read_as_the_sampler_ran() -> None:
+    from rtgate.parsers.cmdline import parse_cmdline
+
+    c = parse_cmdline("rtgate-sampler --thread-cpus=0,1 --thread-priorities=80,70 -i 500 -d 0 -D 3s -h 300 -q")
+    assert (c.effective_policy(), c.priorities(2), c.intervals(2), c.duration_s) == ("fifo", [80, 70], [500, 500], 3)
+    assert parse_cmdline("rtgate-sampler -t 2 -i 500 -l 400 -h 200").intervals(2) == [500, 500]  # -h drops -d
