@@ -505,6 +505,7 @@ FIELD_EDITS: list[tuple[bytes, list[bytes]]] = [
     (rb"# Time unit is nanoseconds \(ns\)", [b"# Time unit is microseconds (us)"]),
     (rb"Thread (\d+) Interval: \d+", [b"Thread \\1 Interval: 250", b"Thread \\1 Interval: 100000"]),
     (rb"I:\s*\d+", [b"I:250", b"I:100000"]),
+    (rb"( -i ?)\d+", [b"\\g<1>5000"]),  # the interval of a command line ("cmdline:")
 ]
 
 
