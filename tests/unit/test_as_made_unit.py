@@ -272,3 +272,25 @@ def test_the_command_line_rtgate_run_writes_is_read_as_the_sampler_ran() -> None
     c = parse_cmdline("rtgate-sampler --thread-cpus=0,1 --thread-priorities=80,70 -i 500 -d 0 -D 3s -h 300 -q")
     assert (c.effective_policy(), c.priorities(2), c.intervals(2), c.duration_s) == ("fifo", [80, 70], [500, 500], 3)
     assert parse_cmdline("rtgate-sampler -t 2 -i 500 -l 400 -h 200").intervals(2) == [500, 500]  # -h drops -d
+
+
+@pytest.mark.parametrize(
+    "fixture,edit,needle",
+    [
+        ("ct-24-S-h300.json", ("-i 200", "-i 5000"), "take 24.995 s, but the run lasted at most 2 s"),
+        ("ct-inject-D6.json", ("-i 1000", "-i 2000"), "3000 periods expected but thread 0 has 5612 cycles"),
+    ],
+)
+def test_a_command_line_its_counts_or_clock_contradict_is_refused(
+    tmp_path: Path, fixture: str, edit: tuple[str, str], needle: str
+) -> None:
+    """A longer interval edited into "cmdline:" hides missed periods (387 of the injected run became 15)."""
+    doc = json.loads((RT_TESTS / fixture).read_text())
+    doc["cmdline:"] = doc["cmdline:"].replace(*edit)
+    if "-D" in doc["cmdline:"]:
+        doc.pop("end_time")  # without a wall clock, the counts -D allows still tell
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ResultsError, match="contradicts its command line") as e:
+        load_results(path)
+    assert needle in str(e.value)
