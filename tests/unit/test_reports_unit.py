@@ -75,8 +75,7 @@ def test_histogram_plot_content(spec: Path) -> None:
     fig = histogram_figure(load_results(RT_TESTS / "ct-24-S-h300.json"), m, "vm")
     d = describe(fig)
     assert d["yscale"] == "log"
-    # run with -S, judged by a file that pins nowhere: named by index, as the run's histogram text names them
-    assert d["labels"] == ["t0 (max 894 us)", "t1 (max 155 us)"]
+    assert d["labels"] == ["cpu0 (max 894 us)", "cpu1 (max 155 us)"]  # -S pins them: named after their CPUs
     lines = [ln for ln in fig.axes[0].lines if ln.get_gid() == "limit"]
     assert sorted(ln.get_xdata()[0] for ln in lines) == [100, 500]  # the max limit and the miss-rate limit
     # each in its own style, labelled with its gate and what it asks; the miss-rate with its rate and measured share

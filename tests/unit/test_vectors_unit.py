@@ -89,19 +89,12 @@ def as_run(v: dict[str, Any]) -> tuple[RunResult, Measurement]:
         signal="SIGINT",
     )
     labels = v["labels"] or ["all"] * len(threads)
-    groups: list[ThreadGroup] = []
-    for label, t in zip(labels, threads):
-        # the sampler states a CPU only for a thread its plan pinned (--thread-cpus): the plan pins it there
-        pinned = t.cpu is not None and t.cpu >= 0
+    groups = []
+    for label in labels:
         if groups and groups[-1].name == label:
-            g = groups[-1]
-            g.count = (g.count or 1) + 1
-            if isinstance(g.cpus, list) and pinned:
-                g.cpus.append(t.cpu)  # type: ignore[arg-type]
+            groups[-1].count = (groups[-1].count or 1) + 1
         else:
-            groups.append(
-                ThreadGroup(name=label, count=1, cpus=[t.cpu] if pinned else None, priority=80, policy="fifo")
-            )
+            groups.append(ThreadGroup(name=label, count=1, cpus=None, priority=80, policy="fifo"))
     gate = parse_gate_arg(v["gate"], list(labels))
     m = Measurement(
         name="m", description="", sampler=SamplerSettings(loops=1, threads=groups), gates=[gate], where=("vectors", 0)

@@ -85,7 +85,7 @@ class Verdict:
 
 def thread_names(run: RunResult, m: Measurement | None) -> dict[int, str]:
     """Per thread index, thread_name with the CPUs the threshold file's plan places the threads on."""
-    planned = naming_cpus(planned_cpus(m, len(run.threads)), run.format)
+    planned = naming_cpus(planned_cpus(m, len(run.threads)), run)
     return {t.index: thread_name(t, c) for t, c in zip(run.threads, planned)}
 
 
@@ -95,7 +95,7 @@ def thread_ids(run: RunResult, labels: list[str | None], planned: list[int | Non
     planned: per position, the CPU the plan places the thread on (planned_cpus), for results that
     state none; one run then has the same ids whatever format it is read from."""
     several = len({lb for lb in labels if lb}) > 1
-    planned = naming_cpus(planned, run.format) if planned else planned
+    planned = naming_cpus(planned, run) if planned else planned
     ids: dict[int, str] = {}
     for pos, t in enumerate(run.threads):
         base = thread_name(t, planned[pos] if planned and pos < len(planned) else None)

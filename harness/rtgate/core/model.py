@@ -352,6 +352,7 @@ class MeasuredSetup:
     elapsed_s: tuple[float, float] | None = None  # wall-clock bounds of the whole run
     stopped_early: str | None = None  # why the results show the run ended before its -D/-l
     length_assumed: bool = False  # -D/-l are the thresholds', not the run's: short is "shorter than asked"
+    pinned: bool | None = None  # the command line pins threads (-a, -S, --thread-cpus); None: not known
     # cyclictest -v prints "Thread N Interval: X" after adding -d (without -h): X is thread N+1's interval.
     # Per thread index, the X printed; its interval is X - d, exact when two threads show d (parsers/verbose.py).
     announced_intervals: dict[int, int] = field(default_factory=dict)

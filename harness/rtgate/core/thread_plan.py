@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rtgate.core.model import ThreadResult
+    from rtgate.core.model import RunResult, ThreadResult
     from rtgate.core.thresholds import Measurement, ThreadGroup
 
 RT_POLICIES = ("fifo", "rr")
@@ -200,12 +200,13 @@ def named_cpu(stated: int | None, planned: int | None) -> int | None:
     return planned if planned is not None and planned >= 0 else None
 
 
-def naming_cpus(planned: list[int | None], fmt: str) -> list[int | None]:
-    """planned_cpus as thread_name reads them for results of format `fmt`. A thread the plan pins nowhere
-    is named by its index in cyclictest's JSON too: cyclictest states a CPU for it (with libnuma it pins
-    thread N to CPU N unasked) where its histogram text, T: lines and -v samples state none, and one run
-    keeps its names in every format. Elsewhere a CPU the results state names the thread."""
-    return planned if fmt == "rt-tests-json" else [None if c == UNPINNED else c for c in planned]
+def naming_cpus(planned: list[int | None], run: RunResult) -> list[int | None]:
+    """planned_cpus as thread_name reads them for `run`. A thread that neither the plan nor the run's command
+    line pins is named by its index even where its results state a CPU: cyclictest with libnuma pins thread N
+    to CPU N unasked and says so only in its JSON, where its histogram text, T: lines and -v samples state no
+    CPU, and one run keeps its names in every format. Elsewhere a CPU the results state names the thread."""
+    unasked = run.measured_setup is not None and run.measured_setup.pinned is False
+    return planned if unasked else [None if c == UNPINNED else c for c in planned]
 
 
 def thread_name(t: ThreadResult, planned: int | None = None) -> str:

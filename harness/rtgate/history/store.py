@@ -200,7 +200,7 @@ class HistoryDB:
         rows = []
         from rtgate.core.thread_plan import naming_cpus  # the gates' names: one run, one name in every format
 
-        named = naming_cpus(planned, run.format) if planned else None
+        named = naming_cpus(planned, run) if planned else None
         for t, name in zip(run.threads, thread_ids(run.threads, named)):
             p99 = p999 = None
             hist = None

@@ -175,6 +175,7 @@ class CommandSetup:
     histogram: int | None
     breaktrace: int | None
     thread_priorities: list[int] | None = None  # rtgate-sampler's --thread-priorities
+    pinned: bool = False  # -a, -S, --numa or --thread-cpus: the threads' CPUs were asked for
     problems: list[str] = field(default_factory=list)
 
     def priorities(self, nthreads: int) -> list[int | None]:
@@ -236,6 +237,7 @@ def parse_cmdline(cmdline: str) -> CommandSetup:
         histogram=hist,
         breaktrace=_int(v.get("breaktrace")),
         thread_priorities=prios,
+        pinned=bool({"affinity", "smp", "numa"} & set(v)) or bool(thread_cpus),
         problems=o.problems,
     )
 
@@ -259,6 +261,7 @@ def command_setup(
         relative=command.relative,
         breaktrace=command.breaktrace,
         elapsed_s=elapsed,
+        pinned=command.pinned,
         notes=list(command.problems),
     )
 
