@@ -1095,8 +1095,11 @@ int main(int argc, char **argv)
 		check_resolution(&s.p);
 	prepare_threads(&s);
 	if (s.p.verbose) {
+		/* As cyclictest prints it: after adding the distance, so the next thread's interval (the
+		 * distance is 0 with a histogram); readers take X - d as this thread's (parsers/verbose.py). */
 		for (int i = 0; i < s.p.num_threads; i++)
-			printf("Thread %d Interval: %llu\n", i, (unsigned long long)(s.ts[i].interval_ns / 1000));
+			printf("Thread %d Interval: %llu\n", i,
+			       (unsigned long long)(s.ts[i].interval_ns / 1000 + s.p.distance_us));
 	}
 	if (s.eng && sig_stop) {
 		record_not_measured(GATE_INCONCLUSIVE, "stopped by %s before the measurement started",

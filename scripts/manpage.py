@@ -167,7 +167,7 @@ def key_facts(k: Any) -> tuple[str, str, str, str]:
     if k.choices:
         kind, rng = "one of" + (" (required)" if k.required else ""), ", ".join(k.choices)
     elif k.type == "rate":
-        rng = "0 .. below 1 (0 % .. below 100 %)"
+        rng = f"0 % .. below {number((k.hi or 1.0) * 100)} %"
     elif k.lo is not None and k.hi is not None:
         rng = ("above " if k.lo_open else "") + f"{number(k.lo)} .. {number(k.hi)}"
     else:

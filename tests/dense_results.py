@@ -57,7 +57,7 @@ def write(path: Path, values: int, threads: int = 1024, sep: str = ", ") -> int:
         views.append(view)
         recs.append(rec)
     text = (
-        '{\n  "file_version": 1,\n  "cmdline:": "rtgate-sampler -m -t ' + str(threads) + ' -p 80 -i 1000 -q",\n'
+        '{\n  "file_version": 1,\n  "cmdline:": "rtgate-sampler -m -t ' + str(threads) + ' -p 80 -i 1000 -d 0 -q",\n'
         '  "rt_test_version:": "0.1.0",\n  "return_code": 0,\n'
         f'  "num_threads": {threads},\n  "resolution_in_ns": 0,\n  "thread": {{\n'
         + ",\n".join(views)

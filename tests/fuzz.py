@@ -202,6 +202,7 @@ def targets(workdir: Path) -> dict[str, Target]:
                     RT_TESTS / "ct-new-nohist.json",
                     RT_TESTS / "ct-inject-l5000-h100.json",
                     SAMPLER / "rs-t2-h200.json",
+                    SAMPLER / "rs-sigint-l3000.json",
                 )
             ],
             _results_runner(workdir, "json"),
@@ -236,6 +237,7 @@ def targets(workdir: Path) -> dict[str, Target]:
             [
                 ("ct-24-verbose.stdout", _read(RT_TESTS / "ct-24-verbose.stdout", 120)),
                 ("rs-t2-verbose.stdout", _read(SAMPLER / "rs-t2-verbose.stdout", 160)),
+                ("ct-vq-t2-l100.stdout", _read(RT_TESTS / "as-made" / "ct-vq-t2-l100.stdout")),
             ],
             _results_runner(workdir, "verbose"),
         ),
@@ -490,7 +492,46 @@ def m_truncate(rng: random.Random, data: bytes, yaml: bool) -> bytes:
     return data[: rng.choice(offsets)]
 
 
-MUTATORS = [m_number, m_number, m_line, m_line, m_bytes, m_nest, m_json_type, m_extreme, m_huge_count, m_truncate]
+# Edits of a field that, believed, loosens a verdict (issue 46): each must be caught by another field of the same
+# file that contradicts it, or leave the results ERROR (a JSON without its command line has an unknown set-up).
+FIELD_EDITS: list[tuple[bytes, list[bytes]]] = [
+    (rb'"stop_reason": "[a-z]+"', [b'"stop_reason": "%s"' % r for r in (b"loops", b"duration", b"signal")]),
+    (rb'"signal": "SIG[A-Z]+"', [b'"signal": null']),
+    (rb'"complete": false', [b'"complete": true']),
+    (rb'"missed_periods": \d+', [b'"missed_periods": 0']),
+    (rb'"(loops|duration_s|interval_us)": \d+', [b'"\\1": 1', b'"\\1": 100000']),
+    (rb'  "cmdline:": "[^"\n]*",\n', [b""]),
+    (rb"# Time unit is microseconds \(us\)", [b"# Time unit is nanoseconds (ns)"]),
+    (rb"# Time unit is nanoseconds \(ns\)", [b"# Time unit is microseconds (us)"]),
+    (rb"Thread (\d+) Interval: \d+", [b"Thread \\1 Interval: 250", b"Thread \\1 Interval: 100000"]),
+    (rb"I:\s*\d+", [b"I:250", b"I:100000"]),
+    (rb"( -i ?)\d+", [b"\\g<1>5000"]),  # the interval of a command line ("cmdline:")
+]
+
+
+def m_field(rng: random.Random, data: bytes, yaml: bool) -> bytes:
+    """A field edited to a value that would loosen a verdict, the rest of the file left as it was."""
+    found = [(m, values) for pattern, values in FIELD_EDITS for m in re.finditer(pattern, data)]
+    if not found:
+        return m_number(rng, data, yaml)
+    m, values = rng.choice(found)
+    return data[: m.start()] + m.expand(rng.choice(values)) + data[m.end() :]
+
+
+MUTATORS = [
+    m_number,
+    m_number,
+    m_line,
+    m_line,
+    m_bytes,
+    m_nest,
+    m_json_type,
+    m_extreme,
+    m_huge_count,
+    m_truncate,
+    m_field,
+    m_field,
+]
 YAML_MUTATORS = [m_number, m_line, m_bytes, m_nest, m_yaml, m_yaml, m_extreme, m_truncate]
 
 

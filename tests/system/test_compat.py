@@ -189,6 +189,17 @@ def test_verbose_header_and_live_policy_line_match_cyclictest(sampler: str, cycl
 
     v = ["-t", "1", "-i", "1000", "-l", "5", "-v"]
     assert head(sampler, v) == head(cyclictest, v)
+    # The interval headers say what cyclictest's say: the interval after -d is added (none with -h), so that
+    # parsers/verbose.py reads both tools' -v output one way.
+    for argv in (
+        ["-t", "2", "-i", "1000", "-l", "5", "-v"],
+        ["-t", "2", "-i", "700", "-d", "50", "-h", "9", "-l", "5", "-v"],
+    ):
+        said = {}
+        for name, prog in (("ours", sampler), ("theirs", cyclictest)):
+            r = run_tool([prog, *argv])
+            said[name] = re.findall(r"^Thread \d+ Interval: \d+$", r.stdout, re.M)
+        assert said["ours"] == said["theirs"] and len(said["ours"]) == 2, said
     for policy in (["--policy=other"], ["--policy=batch"], *([["-p", "80"]] if IS_ROOT else [])):
         lines = {}
         for name, prog in (("ours", sampler), ("theirs", cyclictest)):

@@ -90,7 +90,7 @@ GATE_KEYS = {
 }
 GATE_BASE = {
     "max": {"limit_us": 100},
-    "miss_rate": {"above_us": 100, "rate": 0.001},
+    "miss_rate": {"above_us": 100, "rate": "0.1%"},
     "percentile": {"percentile": 99, "limit_us": 100},
     "missed": {},
 }
@@ -137,7 +137,9 @@ def test_gate_key_ranges_agree(contract: dict[str, Any], key: str, tmp_path: Pat
     ld = Loader(tmp_path)
 
     def accepts(v: float) -> bool:
-        g = {"name": "g", "kind": kind, **GATE_BASE[kind], yaml_key: v}
+        # a share is written with its unit in a threshold file, and compiled to a fraction for the sampler
+        written: float | str = f"{v * 100:.12g}%" if yaml_key in ("rate", "max_rate") else v
+        g = {"name": "g", "kind": kind, **GATE_BASE[kind], yaml_key: written}
         if kind == "missed" and yaml_key == "max_count":
             g.pop("max_rate", None)
         if kind == "missed" and yaml_key == "max_rate":

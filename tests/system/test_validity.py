@@ -95,13 +95,17 @@ def _variant(good_run: Path, tmp_path: Path, name: str, edit: object, with_envir
         ),
         (
             "other-figures",
-            lambda d: (
-                d["rtgate"]["threads"][0].update(missed_periods=0, cycles=d["rtgate"]["threads"][0]["cycles"])
-                or d["rtgate_run"]["results"].update(cycles=[1])
-            ),
+            # the record's figures edited (the sampler's own missed_periods edited is refused before: its
+            # counts must account for the -D it ran, parsers/json_results.py)
+            lambda d: d["rtgate_run"]["results"].update(cycles=[1]),
             "written for other figures",
         ),
         ("unreadable", lambda d: d.update(rtgate_run="valid"), "not one this rtgate reads"),
+        (
+            "request-shorter",  # a --duration on purpose excuses a short run: it must be the -D the sampler ran
+            lambda d: d["rtgate_run"].update(request={**d["rtgate_run"]["request"], "duration_s": 1}),
+            "asks --duration 1 s but the sampler ran -D 2",
+        ),
     ],
 )
 def test_a_record_missing_or_contradicting_its_data_is_an_error(

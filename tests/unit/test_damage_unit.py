@@ -484,3 +484,45 @@ def test_text_read_as_ns_never_passes(fixture: Path, tmp_path: Path, capsys: pyt
     code = rtgate_main(["check", str(gates_file(tmp_path, first_max(fixture) - 1)), str(fixture), "--unit", "ns"])
     err = capsys.readouterr().err
     assert_refused(code, err, fixture)
+
+
+# Results whose own set-up the thresholds ask, judged by gates the data fails only through what a field edit could
+# hide: a stop by SIGINT (INCONCLUSIVE at best), missed periods derived from the command line (FAIL).
+LOOSENING = [
+    (SAMPLER_FIX / "rs-sigint-l3000.json", "interval_us: 1000, loops: 3000, threads: [{name: a, count: 1}]"),
+    (RT_TESTS / "ct-24-S-h300.json", "interval_us: 200, loops: 5000, threads: [{name: a, cpus: all}]"),
+    (INJECT / "rs-t" / "r.json", "interval_us: 1000, duration: 4s, threads: [{name: a, cpus: [1]}]"),
+]
+
+
+def _loosening_gates(directory: Path, settings: str) -> Path:
+    path = directory / "loose.yaml"
+    path.write_text(
+        f"platform: damage\nmeasurements:\n  m:\n    sampler: {{{settings}}}\n    gates:\n"
+        "      - {name: max, kind: max, limit_us: 1000000}\n      - {name: missed, kind: missed, max_count: 0}\n"
+    )
+    return path
+
+
+@SETTINGS
+@given(case=st.sampled_from(LOOSENING), data=st.data())
+def test_a_field_edited_to_loosen_the_verdict_never_passes(
+    case: tuple[Path, str], data: st.DataObject, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 46: a stop_reason edited from signal, a missing "cmdline:", a unit header, an interval, loops or
+    duration edited: each is caught by another field of the file, or leaves the gates ERROR, never PASS."""
+    from fuzz import FIELD_EDITS
+
+    fixture, settings = case
+    gates = _loosening_gates(tmp_path, settings)
+    code, err = check(gates, fixture, capsys)
+    assert code in (1, 3), err  # the honest file: judged, and not PASS
+    text = fixture.read_bytes()
+    spots = [(m, values) for pattern, values in FIELD_EDITS for m in re.finditer(pattern, text)]
+    m, values = data.draw(st.sampled_from(spots))
+    edited = text[: m.start()] + m.expand(data.draw(st.sampled_from(values))) + text[m.end() :]
+    assume(edited != text)
+    path = tmp_path / "edited.json"
+    path.write_bytes(edited)
+    code, err = check(gates, path, capsys)
+    assert code != 0, f"{m.group(0)!r} edited: PASS"

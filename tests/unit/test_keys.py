@@ -90,7 +90,7 @@ def _file(section: str, k: keys.Key, value: Any) -> dict[str, Any]:
         gate.clear()
         gate.update(name="g", kind=kind.name, **{n: 10 if n.endswith("_us") else 99 for n in kind.needs})
         if "rate" in kind.needs:
-            gate["rate"] = 0.1
+            gate["rate"] = "10%"
         if kind.one_of and k.name not in kind.one_of:
             gate[kind.one_of[0]] = 1
         gate[k.name] = value
@@ -119,7 +119,7 @@ def test_the_declared_range_is_the_one_the_loader_enforces(tmp_path: Path, secti
     assert k.lo is not None and k.hi is not None
     path = tmp_path / "t.yaml"
     if k.type == "rate":
-        above: Any = k.hi
+        above: Any = f"{k.hi * 100:g}%"  # written with its unit: a bare number is refused whatever its size
     elif k.type == "duration":
         above = f"{int(k.hi) + 1}s"
     else:
@@ -133,7 +133,7 @@ def test_the_declared_range_is_the_one_the_loader_enforces(tmp_path: Path, secti
     elif k.type == "float":
         assert f"to {k.hi:g}" in str(e.value)
     # The upper bound itself is accepted wherever no other rule of the section forbids it.
-    inside: Any = {"rate": 0.5, "duration": f"{int(k.hi)}s"}.get(k.type, k.hi)
+    inside: Any = {"rate": "50%", "duration": f"{int(k.hi)}s"}.get(k.type, k.hi)
     inside = {"percentile": 99.9, "histogram_us": 100_000}.get(k.name, inside)  # below 100; at most 1e5 buckets
     path.write_text(yaml.safe_dump(_file(section, k, inside)))
     load_thresholds(path)
@@ -214,8 +214,9 @@ def test_history_defaults_are_the_comparisons() -> None:
     from rtgate.history.compare import Settings
 
     defaults = Settings()
-    for name in ("alpha", "min_effect", "min_runs"):
+    for name in ("alpha", "min_runs"):
         assert keys.HISTORY[name].default == f"{getattr(defaults, name):g}", name
+    assert keys.HISTORY["min_effect"].default == f"{defaults.min_effect * 100:g}%"  # a share: written in %
 
 
 @pytest.mark.parametrize(

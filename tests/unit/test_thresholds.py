@@ -153,6 +153,74 @@ def test_bad_rate(tmp_path: Path) -> None:
     )
 
 
+RATE_GATE = "kind: miss_rate\n        above_us: 100\n        rate: {}"
+
+
+@pytest.mark.parametrize("bare", ["0.1", "'0.1'", "1", "0.001"])
+def test_a_bare_rate_is_refused_with_both_readings(tmp_path: Path, bare: str) -> None:
+    """rate: 0.1 meant as 0.1 % was a 10 % gate: a bare number means two things, so neither is taken."""
+    value = float(bare.strip("'"))
+    expect(
+        tmp_path,
+        GOOD.replace("kind: max\n        limit_us: 80", RATE_GATE.format(bare)),
+        10,
+        "measurements.m.gates[0].rate",
+        "means two things",
+        f"'{value:g}%'",
+        f"'{value * 100:g}%'",
+    )
+
+
+@pytest.mark.parametrize("command", ["validate", "check"])
+def test_validate_and_check_refuse_a_bare_rate_on_one_line(tmp_path: Path, command: str) -> None:
+    """The issue's case: `rate: 0.1` meant as 0.1 % was validated OK and checked as a 10 % gate."""
+    from in_process import rtgate
+
+    path = tmp_path / "t.yaml"
+    path.write_text(GOOD.replace("kind: max\n        limit_us: 80", RATE_GATE.format("0.1")))
+    results = [str(ROOT / "tests" / "fixtures" / "rt-tests" / "ct-24-S-h300.json")] if command == "check" else []
+    r = rtgate(command, str(path), *results)
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert r.stderr.strip().splitlines() == [
+        f"rtgate: error: {path}:10: measurements.m.gates[0].rate: a bare 0.1 means two things: 0.1 % or the "
+        "fraction 0.1 (10 %); write the unit: '0.1%' for the first, '10%' for the second (or ppm)"
+    ]
+
+
+def test_a_bare_max_rate_is_refused(tmp_path: Path) -> None:
+    expect(
+        tmp_path,
+        GOOD.replace("kind: max\n        limit_us: 80", "kind: missed\n        max_rate: 0.01"),
+        9,
+        "measurements.m.gates[0].max_rate",
+        "0.01 %",
+        "(1 %)",
+    )
+
+
+@pytest.mark.parametrize("written,fraction", [("0.1%", 0.001), ("'5 %'", 0.05), ("100ppm", 1e-4), ("0", 0.0)])
+def test_a_rate_with_its_unit_is_read(tmp_path: Path, written: str, fraction: float) -> None:
+    (tmp_path / "t.yaml").write_text(GOOD.replace("kind: max\n        limit_us: 80", RATE_GATE.format(written)))
+    assert load_thresholds(tmp_path / "t.yaml").measurements["m"].gates[0].rate == pytest.approx(fraction)
+
+
+def test_a_bare_min_effect_is_refused(tmp_path: Path) -> None:
+    expect(tmp_path, GOOD + "history: {min_effect: 0.05}\n", 10, "history.min_effect", "means two things")
+    (tmp_path / "ok.yaml").write_text(GOOD + "history: {min_effect: 5%}\n")
+    assert load_thresholds(tmp_path / "ok.yaml").history["min_effect"] == pytest.approx(0.05)
+
+
+def test_a_percentile_below_one_is_refused_with_both_readings(tmp_path: Path) -> None:
+    gate = "kind: percentile\n        percentile: 0.999\n        limit_us: 80"
+    expect(tmp_path, GOOD.replace("kind: max\n        limit_us: 80", gate), 9, "percentile", "write 99.9")
+
+
+@pytest.mark.parametrize("written", ["95", "'95%'"])
+def test_a_confidence_written_as_a_percentage_says_the_fraction(tmp_path: Path, written: str) -> None:
+    gate = f"kind: miss_rate\n        above_us: 100\n        rate: 1%\n        confidence: {written}"
+    expect(tmp_path, GOOD.replace("kind: max\n        limit_us: 80", gate), 11, "write 0.95 for 95 %")
+
+
 def test_gate_kind_needs_its_keys(tmp_path: Path) -> None:
     expect(tmp_path, GOOD.replace("kind: max", "kind: percentile"), 7, "needs 'percentile'")
     expect(tmp_path, GOOD.replace("kind: max", "kind: fastest"), 8, "unknown gate kind")

@@ -7,7 +7,7 @@ import argparse
 
 from rtgate.commands import add_command, add_results, add_thresholds
 from rtgate.commands.common import add_report_options, check_report_outputs, report
-from rtgate.commands.results_args import add_accept_setup, map_results
+from rtgate.commands.results_args import add_accept_setup, add_cmdline, map_results
 from rtgate.core.gates import Verdict
 from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.thresholds import load_thresholds
@@ -27,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="unit of text formats (default us); refused when the results state another",
     )
     add_accept_setup(p)
+    add_cmdline(p)
     add_report_options(p)
     p.set_defaults(handler=handle)
 
@@ -37,7 +38,7 @@ def handle(args: argparse.Namespace) -> int:
     accept = parse_accept(args.accept_setup)
     verdicts: list[Verdict] = []
     durations: dict[str, float] = {}
-    mapped = map_results(tf, args.results, args.format, args.unit)
+    mapped = map_results(tf, args.results, args.format, args.unit, args.cmdline)
     for name, run in mapped:
         verdicts.extend(evaluate_measured(tf.measurements[name], run, accept))
         seconds = measured_seconds(run, tf.measurements[name].sampler.interval_us) or 0.0

@@ -57,20 +57,38 @@ def load_yaml_lines(
     return data, lines
 
 
-def parse_rate(value: Any) -> float:
-    """'0.1%' or a fraction such as 0.001, below 1."""
-    if isinstance(value, str):
-        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*%\s*", value)
-        if not m:
-            raise ValueError(f"must be a percentage such as '0.1%' or a fraction, not {value!r}")
-        r = float(m.group(1)) / 100.0
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        r = float(value)
-    else:
-        raise ValueError(f"must be a percentage such as '0.1%' or a fraction, not {value!r}")
-    if not 0.0 <= r < 1.0:
-        raise ValueError(f"must be a fraction from 0 to below 1 or a percentage below 100 %, not {value!r}")
+_RATE_UNITS = {"%": 1e-2, "ppm": 1e-6}
+
+
+def parse_rate(value: Any, hi: float = 1.0) -> float:
+    """A share written with its unit, '0.1%' or '100ppm', as a fraction below `hi` (1: below 100 %).
+
+    A bare number means two things (rate: 0.1 is 0.1 % to one reader and the fraction 0.1, 10 %, to
+    another: a gate 100x looser than meant), so it is refused with both readings; only 0 reads one way."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"must be a percentage such as '0.1%' or a rate in ppm such as '100ppm', not {value!r}")
+    if isinstance(value, (int, float)):
+        if value == 0:
+            return 0.0
+        raise ValueError(bare_rate_message(value))
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(%|ppm)\s*", value)
+    if not m:
+        bare = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*", value)
+        if bare:
+            raise ValueError(bare_rate_message(float(bare.group(1))))
+        raise ValueError(f"must be a percentage such as '0.1%' or a rate in ppm such as '100ppm', not {value!r}")
+    r = float(m.group(1)) * _RATE_UNITS[m.group(2)]
+    if not 0.0 <= r < hi:
+        raise ValueError(f"must be below {hi * 100:g} %, not {value!r}")
     return r
+
+
+def bare_rate_message(value: float) -> str:
+    """Both readings of a bare number where a share is meant, and how to write each."""
+    return (
+        f"a bare {value:g} means two things: {value:g} % or the fraction {value:g} ({value * 100:g} %); "
+        f"write the unit: '{value:g}%' for the first, '{value * 100:g}%' for the second (or ppm)"
+    )
 
 
 def parse_duration(value: Any) -> int:
@@ -96,6 +114,26 @@ def unit_hint(value: Any, unit: str) -> str:
         return ""
     number = float(m.group(1)) * _TIME_UNITS[m.group(2)] / _TIME_UNITS[unit]
     return f": write {number:.6g} (the key is in {unit})"
+
+
+def fraction_hint(value: Any, spec: keys.Key) -> str | None:
+    """For confidence: 95 or alpha: '5%', where a fraction below 1 is meant: the fraction to write."""
+    if spec.unit or spec.hi is None or spec.hi > 1:
+        return None
+    text = value.strip() if isinstance(value, str) else None
+    if text is not None and re.fullmatch(r"[0-9]*\.?[0-9]+\s*%", text):
+        share = float(text.rstrip("%"))
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and 1 < value <= 100:
+        share = float(value)
+    else:
+        return None
+    lo = spec.lo or 0.0
+    if not lo <= share / 100 <= spec.hi:
+        return None
+    return (
+        f"must be a number from {lo:g} to {spec.hi:g}, not {value!r}; "
+        f"write {share / 100:g} for {share:g} %: {spec.name} is a fraction"
+    )
 
 
 class Checker:
@@ -180,13 +218,16 @@ class Checker:
             return self.integer(value, key, int(spec.lo), int(spec.hi))
         if spec.type == "float":
             assert spec.lo is not None and spec.hi is not None
+            hint = fraction_hint(value, spec)
+            if hint:
+                raise self.fail(key, hint)
             return self.number(value, key, spec.lo, spec.hi, lo_open=spec.lo_open)
         if spec.type == "bool":
             return self.boolean(value, key)
         if spec.type == "duration":
             return self.duration(value, key)
         if spec.type == "rate":
-            return self.rate(value, key)
+            return self.rate(value, key, spec.hi if spec.hi is not None else 1.0)
         if spec.type == "str":
             return self.string(value, key)
         if spec.type == "name":
@@ -224,9 +265,9 @@ class Checker:
             raise self.fail(key, f"must be true or false, not {value!r}")
         return value
 
-    def rate(self, value: Any, key: Key) -> float:
+    def rate(self, value: Any, key: Key, hi: float = 1.0) -> float:
         try:
-            return parse_rate(value)
+            return parse_rate(value, hi)
         except ValueError as e:
             raise self.fail(key, str(e)) from None
 

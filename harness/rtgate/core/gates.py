@@ -16,7 +16,15 @@ from rtgate.core.model import RunResult, ThreadResult
 from rtgate.core.stats import clean_samples_to_pass, decide_rate, samples_to_fail
 from rtgate.core.status import SEVERITY
 from rtgate.core.status import Status as Status  # re-exported: reporters import it from here
-from rtgate.core.thread_plan import ThreadPlan, named_cpu, plan_for_results, plan_here, planned_cpus, thread_name
+from rtgate.core.thread_plan import (
+    ThreadPlan,
+    named_cpu,
+    naming_cpus,
+    plan_for_results,
+    plan_here,
+    planned_cpus,
+    thread_name,
+)
 from rtgate.core.thresholds import GateSpec, Measurement
 
 
@@ -77,7 +85,8 @@ class Verdict:
 
 def thread_names(run: RunResult, m: Measurement | None) -> dict[int, str]:
     """Per thread index, thread_name with the CPUs the threshold file's plan places the threads on."""
-    return {t.index: thread_name(t, c) for t, c in zip(run.threads, planned_cpus(m, len(run.threads)))}
+    planned = naming_cpus(planned_cpus(m, len(run.threads)), run)
+    return {t.index: thread_name(t, c) for t, c in zip(run.threads, planned)}
 
 
 def thread_ids(run: RunResult, labels: list[str | None], planned: list[int | None] | None = None) -> dict[int, str]:
@@ -86,6 +95,7 @@ def thread_ids(run: RunResult, labels: list[str | None], planned: list[int | Non
     planned: per position, the CPU the plan places the thread on (planned_cpus), for results that
     state none; one run then has the same ids whatever format it is read from."""
     several = len({lb for lb in labels if lb}) > 1
+    planned = naming_cpus(planned, run) if planned else planned
     ids: dict[int, str] = {}
     for pos, t in enumerate(run.threads):
         base = thread_name(t, planned[pos] if planned and pos < len(planned) else None)

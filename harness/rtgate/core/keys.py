@@ -23,7 +23,7 @@ TYPES = {
     "name": "name (letters, digits, - _ .)",
     "choice": "one of",
     "duration": "duration (30, 30s, 10m, 2h, 1d)",
-    "rate": "rate ('0.1%' or 0.001)",
+    "rate": "rate with its unit ('0.1%' or '100ppm'; a bare number is refused)",
     "cpus": "CPU list (3, [0, 2], '0-3')",
     "path": "file path",
     "words": "list of strings",
@@ -134,10 +134,10 @@ GATE = table(
     Key("kind", "choice", "how it judges (see Gate kinds)", choices=tuple(GATE_KINDS), required=True),
     Key("limit_us", "float", "the latency limit", "us", 0.0, 1e9),
     Key("above_us", "float", "samples above this count as misses", "us", 0.0, 1e9),
-    Key("rate", "rate", "the largest share of samples allowed above above_us", "fraction", 0.0, 1.0),
+    Key("rate", "rate", "the largest share of samples allowed above above_us", "% or ppm", 0.0, 1.0),
     Key("percentile", "float", "the percentile judged (99, 99.9; below 100)", "%", 0.0, 100.0, lo_open=True),
     Key("max_count", "int", "the most missed periods allowed", "periods", 0, 2**62),
-    Key("max_rate", "rate", "the largest share of missed periods allowed", "fraction", 0.0, 1.0),
+    Key("max_rate", "rate", "the largest share of missed periods allowed", "% or ppm", 0.0, 1.0),
     Key("confidence", "float", "confidence of a rate's bound", "", 0.5, 0.999999, default="0.95"),
     Key("threads", "list", "thread group names it judges", default="every thread"),
     Key("cpus", "cpus", "CPUs whose threads it judges", default="every thread"),
@@ -196,7 +196,7 @@ REQUIRE = table(
 
 HISTORY = table(
     Key("alpha", "float", "significance level of a regression", "", 0.0, 0.5, lo_open=True, default="0.05"),
-    Key("min_effect", "float", "smallest relative change reported", "fraction", 0.0, 10.0, default="0.05"),
+    Key("min_effect", "rate", "smallest relative change reported", "% or ppm", 0.0, 10.0, default="5%"),
     Key("min_runs", "int", "baseline runs needed", "runs", 2, 10000, default="3"),
     Key("metrics", "list", "tail, max, min, avg, p99, p99.9 or above_<us>", default="the gates' figures"),
 )

@@ -351,7 +351,11 @@ class MeasuredSetup:
     breaktrace: int | None = None  # -b, in the results' unit
     elapsed_s: tuple[float, float] | None = None  # wall-clock bounds of the whole run
     stopped_early: str | None = None  # why the results show the run ended before its -D/-l
-    verbose_intervals: bool = False  # interval_us of threads from cyclictest -v headers (see below)
+    length_assumed: bool = False  # -D/-l are the thresholds', not the run's: short is "shorter than asked"
+    pinned: bool | None = None  # the command line pins threads (-a, -S, --thread-cpus); None: not known
+    # cyclictest -v prints "Thread N Interval: X" after adding -d (without -h): X is thread N+1's interval.
+    # Per thread index, the X printed; its interval is X - d, exact when two threads show d (parsers/verbose.py).
+    announced_intervals: dict[int, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 

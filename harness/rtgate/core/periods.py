@@ -22,6 +22,7 @@ from itertools import islice, repeat
 from operator import floordiv, mul, sub
 
 from rtgate.core.model import RUNNING_SUMS_FROM, Buckets, MeasuredSetup, RunResult, ThreadResult
+from rtgate.errors import ResultsError
 
 # How far the true average can be above the printed one, in the results' unit.
 AVG_SLACK = {"histogram-text": 1.0, "summary-text": 1.0, "rt-tests-json": 0.005}
@@ -133,6 +134,7 @@ def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> Non
             t.missed = None
             t.missed_derivation = "relative sleeps (-r) never skip a period, they stretch it: unknowable"
         return
+    _check_clock(run, setup)
     derivation = _Derivation(run, setup, what, early)
     bounds: dict[int, tuple[int, int]] = {}
     for t in run.threads:
@@ -148,6 +150,23 @@ def derive_missed(run: RunResult, setup: MeasuredSetup | None, what: str) -> Non
         derivation.thread(t, iv, *bounds[t.index])
     if setup is not None and early:
         setup.stopped_early = "; ".join(early)
+
+
+def _check_clock(run: RunResult, setup: MeasuredSetup | None) -> None:
+    """A thread's cycles take at least (cycles - 1) intervals of wall clock: more than the start/end times allow
+    means the interval its command line gives is not the run's (-i 200 edited to -i 5000 hides every missed
+    period of a -l run)."""
+    elapsed = setup.elapsed_s if setup is not None else None
+    if setup is None or elapsed is None or setup.length_assumed:
+        return
+    for t in run.threads:
+        iv = _interval_of(t)
+        if iv and t.cycles > 1 and (t.cycles - 1) * iv / 1e6 > elapsed[1]:
+            raise ResultsError(
+                f"contradicts its command line ({setup.source}): thread {t.index}'s {t.cycles} cycles at -i {iv} "
+                f"take {(t.cycles - 1) * iv / 1e6:g} s, but the run lasted at most {elapsed[1]:g} s (start/end time)",
+                path=run.source,
+            )
 
 
 def _set_range(t: ThreadResult, lo: int, hi: int, derivation: str) -> None:
@@ -228,14 +247,29 @@ class _Derivation:
             self.reached_loops(t, iv, lat_lo, lat_hi, lat)
             return
         expected, basis = self.expected(iv)
+        # Threads stop a moment after -D ends or the first reaches -l (another of cyclictest's 2 threads at -l 2000
+        # had 1018 cycles of the 1000 -l allows it): only far more samples than -D allows contradict the run.
+        beyond = max(2.0, EARLY_SHARE * expected, START_SLACK_S * 1e6 / iv)
+        if (
+            not self.reached
+            and t.cycles > expected + beyond
+            and self.setup is not None
+            and not self.setup.length_assumed
+        ):
+            # The command line (recorded, or told with --cmdline) is not how the run was made: believed, its
+            # longer interval would hide missed periods.
+            raise ResultsError(
+                f"contradicts its command line ({self.setup.source}): {basis}: {expected} periods expected but "
+                f"thread {t.index} has {t.cycles} cycles",
+                path=self.run.source,
+            )
         if t.cycles > expected + 2:
-            # More samples than the periods the command line allows: it did not run as we read it.
+            # More samples than the thresholds' length allows: a longer run than they ask.
             _set_range(
                 t,
                 lat_lo,
                 lat_hi,
-                f"{basis}: {expected} periods expected but {t.cycles} cycles, so the command "
-                f"line does not say how it ran; {lat}",
+                f"{basis}: {expected} periods expected but {t.cycles} cycles, so the run was longer than that; {lat}",
             )
             return
         t.expected_periods = expected

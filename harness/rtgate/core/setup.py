@@ -96,16 +96,16 @@ def reconcile(m: Measurement, run: RunResult, duration_s: int | None = None) -> 
 
 
 def _interval(m: Measurement, setup: MeasuredSetup, pairs: Pairs) -> Difference:
-    """Interval (with distance): cyclictest's -v headers print the next thread's interval."""
+    """Interval (with distance). A lone -v header says only that the interval is at most its X (X = i + d)."""
     got_i = [t.interval_us for t, _ in pairs]
     want_i = [a["interval"] for _, a in pairs]
+    for t, a in pairs:  # read at the thresholds' interval (as_asked) or not, a thread ran at most at its X
+        x = setup.announced_intervals.get(t.index)
+        if x is not None and a["interval"] > x:
+            return "interval", f"-i {x} - d (-v header 'Interval: {x}')", f"-i {a['interval']}"
     if not got_i or not all(v is not None for v in got_i):
         return None
-    same = got_i == want_i
-    if not same and setup.verbose_intervals:
-        d = m.sampler.distance_us
-        same = all(g in (w, w + d) for g, w in zip(got_i, want_i))
-    return None if same else ("interval", f"-i {_join(got_i)}", f"-i {_join(want_i)}")
+    return None if got_i == want_i else ("interval", f"-i {_join(got_i)}", f"-i {_join(want_i)}")
 
 
 def _policy(m: Measurement, setup: MeasuredSetup, pairs: Pairs) -> Difference:
@@ -238,6 +238,7 @@ def as_asked(m: Measurement, run: RunResult, duration_s: int | None = None) -> R
         duration_s=length_s,
         loops=loops,
         stopped_early=None,
+        length_assumed=True,
         notes=list(base.notes),
     )
     copy = dataclasses.replace(run, threads=threads, measured_setup=derived)
@@ -297,21 +298,46 @@ def evaluate_measured(
     if isinstance(recorded_accept, list):
         accept = set(accept) | {a for a in recorded_accept if a in ASPECTS}
     shortened = _shortened(m, duration_s)
+    unknown = _unknown_setup(run, accept)
     run = as_asked(m, run, duration_s)
     verdicts = evaluate(m, run)
     if any(t.missed_upper is not None and t.missed is not None and t.missed_upper > t.missed for t in run.threads):
         upper = evaluate(m, _with_missed_upper(run))
         verdicts = [_combine(lo, hi, _thread_of(run, lo)) for lo, hi in zip(verdicts, upper)]
-    judging = _AsMeasured(run, reconcile(m, run, duration_s), accept, shortened)
+    judging = _AsMeasured(run, reconcile(m, run, duration_s), accept, shortened, unknown)
     return [judging.verdict(v) for v in verdicts]
+
+
+# What reading results at the thresholds' set-up assumes: accepting both says the set-up was as asked.
+ASSUMED = ("interval", "duration")
+
+
+def _unknown_setup(run: RunResult, accept: set[str] | frozenset[str]) -> str | None:
+    """Why results whose tool always records its set-up cannot be judged without it, or None.
+
+    Every rt-tests JSON records its command line ("cmdline:"): one without it was edited or cut, and
+    read at the thresholds' interval and length its missed periods are the thresholds', not the run's."""
+    if run.format != "rt-tests-json" or run.measured_setup is not None or set(ASSUMED) <= set(accept):
+        return None
+    return (
+        'rt-tests JSON without its "cmdline:" key (cyclictest always writes it): how the run was made is '
+        'unknown; say it with --cmdline "cyclictest ...", or accept the thresholds\' set-up with '
+        f"--accept-setup {','.join(ASSUMED)}"
+    )
 
 
 class _AsMeasured:
     """A gate's verdict with what the results say of how they were measured."""
 
     def __init__(
-        self, run: RunResult, check: SetupCheck, accept: set[str] | frozenset[str], shortened: str | None
+        self,
+        run: RunResult,
+        check: SetupCheck,
+        accept: set[str] | frozenset[str],
+        shortened: str | None,
+        unknown: str | None = None,
     ) -> None:
+        self.unknown = unknown
         self.run = run
         self.setup: MeasuredSetup | None = run.measured_setup
         self.check = check
@@ -346,6 +372,8 @@ class _AsMeasured:
         """A set-up difference not accepted makes the gate ERROR; a PASS that the results cannot
         vouch for (periods missed unknown, stopped early, shorter than asked) INCONCLUSIVE."""
         bad, check, setup = self.bad, self.check, self.setup
+        if self.unknown and SEVERITY[v.status] < SEVERITY[Status.ERROR]:
+            return Status.ERROR, f"{self.unknown}; the gate alone said: {reason}"
         if [a for a in bad if a != "duration"] and SEVERITY[v.status] < SEVERITY[Status.ERROR]:
             return Status.ERROR, (
                 f"measured differently from what the thresholds ask: {check.text(bad)} "
@@ -357,6 +385,12 @@ class _AsMeasured:
             return (
                 Status.INCONCLUSIVE,
                 f"{reason}; but the periods it missed are unknown ({t.missed_derivation or 'not counted'})",
+            )
+        if setup is not None and setup.stopped_early and setup.length_assumed:
+            # the length is the thresholds', not the run's: a run made shorter on purpose looks the same
+            return Status.INCONCLUSIVE, (
+                f"{reason}; but the run was shorter than asked: {setup.stopped_early} "
+                '(the results do not say how long it was asked to run: --cmdline "cyclictest ..." says it)'
             )
         if setup is not None and setup.stopped_early:
             return Status.INCONCLUSIVE, f"{reason}; but the run stopped early: {setup.stopped_early}"

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rtgate.core.model import ThreadResult
+    from rtgate.core.model import RunResult, ThreadResult
     from rtgate.core.thresholds import Measurement, ThreadGroup
 
 RT_POLICIES = ("fifo", "rr")
@@ -188,26 +188,43 @@ def plan_for_results(m: Measurement, nthreads: int, duration_s: int | None = Non
     return _build(m, counts, None, (), duration_s)
 
 
+# planned_cpus' mark for a thread the plan pins to no CPU (None: no plan, or a thread beyond it).
+UNPINNED = -1
+
+
 def named_cpu(stated: int | None, planned: int | None) -> int | None:
-    """The CPU a thread is named after: the one its results state (-1: they say it was not pinned),
-    else the one the plan places it on; None names it by its index."""
+    """The CPU a thread ran on: the one its results state (-1: they say it was not pinned), else the
+    one the plan places it on; None when neither says."""
     if stated is not None:
         return stated if stated >= 0 else None
-    return planned
+    return planned if planned is not None and planned >= 0 else None
+
+
+def naming_cpus(planned: list[int | None], run: RunResult) -> list[int | None]:
+    """planned_cpus as thread_name reads them for `run`. A thread that neither the plan nor the run's command
+    line pins is named by its index even where its results state a CPU: cyclictest with libnuma pins thread N
+    to CPU N unasked and says so only in its JSON, where its histogram text, T: lines and -v samples state no
+    CPU, and one run keeps its names in every format. Elsewhere a CPU the results state names the thread."""
+    unasked = run.measured_setup is not None and run.measured_setup.pinned is False
+    return planned if unasked else [None if c == UNPINNED else c for c in planned]
 
 
 def thread_name(t: ThreadResult, planned: int | None = None) -> str:
-    """cpu1 after the CPU it ran on (stated, else planned: named_cpu), t0 when unknown."""
+    """cpu1 after the CPU it ran on (stated, else planned: named_cpu), t0 when unknown, and t0 when
+    naming_cpus says the plan pins it nowhere."""
+    if planned == UNPINNED:
+        return f"t{t.index}"
     cpu = named_cpu(t.cpu, planned)
     return f"cpu{cpu}" if cpu is not None else f"t{t.index}"
 
 
 def planned_cpus(m: Measurement | None, nthreads: int) -> list[int | None]:
-    """Per thread position of a run of `nthreads` threads, the CPU the plan places it on (None: not
-    pinned, or no threshold file; rtla states every CPU itself)."""
+    """Per thread position of a run of `nthreads` threads, the CPU the plan places it on (UNPINNED: on
+    none; None: no threshold file, or beyond the plan; rtla states every CPU itself)."""
     if m is None or m.backend == "timerlat":
         return [None] * nthreads
-    cpus: list[int | None] = [t.cpu for t in plan_for_results(m, nthreads).threads]
+    plan = plan_for_results(m, nthreads).threads
+    cpus: list[int | None] = [UNPINNED if t.cpu is None and not t.one_per_cpu else t.cpu for t in plan]
     return (cpus + [None] * nthreads)[:nthreads]
 
 

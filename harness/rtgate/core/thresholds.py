@@ -333,6 +333,14 @@ def _gate(c: Checker, raw: Any, key: Key, groups: set[str]) -> GateSpec:
     c.fields(keys.GATE, m, key, _GATE_LIMITS, g)
     if g.percentile is not None and g.percentile >= 100.0:
         raise c.fail(key + ("percentile",), "percentile must be below 100 (use a max gate)")
+    if g.percentile is not None and g.percentile < 1.0:
+        # 0.999 is the 0.999th percentile to the loader and the 99.9th to a reader who writes quantiles
+        raise c.fail(
+            key + ("percentile",),
+            f"a percentile of {g.percentile:g} means two things: the {g.percentile:g}th percentile (nearly the "
+            f"fastest wake-up) or the quantile {g.percentile:g} (the {g.percentile * 100:g}th percentile); "
+            f"a percentile is in %: write {g.percentile * 100:g} for the second",
+        )
     c.fields(keys.GATE, m, key, _GATE_COUNTS, g)
     if "threads" in m:
         g.threads = _gate_threads(c, m["threads"], key + ("threads",), groups)

@@ -103,6 +103,11 @@ def _check_record(run: RunResult, rec: Any) -> list[str]:
         )
     if rec.get("results") != digest(run):
         out.append("its validity record was written for other figures than the results it is in")
+    # A --duration asked on purpose is what the sampler ran (-D): one that is not would excuse a short run.
+    asked = rec.get("request", {}).get("duration_s") if isinstance(rec.get("request"), dict) else None
+    ran = run.measured_setup.duration_s if run.measured_setup is not None else None
+    if run.format == "rtgate-json" and isinstance(asked, (int, float)) and not isinstance(asked, bool) and ran != asked:
+        out.append(f"its validity record asks --duration {asked:g} s but the sampler ran -D {ran or 'none'}")
     return out
 
 

@@ -212,7 +212,10 @@ class HistoryDB:
         # What rtgate run recorded (machine, load, preflight), also when the results were read back from a folder.
         environment = recorded_environment(run)
         rows = []
-        for t, name in zip(run.threads, thread_ids(run.threads, planned)):
+        from rtgate.core.thread_plan import naming_cpus  # the gates' names: one run, one name in every format
+
+        named = naming_cpus(planned, run) if planned else None
+        for t, name in zip(run.threads, thread_ids(run.threads, named)):
             p99 = p999 = None
             hist = None
             if t.histogram is not None:

@@ -74,7 +74,9 @@ def load_results(path: str | Path, fmt: str = "auto", unit: str | None = None) -
     if fmt == "rtla":  # states its unit in its header; a contradicting --unit is refused
         from rtgate.parsers import rtla
 
-        return rtla.parse(p, unit)
+        run = rtla.parse(p, unit)
+        check_plausible_unit(run, None, explicit=False)  # a header is text: it may have been edited
+        return run
     from rtgate.parsers import histtext, summary, verbose
 
     parsers = {"histogram": histtext.parse, "summary": summary.parse, "verbose": verbose.parse}
@@ -109,21 +111,25 @@ def check_plausible_unit(run: RunResult, interval_us: int | None, explicit: bool
         how = f"{run.unit} (as the file states)"
     else:
         how = f"{run.unit} (the default for {run.format})"
+    # --unit cannot contradict rtla's header: there the header itself is in doubt
+    fix = "its '# Time unit' line is not its values' ({})" if run.format.startswith("rtla") else "use --unit {}"
     if run.unit == "ns" and max(highs) < 1000:
         raise ResultsError(
             f"read as {how}, every latency is under 1 us (max {max(highs):g} ns): "
-            "these values look like microseconds (use --unit us)",
+            f"these values look like microseconds ({fix.format('us')})",
             path=run.source,
         )
     if run.unit == "ns" and min(lows) < MIN_WAKEUP_NS:
         raise ResultsError(
             f"read as {how}, the fastest wake-up took {min(lows):g} ns, less than "
-            "a timer interrupt and a context switch take: these values look like microseconds (use --unit us)",
+            "a timer interrupt and a context switch take: these values look like microseconds "
+            f"({fix.format('us')})",
             path=run.source,
         )
     if run.unit == "us" and not stated:
         # A file that states us is never read 1000x smaller than it is (the ns checks above catch an
-        # edit to ns): a stalled run whose every wake-up missed its period is data, not a unit error.
+        # edit to ns, rtla's header too): a stalled run whose every wake-up missed its period is data
+        # (tests/fixtures/rtla/stop.txt), not a unit error.
         periods = [(t, lo, t.interval_us or interval_us) for t, lo, _ in measured]
         if all(iv is not None and lo > iv for _, lo, iv in periods):
             t, _, iv = periods[0]
@@ -131,6 +137,6 @@ def check_plausible_unit(run: RunResult, interval_us: int | None, explicit: bool
             raise ResultsError(
                 f"read as {how}, every latency is above the period (thread {t.index}: min "
                 f"{t.min:g} us > interval {iv} us): these values look like nanoseconds "
-                f"(use --unit ns){asked}",
+                f"({fix.format('ns')}){asked}",
                 path=run.source,
             )

@@ -5,8 +5,8 @@ cyclictest records argv joined by spaces (no quoting) and parses it with getopt_
 may be grouped (-mq), take their value attached (-i200) or as the next word, -t and -a take an
 optional value (attached, or the next word when it is a number), long options take `=value` or the
 next word. Semantics follow cyclictest's source: -i default 1000 us; -d default 500 us, dropped when
--h/-H is given; -D is whole seconds with an optional m/h/d suffix; -l counts cycles per thread but
-all threads stop when the first has them; --priospread gives thread N priority PRIO-N; a priority
+-h/-H is given (by rtgate-sampler too); -D is whole seconds with an optional m/h/d suffix; -l counts
+cycles per thread but all threads stop when the first has them; --priospread gives thread N priority PRIO-N; a priority
 without a real-time policy means SCHED_FIFO, a real-time policy without priority means threads+1.
 """
 
@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from rtgate.core.model import MeasuredSetup, RunResult, ThreadResult
+from rtgate.core.periods import derive_missed
+from rtgate.errors import ResultsError
 
 # Which options take a value: the sampler's (tests/system/test_sampler_contract.py holds these tables to
 # rtgate-sampler --dump-contract), which are cyclictest's.
@@ -177,6 +181,7 @@ class CommandSetup:
     histogram: int | None
     breaktrace: int | None
     thread_priorities: list[int] | None = None  # rtgate-sampler's --thread-priorities
+    pinned: bool = False  # -a, -S, --numa or --thread-cpus: the threads' CPUs were asked for
     problems: list[str] = field(default_factory=list)
 
     def priorities(self, nthreads: int) -> list[int | None]:
@@ -195,7 +200,7 @@ class CommandSetup:
     def effective_policy(self) -> str:
         if self.policy in ("fifo", "rr"):
             return self.policy
-        if self.priority or self.priospread:
+        if self.priority or self.priospread or self.thread_priorities:
             return "fifo"  # cyclictest: "policy and priority don't match: setting policy to SCHED_FIFO"
         return self.policy or "other"
 
@@ -208,9 +213,8 @@ def parse_cmdline(cmdline: str) -> CommandSetup:
     v = o.values
     hist = _int(v.get("histogram")) or _int(v.get("histofall"))
     distance = _int(v.get("distance"))
-    sampler = o.program.startswith("rtgate-sampler")
-    if hist and not sampler:
-        distance = 0  # cyclictest: "distance is ignored and set to 0, if histogram enabled"
+    if hist:  # cyclictest: "distance is ignored and set to 0, if histogram enabled"; rtgate-sampler too
+        distance = 0
     elif distance is None:
         distance = 500
     threads: int | None = 1
@@ -239,5 +243,86 @@ def parse_cmdline(cmdline: str) -> CommandSetup:
         histogram=hist,
         breaktrace=_int(v.get("breaktrace")),
         thread_priorities=prios,
+        pinned=bool({"affinity", "smp", "numa"} & set(v)) or bool(thread_cpus),
         problems=o.problems,
     )
+
+
+def command_setup(
+    command: CommandSetup, threads: list[ThreadResult], unit: str, source: str, elapsed: tuple[float, float] | None
+) -> MeasuredSetup:
+    """How results were measured, from the command line that made them (recorded, or told: apply_command)."""
+    return MeasuredSetup(
+        source=source,
+        tool=command.program,
+        interval_us=command.interval_us,
+        distance_us=command.distance_us,
+        duration_s=command.duration_s,
+        loops=command.loops,
+        policy=command.effective_policy(),
+        priority=threads[0].priority if threads else None,
+        priospread=command.priospread,
+        threads=len(threads),
+        nsecs=unit == "ns",
+        relative=command.relative,
+        breaktrace=command.breaktrace,
+        elapsed_s=elapsed,
+        pinned=command.pinned,
+        notes=list(command.problems),
+    )
+
+
+# Results that do not record the command line that made them, as derive_missed names them.
+TOLD_FORMATS = {
+    "histogram-text": "histogram text",
+    "summary-text": "T: lines",
+    "verbose-text": "-v samples",
+    "rt-tests-json": "rt-tests JSON",
+}
+
+
+def apply_command(run: RunResult, cmdline: str, source: str) -> None:
+    """Results that do not say how they were made (text formats, rt-tests JSON without its "cmdline:"),
+    told by the command line that made them (check's --cmdline, or the NAME.cmdline file beside them):
+    each thread's interval, priority and policy, the run's -D or -l, and the missed periods derived from
+    them. What the results do state must agree with it: a contradiction is refused, never overridden."""
+    if run.format not in TOLD_FORMATS or run.cmdline:
+        raise ResultsError(
+            f"records how it was made; the command line from {source} is for results that do not", path=run.source
+        )
+    command = parse_cmdline(cmdline)
+
+    def refuse(message: str) -> ResultsError:
+        return ResultsError(
+            f"the command line from {source} ({' '.join(cmdline.split())[:120]}) {message}", path=run.source
+        )
+
+    if not command.program or command.problems:
+        raise refuse(f"cannot be read: {'; '.join(command.problems) or 'it is empty'}")
+    if command.nsecs != (run.unit == "ns"):
+        raise refuse(
+            f"{'has' if command.nsecs else 'has no'} -N, but the results are read in {run.unit}"
+            f" (--unit {'ns' if command.nsecs else 'us'})"
+        )
+    n = len(run.threads)
+    if command.threads is not None and command.threads != n:
+        raise refuse(f"runs {command.threads} threads, but the results have {n}")
+    intervals, priorities = command.intervals(n), command.priorities(n)
+    announced = run.measured_setup.announced_intervals if run.measured_setup else {}
+    for t, interval, priority in zip(run.threads, intervals, priorities):
+        if t.interval_us is not None and t.interval_us != interval:
+            raise refuse(f"gives thread {t.index} -i {interval}, but the results say {t.interval_us}")
+        # cyclictest's -v header prints the interval after adding -d (not with -h): parsers/verbose.py
+        x = announced.get(t.index)
+        if x is not None and x != interval + (0 if command.histogram else command.distance_us):
+            raise refuse(
+                f"gives thread {t.index} -i {interval} -d {command.distance_us}, but its -v header says 'Interval: {x}'"
+            )
+        if t.priority is not None and priority is not None and t.priority != priority:
+            raise refuse(f"gives thread {t.index} priority {priority}, but the results say {t.priority}")
+        t.interval_us, t.priority = interval, t.priority if t.priority is not None else priority
+        t.policy = t.policy or command.effective_policy()
+    run.cmdline = cmdline
+    run.measured_setup = command_setup(command, run.threads, run.unit, f"command line ({source})", None)
+    run.measured_setup.announced_intervals = dict(announced)
+    derive_missed(run, run.measured_setup, TOLD_FORMATS[run.format])

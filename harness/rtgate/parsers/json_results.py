@@ -26,7 +26,7 @@ from rtgate.core.periods import derive_missed
 from rtgate.core.validate import check_run
 from rtgate.errors import ResultsError
 from rtgate.parsers import foreign
-from rtgate.parsers.cmdline import parse_cmdline
+from rtgate.parsers.cmdline import command_setup, parse_cmdline
 from rtgate.parsers.common import MAX_COLUMNS, read_results_bytes
 from rtgate.parsers.json_lift import Lift, Lifted
 
@@ -73,7 +73,10 @@ def parse(path: Path) -> RunResult:
     _check_thread_count(path, doc)
     if "rtgate" in doc:
         _check_rtgate_types(path, doc)
-        return check_run(_parse_rtgate(path, doc), _json_locator(path, doc))
+        run = check_run(_parse_rtgate(path, doc), _json_locator(path, doc))
+        _check_stop(path, doc["rtgate"], run.threads)  # once each field alone is known sound
+        _check_command_line(path, doc, doc["rtgate"], run.threads)
+        return run
     _check_rt_tests_types(path, doc)
     return check_run(_parse_rt_tests(path, doc), _json_locator(path, doc))
 
@@ -571,23 +574,7 @@ def _parse_rt_tests(path: Path, doc: dict[str, Any]) -> RunResult:
         for t in threads:
             t.missed_derivation = "rt-tests JSON without a command line: missed periods cannot be known"
         return run
-    run.measured_setup = MeasuredSetup(
-        source="rt-tests command line",
-        tool=command.program,
-        interval_us=command.interval_us,
-        distance_us=command.distance_us,
-        duration_s=command.duration_s,
-        loops=command.loops,
-        policy=command.effective_policy(),
-        priority=threads[0].priority,
-        priospread=command.priospread,
-        threads=len(threads),
-        nsecs=unit == "ns",
-        relative=command.relative,
-        breaktrace=command.breaktrace,
-        elapsed_s=elapsed,
-        notes=list(command.problems),
-    )
+    run.measured_setup = command_setup(command, threads, unit, "rt-tests command line", elapsed)
     derive_missed(run, run.measured_setup, "rt-tests JSON")
     return run
 
@@ -680,6 +667,91 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
     )
     run.measured_setup = _rtgate_setup(rg, threads)
     return run
+
+
+_STOPS = ("loops", "duration", "signal", "breaktrace", "error")
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _check_stop(path: Path, rg: dict[str, Any], threads: list[ThreadResult]) -> None:
+    """How the run ended decides whether a PASS stands (a signal makes it INCONCLUSIVE): the reason
+    is held to what the rest of the file proves. rtgate-sampler ends a -l run when a thread has
+    accounted for its loops (cycles + missed == loops; every thread with --loops-per-thread), and
+    calls a -D run ended by its duration only once every thread accounted for its periods (main.c).
+    Only the fields that can loosen a verdict are held: a signal or a checkpoint never passes."""
+    reason, complete, signal = rg.get("stop_reason"), rg.get("complete"), rg.get("signal")
+
+    def fail(message: str, key: str = "rtgate.stop_reason") -> ResultsError:
+        return ResultsError(f"contradicts itself: {message}", path=str(path), key=key)
+
+    if complete is True and reason not in _STOPS:
+        raise fail(f"complete is true but stop_reason is {reason!r} (one of {', '.join(_STOPS)})")
+    if complete is False and reason != "running":
+        raise fail(f"complete is false (a checkpoint) but stop_reason is {reason!r}, not 'running'")
+    if complete is True and (reason == "signal") != (signal is not None):
+        raise fail(f"stop_reason is {reason!r} but signal is {signal!r}")
+    if reason == "breaktrace" and rg.get("break_thread") is None:
+        raise fail("stop_reason is 'breaktrace' but break_thread is null")
+    done = [t.cycles + (t.missed or 0) for t in threads]
+    loops = _count(rg.get("loops"))
+    if reason == "loops":
+        # Every version counts a sample against -l (the first also counted missed periods), none runs past it.
+        every = rg.get("loops_per_thread") is True
+        short = min(done) if every else max(done)
+        if not loops or short < loops or max(t.cycles for t in threads) > loops:
+            i = done.index(short)
+            raise fail(
+                f"stop_reason is 'loops' but thread {threads[i].index} accounted for {done[i]} periods "
+                f"(cycles + missed) of loops {loops or 'none'}"
+                + ("" if every else ": a -l run ends when its first thread has them all")
+            )
+    duration = _count(rg.get("duration_s"))
+    if reason == "duration":
+        for t, n in zip(threads, done):
+            iv = _count(t.interval_us)
+            expected = (duration * 1_000_000 - iv) // iv + 1 if duration and iv else None
+            if expected is None or n + 1 < expected:
+                raise fail(
+                    f"stop_reason is 'duration' but thread {t.index} accounted for {n} periods "
+                    f"(cycles + missed) of the {expected if expected else 'unknown number'} that "
+                    f"duration_s {duration or 'none'} at {iv or '?'} us holds"
+                )
+
+
+def _check_command_line(path: Path, doc: dict[str, Any], rg: dict[str, Any], threads: list[ThreadResult]) -> None:
+    """rtgate-sampler records how it ran twice, on its command line and in its rtgate section: the
+    interval, loops and duration that decide a set-up difference or a short run must agree."""
+    cmdline = doc.get("cmdline:")
+    if not isinstance(cmdline, str) or not cmdline.strip():
+        return
+    command = parse_cmdline(cmdline)
+    if not command.program.startswith("rtgate-sampler"):
+        return
+    said = {"loops": command.loops or 0, "duration_s": command.duration_s or 0}
+    for key, value in said.items():
+        if key in rg and _count(rg.get(key)) != value:
+            raise ResultsError(
+                f"contradicts itself: rtgate.{key} is {rg.get(key)!r} but the command line says {value or 'none'}",
+                path=str(path),
+                key=f"rtgate.{key}",
+            )
+    if command.threads is not None and command.threads != len(threads):
+        raise ResultsError(
+            f"contradicts itself: {len(threads)} threads but the command line runs {command.threads}",
+            path=str(path),
+            key="rtgate.threads",
+        )
+    for i, (t, want) in enumerate(zip(threads, command.intervals(len(threads)))):
+        if t.interval_us is not None and t.interval_us != want:
+            raise ResultsError(
+                f"contradicts itself: interval_us is {t.interval_us} but the command line gives thread "
+                f"{t.index} {want} (-i {command.interval_us} -d {command.distance_us})",
+                path=str(path),
+                key=f"rtgate.threads[{i}].interval_us",
+            )
 
 
 def _rtgate_histogram(path: Path, raw: list[Any] | Lifted, where: str, unit: str) -> Histogram:

@@ -25,6 +25,25 @@ def looks_like(head: str) -> bool:
     return any(ANSI.sub("", line).startswith("T:") for line in head.splitlines())
 
 
+def read_t_line(path: Path, number: int, line: str) -> ThreadResult:
+    """One T: line as a thread's figures (-v -q ends with them too: parsers/verbose.py)."""
+    m = _T.match(line)
+    if not m:
+        raise ResultsError(f"malformed T: line {line[:80]!r}", path=str(path), line=number)
+    idx, _tid, prio, interval, cycles, tmin, _act, avg, tmax = (whole(g, path, number, "T: field") for g in m.groups())
+    if idx >= MAX_COLUMNS:
+        raise ResultsError(f"thread {idx}: more threads than cyclictest runs", path=str(path), line=number)
+    return ThreadResult(
+        index=idx,
+        cycles=cycles,
+        min=tmin if cycles else None,
+        max=tmax if cycles else None,
+        avg=avg if cycles else None,
+        priority=prio,
+        interval_us=interval,
+    )
+
+
 def parse(path: Path, unit: str = "us") -> RunResult:
     """The last line printed for each thread wins: live output repeats them."""
     check_unit(unit, path)
@@ -38,24 +57,9 @@ def parse(path: Path, unit: str = "us") -> RunResult:
             policy = pm.group(1).split("/")[-1]  # "fifo/other": cyclictest fell back to SCHED_OTHER
         if not line.startswith("T:"):
             continue
-        m = _T.match(line)
-        if not m:
-            raise ResultsError(f"malformed T: line {line[:80]!r}", path=str(path), line=number)
-        idx, _tid, prio, interval, cycles, tmin, _act, avg, tmax = (
-            whole(g, path, number, "T: field") for g in m.groups()
-        )
-        t = ThreadResult(
-            index=idx,
-            cycles=cycles,
-            min=tmin if cycles else None,
-            max=tmax if cycles else None,
-            avg=avg if cycles else None,
-            priority=prio,
-            interval_us=interval,
-            policy=policy,
-        )
-        if idx >= MAX_COLUMNS:
-            raise ResultsError(f"thread {idx}: more threads than cyclictest runs", path=str(path), line=number)
+        t = read_t_line(path, number, line)
+        t.policy = policy
+        idx = t.index
         if idx in latest:
             _check_progress(path, number, latest[idx], t)
         latest[idx] = t
