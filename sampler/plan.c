@@ -14,6 +14,34 @@ static const char *const named[N_COUNT] = {"DURATION", "RT_PRIORITY", "INTERVAL"
 					   "AFFINITY", "HISTOGRAM",   "PRIORITY"};
 
 static char problem[PLAN_PROBLEM_LEN];
+/* What the last expansion allocated: its word list and the words it made (argv's own are not). */
+static char **list;
+static char **made;
+static int nmade, capmade;
+
+static int own(char *w)
+{
+	if (nmade == capmade) {
+		int cap = capmade ? 2 * capmade : 32;
+		char **m = realloc(made, (size_t)cap * sizeof(*m));
+		if (!m)
+			return -1;
+		made = m;
+		capmade = cap;
+	}
+	made[nmade++] = w;
+	return 0;
+}
+
+void plan_release(void)
+{
+	for (int i = 0; i < nmade; i++)
+		free(made[i]);
+	free(made);
+	free(list);
+	made = list = NULL;
+	nmade = capmade = 0;
+}
 
 const char *plan_problem(void)
 {
@@ -115,11 +143,15 @@ static int split_plan(const char *plan, struct words *ws, char *err, size_t errl
 		if (!end)
 			end = p + strlen(p);
 		w = plan_word(p, (size_t)(end - p), err, errlen);
-		if (!w || push(ws, w)) {
-			if (w) {
-				free(w);
-				set_err(err, errlen, "out of memory");
-			}
+		if (!w)
+			return -1;
+		if (own(w)) {
+			free(w);
+			set_err(err, errlen, "out of memory");
+			return -1;
+		}
+		if (push(ws, w)) {
+			set_err(err, errlen, "out of memory");
 			return -1;
 		}
 		p = end;
@@ -232,8 +264,13 @@ static int check_params(struct words *ws, const char *given[N_COUNT], char *err,
 		} else {
 			char *w = malloc(32);
 			drop_length(ws);
-			if (!w || (snprintf(w, 32, "--duration=%llus", (unsigned long long)s), push(ws, w))) {
+			if (!w || own(w)) {
 				free(w);
+				set_err(err, errlen, "out of memory");
+				return -1;
+			}
+			snprintf(w, 32, "--duration=%llus", (unsigned long long)s);
+			if (push(ws, w)) {
 				set_err(err, errlen, "out of memory");
 				return -1;
 			}
@@ -281,13 +318,13 @@ static int output_words(struct words *ws, const char *dir, char *err, size_t err
 	for (int hist = 0; hist <= histogram; hist++) {
 		size_t len = strlen(dir) + strlen(name) + 32;
 		char *w = malloc(len);
-		if (!w) {
+		if (!w || own(w)) {
+			free(w);
 			set_err(err, errlen, "out of memory");
 			return -1;
 		}
 		snprintf(w, len, "--%s=%s/%s.%s", hist ? "histfile" : "json", dir, name, hist ? "hist" : "json");
 		if (push(ws, w)) {
-			free(w);
 			set_err(err, errlen, "out of memory");
 			return -1;
 		}
@@ -295,21 +332,20 @@ static int output_words(struct words *ws, const char *dir, char *err, size_t err
 	return 0;
 }
 
-int plan_expand(int argc, char **argv, int *out_argc, char ***out_argv, char *err, size_t errlen)
+/* The words of argv with the plan in place of --plan, the parameters checked, the outputs named. */
+static int expand(int argc, char **argv, struct words *ws, char *err, size_t errlen)
 {
-	struct words ws = {0};
 	const char *given[N_COUNT] = {0};
 	const char *dir = NULL;
 	int params = 0, planned = 0;
 
-	problem[0] = '\0';
 	for (int i = 0; i < argc; i++) {
 		if (i && starts(argv[i], "--plan=")) {
 			if (planned++) {
 				set_err(err, errlen, "--plan given twice");
 				return -1;
 			}
-			if (split_plan(argv[i] + strlen("--plan="), &ws, err, errlen))
+			if (split_plan(argv[i] + strlen("--plan="), ws, err, errlen))
 				return -1;
 		} else if (i && starts(argv[i], "--param=")) {
 			params = 1;
@@ -317,15 +353,29 @@ int plan_expand(int argc, char **argv, int *out_argc, char ***out_argv, char *er
 				return -1;
 		} else if (i && starts(argv[i], "--output-dir=")) {
 			dir = argv[i] + strlen("--output-dir=");
-		} else if (push(&ws, argv[i])) {
+		} else if (push(ws, argv[i])) {
 			set_err(err, errlen, "out of memory");
 			return -1;
 		}
 	}
-	if (params && check_params(&ws, given, err, errlen))
+	if (params && check_params(ws, given, err, errlen))
 		return -1;
-	if (dir && output_words(&ws, dir, err, errlen))
+	return dir ? output_words(ws, dir, err, errlen) : 0;
+}
+
+int plan_expand(int argc, char **argv, int *out_argc, char ***out_argv, char *err, size_t errlen)
+{
+	struct words ws = {0};
+	int rc;
+
+	plan_release();
+	problem[0] = '\0';
+	rc = expand(argc, argv, &ws, err, errlen);
+	list = ws.w; /* freed by plan_release, with the words made */
+	if (rc) {
+		plan_release();
 		return -1;
+	}
 	*out_argc = ws.n;
 	*out_argv = ws.w;
 	return 0;

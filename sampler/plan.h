@@ -21,6 +21,8 @@
 /* Returns 0 with the words in out_argc and out_argv (allocated once, kept for the run), or -1 with a
  * usage error in err. */
 int plan_expand(int argc, char **argv, int *out_argc, char ***out_argv, char *err, size_t errlen);
+/* Free what the last plan_expand allocated (its words are then gone). */
+void plan_release(void);
 /* Why the board's parameters keep the run from being measured ("" when nothing does). */
 const char *plan_problem(void);
 

@@ -86,5 +86,6 @@ int main(void)
 	CHECK(!strcmp(joined, "s|--measurement=idle|-h|100|--json=/tmp/o/idle.json|--histfile=/tmp/o/idle.hist"));
 	CHECK_EQ(expand((const char *[]){"s", "--plan=-q", "--output-dir=/tmp/o", NULL}), -1);
 	CHECK_STR_HAS(err, "needs --measurement");
+	plan_release();
 	CHECK_DONE();
 }
