@@ -617,11 +617,6 @@ static void mark_invalid(const struct gate_spec *g, struct gate_verdict *v, cons
 }
 
 /*
- * --gate: the verdicts, one RTGATE-GATE line each, for shells on boards without Python. Not
- * measured: every gate "all" with the record's status and reason. Measured but invalid: every
- * verdict ERROR with the reason and the value measured.
- */
-/*
  * The record as one console line, "rtgate: ENVIRONMENT NAME {...}", for `rtgate lava results`: the
  * layout's newlines go (JSON strings escape their own), and inside strings a quote or backslash is
  * written as a \u escape, since LAVA's log escapes every '"' of a console line.
@@ -662,6 +657,11 @@ static void print_console_verdict(const char *name, const struct gate_spec *g, c
 	printf("rtgate: %s %s/%s[%s]: %s\n", gate_status_name(v->status), name, g->name, v->thread, v->reason);
 }
 
+/*
+ * --gate: the verdicts, one RTGATE-GATE line each, for shells on boards without Python. Not
+ * measured: every gate "all" with the record's status and reason. Measured but invalid: every
+ * verdict ERROR with the reason and the value measured.
+ */
 static void print_gates(struct sampler *s, const struct run_result *r)
 {
 	struct gate_verdict *verdicts;
