@@ -1044,7 +1044,7 @@ int gate_evaluate(const struct gate_spec *g, const struct run_result *r, char id
 			size_t len = strlen(e.v->reason);
 			e.v->status = GATE_INCONCLUSIVE;
 			snprintf(e.v->reason + len, sizeof(e.v->reason) - len, "; but the run was stopped early by %s",
-				 r->signal == 2 ? "SIGINT" : r->signal == 15 ? "SIGTERM" : "a signal");
+				 signal_name(r->signal) ? signal_name(r->signal) : "a signal");
 		}
 		count++;
 	}
@@ -1062,6 +1062,21 @@ int gate_evaluate(const struct gate_spec *g, const struct run_result *r, char id
 	if (g->worst && count == 1)
 		snprintf(out[0].thread, sizeof(out[0].thread), "worst");
 	return count;
+}
+
+void gate_unjudged(const struct gate_spec *g, int status, const char *reason, struct gate_verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	snprintf(v->thread, sizeof(v->thread), "all");
+	v->status = status;
+	v->has_limit = 1;
+	if (g->kind == GATE_MISS_RATE)
+		v->limit = g->rate;
+	else if (g->kind == GATE_MISSED)
+		v->limit = g->max_count >= 0 ? (double)g->max_count : g->max_rate;
+	else
+		v->limit = g->limit;
+	snprintf(v->reason, sizeof(v->reason), "%s", reason);
 }
 
 /* One line per verdict for shells: fields are space-free until the reason, which ends the line. */

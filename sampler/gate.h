@@ -62,6 +62,8 @@ void gate_thread_ids(const struct run_result *r, char labels[][GATE_NAME_LEN], i
 int gate_evaluate(const struct gate_spec *g, const struct run_result *r, char ids[][GATE_NAME_LEN],
 		  struct gate_verdict *out, int max_out);
 void gate_print(FILE *f, const struct gate_spec *g, const struct gate_verdict *v);
+/* A gate not judged because nothing was measured: thread "all", its limit, status and reason. */
+void gate_unjudged(const struct gate_spec *g, int status, const char *reason, struct gate_verdict *v);
 /* The gate keys with their ranges and the RTGATE-GATE fields, as part of --dump-contract. */
 void gate_dump_contract(FILE *f);
 const char *gate_status_name(int status);

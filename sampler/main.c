@@ -16,13 +16,19 @@
 #include <unistd.h>
 
 #include "gate.h"
+#include "load.h"
 #include "measure.h"
 #include "options.h"
 #include "out_histtext.h"
 #include "out_json.h"
 #include "out_text.h"
 #include "outfile.h"
+#include "plan.h"
+#include "record.h"
+#include "require.h"
 #include "result.h"
+#include "rtscan.h"
+#include "sysinfo.h"
 #include "sysprep.h"
 
 #define BLOCK_CAP 4096        /* block-maxima entries per thread before coarsening */
@@ -33,6 +39,10 @@
 #define LEAD_NS 2000000LL     /* from the start instant to the first period: thread creation */
 #define LEAD_PER_THREAD_NS 50000LL
 #define CREATE_MARGIN_NS 200000LL
+#define SCAN_NS 1000000000LL  /* competing real-time tasks are looked for this often while measuring, */
+#define SCAN_BUDGET 1250      /* or every 1250 times a scan's CPU time: the engine's cost stays <= 0.08 % */
+#define OVERRUN_MIN_S 0.5     /* unaccounted time that makes a run invalid (core/validity.py) */
+#define OVERRUN_PERIODS 10
 
 static volatile sig_atomic_t sig_stop;
 static volatile sig_atomic_t sig_status;
@@ -50,8 +60,23 @@ static void on_wake(int sig)
 	(void)sig; /* only interrupts clock_nanosleep */
 }
 
+/*
+ * The measurement engine's state (--measurement, --require): allocated only when asked for, so
+ * that a plain cyclictest command line locks none of it with -m.
+ */
+struct engine {
+	struct sysinfo sys;
+	struct require_report require;
+	struct rt_priorities prio;
+	struct rt_tasks before, during, after;
+	int competing_matters;      /* --require=no_competing_rt */
+	int64_t next_scan_ns;       /* CLOCK_MONOTONIC */
+};
+
 struct sampler {
 	struct params p;
+	struct engine *eng;         /* NULL: a plain run */
+	char start_error[512];      /* why the threads could not start */
 	struct sys_facts sys;
 	struct run_control ctl;
 	struct thread_state *ts;
@@ -307,8 +332,9 @@ static int start_threads(struct sampler *s)
 				sys_explain_sched_failure(why, sizeof(why), ts->policy, ts->priority, err);
 			else
 				snprintf(why, sizeof(why), "%s", strerror(err));
-			fprintf(stderr, "rtgate-sampler: cannot start thread %d%s: %s\n", i,
-				ts->cpu >= 0 ? " on its CPU" : "", why);
+			snprintf(s->start_error, sizeof(s->start_error), "cannot start thread %d%s: %s", i,
+				 ts->cpu >= 0 ? " on its CPU" : "", why);
+			fprintf(stderr, "rtgate-sampler: %s\n", s->start_error);
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
 			s->p.num_threads = i; /* join those that run; nothing is written */
 			stop_threads(s);
@@ -524,6 +550,18 @@ static void watch(struct sampler *s)
 		if (done)
 			break;
 		now = now_ns(CLOCK_MONOTONIC);
+		if (s->eng && now >= s->eng->next_scan_ns) {
+			/* here, in main's tick, off the measured CPUs: never in a measurement thread */
+			int64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID), period;
+
+			rtscan("/", &s->eng->prio, (int)getpid(), &s->eng->during, RTSCAN_NEW_COMPETITORS);
+			/* about once a second; less often where a scan costs more than the budget allows */
+			period = (now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu) * SCAN_BUDGET;
+			now = now_ns(CLOCK_MONOTONIC);
+			s->eng->next_scan_ns = now + (period > SCAN_NS ? period : SCAN_NS);
+		}
+		if (s->eng && s->eng->next_scan_ns - now < tick)
+			tick = s->eng->next_scan_ns - now > 0 ? s->eng->next_scan_ns - now : 1;
 		if (s->p.checkpoint_s && now >= next_checkpoint) {
 			write_checkpoint(s);
 			next_checkpoint += (int64_t)s->p.checkpoint_s * 1000000000LL;
@@ -548,12 +586,91 @@ static void stop_threads(struct sampler *s)
 		drain_verbose(s);
 }
 
-/* --gate: the verdicts, one RTGATE-GATE line each, for shells on boards without Python. */
+/* A measured gate of an invalid run: ERROR, its figures kept, the value in the reason. */
+static void mark_invalid(const struct gate_spec *g, struct gate_verdict *v, const char *why)
+{
+	const char *units = gate_unit(g);
+	char tail[sizeof(v->reason)], out[sizeof(v->reason)];
+	size_t tl, wl = strlen(why), cap = sizeof(out) - 1, o = 0;
+
+	if (v->has_value)
+		snprintf(tail, sizeof(tail), " (measured %.6g %s)", v->value * (strcmp(units, "%") == 0 ? 100.0 : 1.0),
+			 units);
+	else
+		snprintf(tail, sizeof(tail), " (no value: %.200s)", v->reason);
+	tl = strlen(tail);
+	/* the reason is cut, never the measured value */
+	memcpy(out, "invalid: ", 9);
+	o = 9;
+	if (o + wl + tl > cap) {
+		size_t keep = cap - o - tl - 3;
+		memcpy(out + o, why, keep);
+		memcpy(out + o + keep, "...", 3);
+		o += keep + 3;
+	} else {
+		memcpy(out + o, why, wl);
+		o += wl;
+	}
+	memcpy(out + o, tail, tl + 1);
+	memcpy(v->reason, out, sizeof(out));
+	v->status = GATE_ERROR;
+}
+
+/*
+ * The record as one console line, "rtgate: ENVIRONMENT NAME {...}", for `rtgate lava results`: the
+ * layout's newlines go (JSON strings escape their own), and inside strings a quote or backslash is
+ * written as a \u escape, since LAVA's log escapes every '"' of a console line.
+ */
+static void print_record_line(const char *name, const struct run_result *r)
+{
+	char *text = NULL, *line;
+	size_t len = 0, o = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return;
+	record_write_json(f, r);
+	if (fclose(f) || !(line = malloc(6 * len + 1))) {
+		free(text);
+		return;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '\n') {
+			while (i + 1 < len && text[i + 1] == ' ')
+				i++;
+		} else if (text[i] == '\\' && i + 1 < len && (text[i + 1] == '"' || text[i + 1] == '\\')) {
+			o += (size_t)sprintf(line + o, "\\u%04x", (unsigned)text[++i]);
+		} else {
+			line[o++] = text[i];
+		}
+	}
+	line[o] = '\0';
+	record_console_escape(line);
+	printf("rtgate: ENVIRONMENT %s %s\n", name, line);
+	free(line);
+	free(text);
+}
+
+/* A gate's verdict as the board's console shows it, beside its RTGATE-GATE line. */
+static void print_console_verdict(const char *name, const struct gate_spec *g, const struct gate_verdict *v)
+{
+	printf("rtgate: %s %s/%s[%s]: %s\n", gate_status_name(v->status), name, g->name, v->thread, v->reason);
+}
+
+/*
+ * --gate: the verdicts, one RTGATE-GATE line each, for shells on boards without Python. Not
+ * measured: every gate "all" with the record's status and reason. Measured but invalid: every
+ * verdict ERROR with the reason and the value measured.
+ */
 static void print_gates(struct sampler *s, const struct run_result *r)
 {
 	struct gate_verdict *verdicts;
 	char (*ids)[GATE_NAME_LEN], (*labels)[GATE_NAME_LEN];
 	const int nv = r->nthreads > 0 ? r->nthreads : 1;
+	int unjudged_status = GATE_ERROR;
+	const char *unjudged = record_not_measured_reason(&unjudged_status);
+	char *invalid = NULL, *why = NULL;
+	const int named = s->p.measurement[0] && record_enabled();
 
 	if (!s->p.ngates)
 		return;
@@ -561,23 +678,97 @@ static void print_gates(struct sampler *s, const struct run_result *r)
 	verdicts = xcalloc((size_t)nv, sizeof(*verdicts));
 	ids = xcalloc(MAX_THREADS, sizeof(*ids));
 	labels = xcalloc(MAX_THREADS, sizeof(*labels));
+	if (unjudged) {
+		why = xcalloc(1, RECORD_REASON_LEN + 32);
+		snprintf(why, RECORD_REASON_LEN + 32, "not measured: %s", unjudged);
+	} else {
+		invalid = xcalloc(1, RECORD_MAX_INVALID * RECORD_REASON_LEN);
+		if (!record_invalid_reason(invalid, RECORD_MAX_INVALID * RECORD_REASON_LEN)) {
+			free(invalid);
+			invalid = NULL;
+		}
+	}
 	for (int i = 0; i < s->p.nlabels; i++)
 		snprintf(labels[i], GATE_NAME_LEN, "%s", s->p.thread_labels[i]);
 	gate_thread_ids(r, labels, s->p.nlabels, ids);
+	if (named) /* a measurement's verdicts, as the board glue reports them */
+		printf("RTGATE-BEGIN %s\n", s->p.measurement);
 	for (int i = 0; i < s->p.ngates; i++) {
 		struct gate_spec g;
 		char err[200];
-		int n;
+		int n = 1;
 
 		if (gate_parse(s->p.gate_args[i], &g, err, sizeof(err)))
 			continue; /* checked when the options were parsed */
-		n = gate_evaluate(&g, r, ids, verdicts, nv);
-		for (int j = 0; j < n; j++)
+		if (why)
+			gate_unjudged(&g, unjudged_status, why, &verdicts[0]);
+		else
+			n = gate_evaluate(&g, r, ids, verdicts, nv);
+		for (int j = 0; j < n; j++) {
+			if (invalid)
+				mark_invalid(&g, &verdicts[j], invalid);
+			record_console_escape(verdicts[j].reason);
 			gate_print(stdout, &g, &verdicts[j]);
+			if (named)
+				print_console_verdict(s->p.measurement, &g, &verdicts[j]);
+		}
 	}
+	if (named) {
+		print_record_line(s->p.measurement, r);
+		printf("RTGATE-END %s\n", s->p.measurement);
+	}
+	free(why);
+	free(invalid);
 	free(verdicts);
 	free(ids);
 	free(labels);
+}
+
+/* overrun: time the run took that none of its periods accounts for (core/validity.py overrun()). */
+static void check_overrun(const struct run_result *r)
+{
+	double accounted = 0, longest = 0, unaccounted, floor;
+
+	if (!r->nthreads)
+		return;
+	for (int i = 0; i < r->nthreads; i++) {
+		double span = (double)(r->t[i].cycles + r->t[i].missed) * (double)r->t[i].interval_us / 1e6;
+
+		if (!r->t[i].interval_us)
+			return;
+		if (span > accounted)
+			accounted = span;
+		if ((double)r->t[i].interval_us > longest)
+			longest = (double)r->t[i].interval_us;
+	}
+	unaccounted = r->elapsed_s - accounted;
+	floor = OVERRUN_PERIODS * longest / 1e6;
+	if (unaccounted > (floor > OVERRUN_MIN_S ? floor : OVERRUN_MIN_S))
+		record_invalid("overrun: the run took %.3f s but its sampled and missed periods account for %.3f s; "
+			       "%.3f s went unmeasured (a stall before the threads first ran?)",
+			       r->elapsed_s, accounted, unaccounted);
+}
+
+/* After the run: the last scan, and what makes the record invalid. The record goes into the JSON. */
+static void engine_judge(struct sampler *s, struct run_result *r)
+{
+	struct engine *e = s->eng;
+
+	r->record = record_write_json;
+	if (sig_stop)
+		record_stopped_by(signal_name(sig_stop));
+	if (record_not_measured_reason(NULL))
+		return;
+	check_overrun(r);
+	if (e->competing_matters) {
+		const struct rt_tasks *seen[3] = {&e->before, &e->during, &e->after};
+		char *text = xcalloc(1, RECORD_REASON_LEN);
+
+		if (rtscan_competitors_text(seen, 3, "a competing real-time task could preempt the sampler:", text,
+					    RECORD_REASON_LEN))
+			record_invalid("%s", text);
+		free(text);
+	}
 }
 
 static void histtext_cb(FILE *f, const void *r)
@@ -591,6 +782,8 @@ static int write_outputs(struct sampler *s)
 	int rc = 0;
 
 	snapshot(s, &r, 1);
+	if (s->eng)
+		engine_judge(s, &r);
 	if (s->p.quiet && !s->p.hist_limit && !s->p.verbose)
 		for (int i = 0; i < r.nthreads; i++)
 			text_status_line(stdout, &r, &r.t[i]);
@@ -645,6 +838,153 @@ static void check_resolution(const struct params *p)
 	fprintf(stderr, "# measured clock resolution approximately: %lld nsec\n", (long long)best);
 }
 
+/* --load: started and warmed up before the threads, stopped on every exit path (atexit too). */
+static struct loads *loads;
+
+static int stop_signal(void)
+{
+	return sig_stop;
+}
+
+static void stop_loads(void)
+{
+	if (loads)
+		loads_stop(loads);
+}
+
+static void write_load(FILE *f, const void *ctx)
+{
+	load_write_json(f, ctx);
+}
+
+/* --dump-system: the machine record alone. */
+static int dump_system(const char *root)
+{
+	struct sysinfo *si = malloc(sizeof(*si));
+
+	if (!si || sysinfo_capture(si, root)) {
+		fprintf(stderr, "rtgate-sampler: cannot read the system record\n");
+		free(si);
+		return 1;
+	}
+	sysinfo_write_json(stdout, si, 0);
+	fputc('\n', stdout);
+	free(si);
+	return fflush(stdout) ? 1 : 0;
+}
+
+/*
+ * The engine before anything is measured: the machine, the requirements, the real-time tasks
+ * already there. The main thread moves off the measured CPUs first, so that the scans and the
+ * record cost nothing where the threads measure. An unmet requirement: nothing is measured.
+ */
+static struct engine *engine_prepare(struct sampler *s, const struct cpu_info *cpus, int pin_main)
+{
+	struct engine *e = calloc(1, sizeof(*e));
+	int measured[MAX_CPUS], n, competitors;
+	char *unmet;
+
+	if (!e || record_init(s->p.measurement[0] ? s->p.measurement : NULL))
+		die_oom();
+	if (plan_problem()[0]) /* a board parameter that is not what its name says: first, and alone */
+		record_not_measured(GATE_ERROR, "%s", plan_problem());
+	n = require_measured_cpus(&s->p, measured, MAX_CPUS);
+	if (pin_main && n > 0 && !s->p.main_affinity) {
+		cpu_set_t set;
+		int others = 0;
+
+		CPU_ZERO(&set);
+		for (int c = 0; c < cpus->ncpus && c < CPU_SETSIZE; c++) {
+			int mine = 0;
+
+			for (int k = 0; k < n; k++)
+				mine |= measured[k] == c;
+			if (cpus->allowed[c] && !mine) {
+				CPU_SET(c, &set);
+				others++;
+			}
+		}
+		if (others && sched_setaffinity(0, sizeof(set), &set))
+			fprintf(stderr, "rtgate-sampler: cannot move the main thread off the measured CPUs: %s\n",
+				strerror(errno));
+	}
+	sysinfo_capture(&e->sys, "/");
+	require_judge(&s->p.require, &e->sys, measured, n, &e->require);
+	rtscan_priorities(&s->p, cpus, &e->prio);
+	competitors = rtscan("/", &e->prio, (int)getpid(), &e->before, RTSCAN_ALL);
+	require_judge_competing(&s->p.require, &e->before, competitors, &e->require);
+	e->competing_matters = !!(s->p.require.given & REQ_NO_COMPETING_RT);
+	record_attach(&e->sys, &e->require, &e->prio, e->competing_matters, &e->before, &e->during, &e->after);
+	record_expected_seconds(&s->p);
+	unmet = xcalloc(1, REQUIRE_MAX * REQUIRE_REASON_LEN);
+	if (require_unmet(&e->require, unmet, REQUIRE_MAX * REQUIRE_REASON_LEN))
+		record_not_measured(GATE_ERROR, "%s", unmet);
+	free(unmet);
+	return e;
+}
+
+/* --check-only: doctor's questions, answered by the engine itself; nothing is measured. */
+static int check_only(struct sampler *s, const struct cpu_info *cpus)
+{
+	struct engine *e = engine_prepare(s, cpus, 0);
+	int rc = require_unmet(&e->require, NULL, 0) ? 1 : 0;
+
+	printf("{\"system\": ");
+	sysinfo_write_json(stdout, &e->sys, 0);
+	printf(",\n\"require\": ");
+	require_write_json(stdout, &e->require);
+	printf(",\n\"rt_tasks\": ");
+	rtscan_write_json(stdout, &e->before, 0);
+	printf("}\n");
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "rtgate-sampler: cannot write to standard output: %s\n", strerror(errno));
+		return 2;
+	}
+	return rc;
+}
+
+/*
+ * Nothing measured (a requirement, a stop signal before the start, a load that could not run):
+ * no measuring thread started; the JSON still carries the record ("thread": {}), and every gate
+ * its line with the record's status. Exit status 1.
+ */
+static int write_not_measured(struct sampler *s)
+{
+	struct run_result r;
+	int rc = 1;
+
+	memset(&r, 0, sizeof(r));
+	r.p = &s->p;
+	r.layout = &s->ctl.layout;
+	r.sys = &s->sys;
+	r.complete = 1;
+	r.reason = sig_stop ? STOP_SIGNAL : STOP_ERROR;
+	r.signal = sig_stop;
+	r.return_code = 1;
+	r.start_rt_ns = r.end_rt_ns = now_ns(CLOCK_REALTIME);
+	r.latency_target = -1;
+	r.break_thread = -1;
+	r.record = record_write_json;
+	if (sig_stop)
+		record_stopped_by(signal_name(sig_stop));
+	{
+		int status;
+		char *line = xcalloc(1, RECORD_REASON_LEN);
+
+		snprintf(line, RECORD_REASON_LEN, "%s", record_not_measured_reason(&status));
+		record_console_escape(line);
+		fprintf(stderr, "rtgate-sampler: not measured: %s\n", line);
+		free(line);
+	}
+	print_gates(s, &r);
+	fflush(stdout);
+	if (s->p.json_path[0] && json_write_file(s->p.json_path, &r)) {
+		fprintf(stderr, "rtgate-sampler: cannot write %s: %s\n", s->p.json_path, strerror(errno));
+		rc = 1;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static struct sampler s;
@@ -654,6 +994,11 @@ int main(int argc, char **argv)
 
 	sys_cpu_info(&cpus);
 	options_set_warning_stream(stderr);
+	/* A board's plan and parameters become command-line words first: one grammar, one parser. */
+	if (plan_expand(argc, argv, &argc, &argv, err, sizeof(err))) {
+		fprintf(stderr, "rtgate-sampler: %s (see --help)\n", err);
+		return 2;
+	}
 	switch (options_parse(argc, argv, &cpus, &s.p, err, sizeof(err))) {
 	case OPTIONS_EXIT_OK:
 		return 0;
@@ -665,6 +1010,10 @@ int main(int argc, char **argv)
 	}
 	/* Handlers first: a stop signal from here on ends the run cleanly (it only sets a flag). */
 	install_signals();
+	if (s.p.dump_system)
+		return dump_system(s.p.sysroot[0] ? s.p.sysroot : "/");
+	if (s.p.check_only)
+		return check_only(&s, &cpus);
 	if (s.p.unbuffered)
 		setvbuf(stdout, NULL, _IONBF, 0);
 	/* Every output checked before anything is measured: no hour of measuring for nothing. */
@@ -675,6 +1024,32 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	sys_facts(&s.sys);
+	hist_layout_init(&s.ctl.layout, s.p.nsecs, s.p.hist_limit);
+	if (plan_problem()[0] && !s.p.measurement[0]) { /* parameters without a measurement to refuse */
+		fprintf(stderr, "rtgate-sampler: %s (see --help)\n", plan_problem());
+		return 2;
+	}
+	if (s.p.measurement[0] || s.p.require.given || s.p.nload_opts) {
+		s.eng = engine_prepare(&s, &cpus, 1);
+		if (record_not_measured_reason(NULL))
+			return write_not_measured(&s);
+	}
+	if (s.p.nload_opts) {
+		uint64_t longest = s.p.interval_us + s.p.distance_us * (uint64_t)(s.p.num_threads - 1);
+		double expected = s.p.duration_s ? (double)s.p.duration_s : (double)s.p.loops * (double)longest / 1e6;
+
+		loads = xcalloc(1, sizeof(*loads));
+		if (loads_plan(loads, &s.p, &cpus, err, sizeof(err))) { /* checked with the options already */
+			fprintf(stderr, "rtgate-sampler: %s (see --help)\n", err);
+			return 2;
+		}
+		atexit(stop_loads);
+		record_load_writer(write_load, loads);
+		if (loads_start(loads, expected, stop_signal)) { /* the loads are stopped already */
+			record_not_measured(loads->stopped_by ? GATE_INCONCLUSIVE : GATE_ERROR, "%s", loads->not_measured);
+			return write_not_measured(&s);
+		}
+	}
 	if (s.p.main_affinity) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
@@ -695,6 +1070,11 @@ int main(int argc, char **argv)
 		char why[256];
 		sys_explain_mlock_failure(why, sizeof(why), errno);
 		fprintf(stderr, "rtgate-sampler: cannot lock memory: %s\n", why);
+		if (s.eng) {
+			record_not_measured(GATE_ERROR, "cannot lock memory: %s", why);
+			stop_loads();
+			return write_not_measured(&s);
+		}
 		return 1;
 	}
 	if (s.p.verbose) /* cyclictest's order: CPUs, then the PM QoS line, then the intervals */
@@ -711,7 +1091,6 @@ int main(int argc, char **argv)
 	}
 	s.ctl.p = &s.p;
 	s.ctl.trace_fd = s.p.breaktrace ? sys_open_trace_marker() : -1;
-	hist_layout_init(&s.ctl.layout, s.p.nsecs, s.p.hist_limit);
 	if (s.p.resolution_check)
 		check_resolution(&s.p);
 	prepare_threads(&s);
@@ -722,14 +1101,41 @@ int main(int argc, char **argv)
 			printf("Thread %d Interval: %llu\n", i,
 			       (unsigned long long)(s.ts[i].interval_ns / 1000 + s.p.distance_us));
 	}
-	if (start_threads(&s))
+	if (s.eng && sig_stop) {
+		record_not_measured(GATE_INCONCLUSIVE, "stopped by %s before the measurement started",
+				    signal_name(sig_stop));
+		stop_loads();
+		return write_not_measured(&s);
+	}
+	if (start_threads(&s)) {
+		stop_loads();
+		if (s.eng) { /* no privilege for the threads' policy, a CPU refused: every gate says why */
+			record_not_measured(GATE_ERROR, "%s", s.start_error);
+			return write_not_measured(&s);
+		}
 		return 1;
+	}
+	if (s.eng)
+		s.eng->next_scan_ns = now_ns(CLOCK_MONOTONIC) + SCAN_NS;
 	if (s.p.json_path[0])
 		write_checkpoint(&s); /* a run killed before the first period still leaves valid JSON */
 	watch(&s);
 	stop_threads(&s);
 	if (s.p.mlockall)
 		munlockall(); /* measuring is over: what outputs and gates map need not be locked */
+	if (s.eng)
+		rtscan("/", &s.eng->prio, (int)getpid(), &s.eng->after, RTSCAN_ALL);
+	if (loads) {
+		char (*problems)[LOAD_REASON_LEN] = xcalloc(LOAD_MAX, LOAD_REASON_LEN);
+		int n;
+
+		loads_finish(loads); /* the level's second reading, with the loads still in place */
+		loads_stop(loads);
+		n = load_problems(loads, problems, LOAD_MAX);
+		for (int i = 0; i < n; i++)
+			record_invalid("%s", problems[i]);
+		free(problems);
+	}
 	rc = write_outputs(&s);
 	if (s.latency_fd >= 0)
 		close(s.latency_fd);

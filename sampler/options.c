@@ -16,6 +16,8 @@
 #include <time.h>
 
 #include "gate.h"
+#include "load.h"
+#include "require.h"
 #include "version.h"
 
 enum opt_id {
@@ -27,7 +29,9 @@ enum opt_id {
 	O_VERBOSE, O_DBGCYCLIC, O_POSIX_TIMERS, O_HELP, O_VERSION,
 	/* rtgate extensions */
 	O_CHECKPOINT, O_BLOCK, O_LOOPS_PER_THREAD, O_THREAD_CPUS, O_THREAD_PRIOS, O_THREAD_LABELS,
-	O_GATE, O_DUMP_CONTRACT,
+	O_GATE, O_LOAD, O_LOAD_ARG, O_LOAD_DIR, O_DUMP_CONTRACT, O_SYSROOT, O_DUMP_SYSTEM,
+	/* the measurement engine */
+	O_MEASUREMENT, O_REQUIRE, O_CHECK_ONLY, O_PLAN, O_PARAM, O_OUTPUT_DIR,
 	O_COUNT
 };
 
@@ -152,7 +156,39 @@ static const struct opt_def opts[O_COUNT] = {
 	[O_THREAD_LABELS] = {"thread-labels", 0, 'r', TEXT, "", "LIST", "", "thread-group label of each thread (gate ids)", F_EXT, BY_APPLY},
 	[O_GATE] = {"gate", 0, 'r', TEXT, "", "SPEC", "",
 		"evaluate a gate at the end, print RTGATE-GATE lines (name=N,kind=KIND,KEY=VALUE,...); KIND:", F_EXT, BY_APPLY},
+	[O_LOAD] = {"load", 0, 'r', TEXT, "", "SPEC", "",
+		"run a background load around the measurement, repeatable; SPEC: kind=KIND, then any of cpus=LIST "
+		"(or measured, others, all), workers=N, warmup=SEC, min=LEVEL, size=BYTES, tree=PATH, comma-separated; "
+		"KIND: cpu, memory, io, timer, network, hackbench, kcompile or custom", F_EXT, BY_APPLY},
+	[O_LOAD_ARG] = {"load-arg", 0, 'r', TEXT, "", "WORD", "",
+		"one word of the command of the kind=custom --load before it, repeatable", F_EXT, BY_APPLY},
+	[O_LOAD_DIR] = {"load-dir", 0, 'r', TEXT, "", "DIR", "",
+		"the load's log folder (several loads: DIR-<i>-<kind>; default: the --json path minus .json, "
+		"plus .load)", F_EXT, BY_APPLY},
 	[O_DUMP_CONTRACT] = {"dump-contract", 0, 'n', FLAG, "", "", "", "print this option table as JSON", F_EXT | F_HIDDEN, BY_APPLY},
+	[O_SYSROOT] = {"sysroot", 0, 'r', TEXT, "/", "DIR", "",
+		"read /proc, /sys and /boot under DIR for the system record (tests)", F_EXT | F_HIDDEN, BY_APPLY},
+	[O_DUMP_SYSTEM] = {"dump-system", 0, 'n', FLAG, "", "", "",
+		"print the system record as JSON and exit", F_EXT | F_HIDDEN, TO_FLAG(dump_system)},
+	[O_MEASUREMENT] = {"measurement", 0, 'r', TEXT, "", "NAME", "",
+		"measure as NAME (1..64 letters, digits, dots, dashes, underscores): scan for competing real-time tasks, "
+		"write the run's record "
+		"(\"rtgate_run\") into --json", F_EXT, BY_APPLY},
+	[O_REQUIRE] = {"require", 0, 'r', TEXT, "", "ITEM", "",
+		"measure only if the machine meets ITEM, repeatable: preempt_rt, isolated_cpus, governor=NAME, bare_metal, "
+		"rt_throttling_off, architecture=X, compatible=X, dmi_product=X, cpu_count=N, no_competing_rt", F_EXT, BY_APPLY},
+	[O_CHECK_ONLY] = {"check-only", 0, 'n', FLAG, "", "", "",
+		"measure nothing: print the machine, the requirements judged and the real-time tasks as JSON "
+		"(exit 0 all met, 1 one unmet)", F_EXT, TO_FLAG(check_only)},
+	/* A board's words (plan.c expands them before parsing: these entries declare and document them) */
+	[O_PLAN] = {"plan", 0, 'r', TEXT, "", "WORDS", "",
+		"the compiled measurement (rtgate lava args): these options, space-separated, one word on the board", F_EXT,
+		BY_APPLY},
+	[O_PARAM] = {"param", 0, 'r', TEXT, "", "NAME=VALUE", "",
+		"a board parameter: DURATION, or RT_PRIORITY, INTERVAL, THREADS, AFFINITY, HISTOGRAM as the plan fixes them "
+		"(a bad one: every gate ERROR)", F_EXT, BY_APPLY},
+	[O_OUTPUT_DIR] = {"output-dir", 0, 'r', TEXT, "", "DIR", "",
+		"write DIR/<measurement>.json (and .hist with a histogram)", F_EXT, BY_APPLY},
 };
 
 static FILE *warn_stream;
@@ -190,6 +226,9 @@ void options_escape(char *text, size_t len)
 		o += n;
 	}
 	text[o] = 0;
+	/* nor a LAVA signal on a board's console, which shows the sampler's errors */
+	for (char *at = text; (at = strstr(at, "<LAVA_")) != NULL; at++)
+		*at = '?';
 }
 
 static void warn(const char *fmt, ...)
@@ -497,6 +536,7 @@ static enum options_result apply(int id, const char *name, struct value *v, cons
 	case O_HISTOFALL: p->histofall = 1; /* fall through */
 	case O_HISTOGRAM: p->hist_limit = v->u; st->histogram_given = 1; break;
 	case O_HISTFILE: return set_path(p->histfile, PATH_LEN, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
+	case O_SYSROOT: return set_path(p->sysroot, PATH_LEN - 64, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
 	case O_JSON: return set_path(p->json_path, PATH_LEN - 32, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
 	case O_MAINAFFINITY: memcpy(p->main_cpus, v->cpus, MAX_CPUS); p->main_affinity = 1; break;
 	case O_NANOSLEEP: case O_DBGCYCLIC: break;
@@ -552,7 +592,43 @@ static enum options_result apply(int id, const char *name, struct value *v, cons
 		p->gate_args[p->ngates++] = v->text;
 		break;
 	}
+	case O_LOAD:
+	case O_LOAD_ARG:
+		if (p->nload_opts == LOAD_OPTS_MAX || !v->text[0]) {
+			set_err(err, errlen, "%s: %s", name, v->text[0] ? "too many" : "empty value");
+			return OPTIONS_ERROR;
+		}
+		p->load_opt_is_word[p->nload_opts] = id == O_LOAD_ARG;
+		p->load_opt[p->nload_opts++] = v->text;
+		break;
+	case O_PLAN:
+	case O_PARAM:
+	case O_OUTPUT_DIR: /* plan.c took every --NAME=VALUE form: this one came apart from its value */
+		set_err(err, errlen, "give %s=VALUE as one word", name);
+		return OPTIONS_ERROR;
+	case O_LOAD_DIR: return set_path(p->load_dir, PATH_LEN - 64, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
 	case O_THREAD_LABELS: return set_labels(p, name, v->text, err, errlen) ? OPTIONS_ERROR : OPTIONS_OK;
+	case O_MEASUREMENT: {
+		size_t n = strlen(v->text);
+
+		if (n < 1 || n >= MEASUREMENT_NAME_LEN || strspn(v->text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+							   "0123456789_.-") != n) {
+			set_err(err, errlen, "%s=%s: not a measurement name (1..%d of A-Z a-z 0-9 _ . -)", name, v->text,
+				MEASUREMENT_NAME_LEN - 1);
+			return OPTIONS_ERROR;
+		}
+		memcpy(p->measurement, v->text, n + 1);
+		break;
+	}
+	case O_REQUIRE: {
+		char rerr[256];
+
+		if (require_parse(v->text, &p->require, rerr, sizeof(rerr))) {
+			set_err(err, errlen, "%s=%s: %s", name, v->text, rerr);
+			return OPTIONS_ERROR;
+		}
+		break;
+	}
 	case O_HELP: options_usage(stdout); return OPTIONS_EXIT_OK;
 	case O_VERSION: printf("rtgate-sampler %s\n", RTGATE_VERSION); return OPTIONS_EXIT_OK;
 	case O_DUMP_CONTRACT: options_dump_contract(stdout); return OPTIONS_EXIT_OK;
@@ -613,7 +689,8 @@ void options_usage(FILE *f)
 			fprintf(f, "\n");
 		}
 	}
-	fprintf(f, "\nExit status: 0 measured, 1 runtime error (privileges, memory, outputs), 2 usage error.\n");
+	fprintf(f, "\nExit status: 0 measured, 1 not measured (a requirement, a stop signal) or runtime error "
+		"(privileges, memory, outputs), 2 usage error.\n");
 }
 
 static const char *type_name(enum opt_type t)
@@ -778,6 +855,32 @@ static int check_schedule(const struct params *p, char *err, size_t errlen)
 	return 0;
 }
 
+/* The loads planned once here, against the thread plan, so that a bad one is a usage error now;
+ * main plans them again for the run. */
+static int check_loads(const struct params *p, const struct cpu_info *cpus, char *err, size_t errlen)
+{
+	struct loads *ls;
+	char lerr[600];
+	int bad;
+
+	if (p->load_dir[0] && !p->nload_opts) {
+		set_err(err, errlen, "--load-dir needs --load");
+		return -1;
+	}
+	if (!p->nload_opts)
+		return 0;
+	ls = malloc(sizeof(*ls)); /* large: on the heap, and freed before any -m */
+	if (!ls) {
+		set_err(err, errlen, "out of memory");
+		return -1;
+	}
+	bad = loads_plan(ls, p, cpus, lerr, sizeof(lerr));
+	free(ls);
+	if (bad)
+		set_err(err, errlen, "%s", lerr);
+	return bad;
+}
+
 static enum options_result parse_all(int argc, char **argv, const struct cpu_info *cpus,
 				     struct params *p, char *err, size_t errlen, struct parse_state *st)
 {
@@ -842,7 +945,7 @@ static enum options_result parse_all(int argc, char **argv, const struct cpu_inf
 	if (st->histogram_given)
 		p->distance_us = 0; /* cyclictest: same interval on every thread with a histogram */
 	if (resolve_threads(p, cpus, st, err, errlen) || resolve_priorities(p, err, errlen) ||
-	    check_schedule(p, err, errlen))
+	    check_schedule(p, err, errlen) || check_loads(p, cpus, err, errlen))
 		return OPTIONS_ERROR;
 	return OPTIONS_OK;
 }

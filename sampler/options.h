@@ -24,7 +24,8 @@ enum options_result {
 enum options_result options_parse(int argc, char **argv, const struct cpu_info *cpus,
 				  struct params *p, char *err, size_t errlen);
 void options_set_warning_stream(FILE *warn);
-/* Control characters of `text` (NUL-terminated, in a buffer of `len`) written as \n, \xHH. */
+/* Control characters of `text` (NUL-terminated, in a buffer of `len`) written as \n, \xHH; "<LAVA_"
+ * as "?LAVA_". */
 void options_escape(char *text, size_t len);
 
 void options_usage(FILE *f);

@@ -13,7 +13,7 @@
 #include "outfile.h"
 #include "version.h"
 
-static void json_string(FILE *f, const char *s)
+void json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -159,16 +159,6 @@ static void rtgate_thread(FILE *f, const struct run_result *r, const struct thre
 	fprintf(f, "]}\n      }%s\n", last ? "" : ",");
 }
 
-static const char *signal_name(int sig)
-{
-	switch (sig) {
-	case SIGINT: return "SIGINT";
-	case SIGTERM: return "SIGTERM";
-	case SIGHUP: return "SIGHUP";
-	default: return NULL;
-	}
-}
-
 void json_write(FILE *f, const struct run_result *r)
 {
 	const struct params *p = r->p;
@@ -233,7 +223,12 @@ void json_write(FILE *f, const struct run_result *r)
 	fprintf(f, "    \"threads\": [\n");
 	for (int i = 0; i < r->nthreads; i++)
 		rtgate_thread(f, r, &r->t[i], i == r->nthreads - 1);
-	fprintf(f, "    ]\n  }\n}\n");
+	fprintf(f, "    ]\n  }");
+	if (r->record) {
+		fprintf(f, ",\n  \"rtgate_run\": ");
+		r->record(f, r);
+	}
+	fprintf(f, "\n}\n");
 }
 
 static void write_cb(FILE *f, const void *ctx)

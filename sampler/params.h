@@ -9,6 +9,7 @@
 #define MAX_THREADS 1024
 #define MAX_CPUS 1024
 #define PATH_LEN 4096
+#define LOAD_OPTS_MAX 520      /* --load and --load-arg options: 8 loads of 64 words (load.h) */
 
 enum stop_reason {
 	STOP_NONE = 0,   /* still running (checkpoints) */
@@ -17,6 +18,32 @@ enum stop_reason {
 	STOP_SIGNAL,
 	STOP_BREAKTRACE,
 	STOP_ERROR,
+};
+
+/* --require=ITEM: what the measurement needs of the machine (require.c judges it). */
+enum require_bit {
+	REQ_PREEMPT_RT = 1u << 0,
+	REQ_ISOLATED_CPUS = 1u << 1,
+	REQ_GOVERNOR = 1u << 2,
+	REQ_BARE_METAL = 1u << 3,
+	REQ_RT_THROTTLING_OFF = 1u << 4,
+	REQ_ARCHITECTURE = 1u << 5,
+	REQ_COMPATIBLE = 1u << 6,
+	REQ_DMI_PRODUCT = 1u << 7,
+	REQ_CPU_COUNT = 1u << 8,
+	REQ_NO_COMPETING_RT = 1u << 9,
+};
+
+#define REQUIRE_TEXT_LEN 256
+#define MEASUREMENT_NAME_LEN 65  /* 1..64 characters of [A-Za-z0-9_.-] */
+
+struct require_spec {
+	unsigned given;                  /* REQ_* bits */
+	char governor[REQUIRE_TEXT_LEN];
+	char architecture[REQUIRE_TEXT_LEN];
+	char compatible[REQUIRE_TEXT_LEN];
+	char dmi_product[REQUIRE_TEXT_LEN];
+	int cpu_count;
 };
 
 struct params {
@@ -74,6 +101,18 @@ struct params {
 	const char *gate_args[64];
 	char (*thread_labels)[32];  /* MAX_THREADS of them, allocated when labels are given */
 	int nlabels;
+	/* background loads: --load and --load-arg values in command-line order (load.c plans them) */
+	int nload_opts;
+	const char *load_opt[LOAD_OPTS_MAX];
+	unsigned char load_opt_is_word[LOAD_OPTS_MAX];
+	char load_dir[PATH_LEN];
+	/* the system record (sysinfo.c): its root directory ("" = "/"), --dump-system */
+	char sysroot[PATH_LEN];
+	int dump_system;
+	/* the measurement engine: its name, requirements, and --check-only */
+	char measurement[MEASUREMENT_NAME_LEN];
+	struct require_spec require;
+	int check_only;
 	/* command line, for the JSON */
 	int argc;
 	char **argv;

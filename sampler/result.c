@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "result.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,6 +144,16 @@ void result_release(struct thread_result *tr)
 	for (int i = 0; i < 3; i++) {
 		free(tr->owned[i]);
 		tr->owned[i] = NULL;
+	}
+}
+
+const char *signal_name(int sig)
+{
+	switch (sig) {
+	case SIGINT: return "SIGINT";
+	case SIGTERM: return "SIGTERM";
+	case SIGHUP: return "SIGHUP";
+	default: return NULL;
 	}
 }
 

@@ -4,6 +4,7 @@
 #define RTGATE_RESULT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "histogram.h"
 #include "maxima.h"
@@ -50,6 +51,8 @@ struct run_result {
 	int ended_late;           /* overrun by more than a few periods */
 	int latency_target;       /* value held in /dev/cpu_dma_latency, or -1 */
 	int break_thread;         /* index, or -1 */
+	/* the final results' "rtgate_run" record (record.c); NULL: none (checkpoints, plain runs) */
+	void (*record)(FILE *f, const struct run_result *r);
 };
 
 /* The scalar counters only: cheap enough for a screen refreshed 100 times a second. */
@@ -77,6 +80,8 @@ static inline size_t result_hist_bucket(const struct thread_result *t, size_t k)
 	return t->hist_idx ? t->hist_idx[k] : k;
 }
 const char *stop_reason_name(int reason);
+/* "SIGINT", "SIGTERM", "SIGHUP" (the stop signals); NULL for another. */
+const char *signal_name(int sig);
 const char *unit_name(const struct params *p);
 
 #endif

@@ -11,8 +11,8 @@ seconds=${1:-60}
 build=${2:-build-fuzz}
 mkdir -p "$build"
 printf '#define RTGATE_VERSION "fuzz"\n' > "$build/version.h"
-lib="options.c numparse.c gate.c mathfns.c histogram.c result.c maxima.c"
-targets="options gate"
+lib="options.c numparse.c gate.c mathfns.c histogram.c result.c maxima.c load.c out_json.c outfile.c require.c rtscan.c record.c sysinfo.c"
+targets="options gate load sysinfo"
 
 fuzz() { # build and run one target; its output in $build/fuzz_$1.out, libFuzzer's in fuzz_$1.log
 	target=$1

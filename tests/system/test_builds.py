@@ -134,7 +134,7 @@ def test_static_cross_build_runs_under_qemu(
 
 @pytest.mark.slow
 def test_fuzz_targets_run_clean(tmp_path: Path, tool: object) -> None:
-    """libFuzzer over the option and gate parsers (ASan + UBSan), briefly: sampler/fuzz/run.sh."""
+    """libFuzzer over the option, gate, load and system-record parsers (ASan + UBSan), briefly: sampler/fuzz/run.sh."""
     tool("clang", "clang")  # type: ignore[operator]
     r = subprocess.run(
         ["sh", str(ROOT / "sampler" / "fuzz" / "run.sh"), "20", str(tmp_path / "fuzz")],
@@ -144,4 +144,4 @@ def test_fuzz_targets_run_clean(tmp_path: Path, tool: object) -> None:
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     runs = [int(n) for n in re.findall(r"number_of_executed_units: (\d+)", r.stdout)]
-    assert len(runs) == 2 and min(runs) > 1000, r.stdout
+    assert len(runs) == 4 and min(runs) > 1000, r.stdout

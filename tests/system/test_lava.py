@@ -75,8 +75,8 @@ def test_test_definition_validates_with_lava_common(lava_common: None) -> None:
     )
     assert r.returncode == 0, r.stderr
     text = (ROOT / "lava-defs" / "rtgate.yaml").read_text()
-    # Linaro's cyclictest definition names its knobs PRIORITY, INTERVAL, THREADS, AFFINITY, DURATION.
-    assert all(f"\n  {k}:" in text for k in ("PRIORITY", "INTERVAL", "THREADS", "AFFINITY", "DURATION", "HISTOGRAM"))
+    # Linaro's cyclictest definition names its knobs (RT_PRIORITY since PRIORITY met the job's own), INTERVAL, ...
+    assert all(f"\n  {k}:" in text for k in ("RT_PRIORITY", "INTERVAL", "THREADS", "AFFINITY", "DURATION", "HISTOGRAM"))
 
 
 # The images each template uses: one more is refused, one fewer an error (without --placeholder).
@@ -177,7 +177,7 @@ def test_no_parameter_is_named_like_a_variable_of_lavas_helpers(lava_helpers: No
     )
     assert "MEASUREMENT" in helpers["lava-test-case"] and "TESTRUN_ID" in helpers["run.sh (testdef.py)"]
     ours = set(yaml.safe_load((ROOT / "lava-defs" / "rtgate.yaml").read_text())["params"])
-    assert "RTGATE_MEASUREMENT" in ours
+    assert "RTGATE_PLAN" in ours and "RT_PRIORITY" in ours and "PRIORITY" not in ours
     clashes = {f"{name} ({helper})" for helper, names in helpers.items() for name in ours & names}
     assert not clashes, clashes
     # The job's parameters are the same names.
@@ -225,7 +225,7 @@ def test_inline_job_validates_and_carries_the_script(lava_common: None, tmp_path
     definition = doc["actions"][2]["test"]["definitions"][0]
     steps = definition["repository"]["run"]["steps"]
     assert "params" not in definition["repository"] and "parameters" not in definition
-    assert steps[0].startswith("RTGATE_ARGS='-S -p 80") and "RTGATE_MEASUREMENT='smp'" in steps
+    assert steps[0].startswith("RTGATE_PLAN='-S -p 80") and "--measurement=smp" in steps[0]
     assert "lava-test-case" in steps[-1]
 
 
@@ -297,9 +297,11 @@ def test_script_reports_every_gate_with_lavas_helpers(lava_helpers: None, sample
             "--gate=name=max,kind=max,limit=1000000",
             "--gate=name=never,kind=max,limit=0",
             "--gate=name=few,kind=percentile,percentile=99.9,limit=10000",
+            "--measurement=smp",
+            "-q",  # as every compiled plan: one summary line per thread
         ]
     )
-    r, results = run_script(tmp_path, {"RTGATE_ARGS": args, "RTGATE_MEASUREMENT": "smp", "SAMPLER": sampler})
+    r, results = run_script(tmp_path, {"RTGATE_PLAN": args, "SAMPLER": sampler})
     assert r.returncode == 0, r.stdout + r.stderr
     got = {d.name: (d / "result").read_text().strip() for d in results.iterdir()}
     a, b = _pinned_ids(2)
@@ -318,45 +320,23 @@ def test_script_reports_every_gate_with_lavas_helpers(lava_helpers: None, sample
     assert (tmp_path / "out" / "smp.json").is_file()
     r, results = run_script(
         tmp_path / "allow" if (tmp_path / "allow").mkdir() is None else tmp_path,
-        {"RTGATE_ARGS": args, "RTGATE_MEASUREMENT": "smp", "SAMPLER": sampler, "ALLOW_INCONCLUSIVE": "true"},
+        {"RTGATE_PLAN": args, "SAMPLER": sampler, "ALLOW_INCONCLUSIVE": "true"},
     )
     assert (results / f"few-{a}" / "result").read_text().strip() == "skip"
 
 
 @pytest.mark.parametrize(
     "field",
-    [
-        "RTGATE_ARGS",
-        "SAMPLER",
-        "RTGATE_MEASUREMENT",
-        "DURATION",
-        "PRIORITY",
-        "OUTPUT_DIR",
-        "RTGATE_LOAD",
-        "RTGATE_REQUIRE",
-        "RTGATE_MEASURED_CPUS",
-    ],
+    ["RTGATE_PLAN", "SAMPLER", "DURATION", "RT_PRIORITY", "PRIORITY", "INTERVAL", "OUTPUT_DIR"],
 )
 def test_hostile_values_are_inert(lava_helpers: None, sampler: str, tmp_path: Path, field: str) -> None:
     canary = tmp_path / "pwned"
-    env = {
-        "RTGATE_ARGS": "-t 1 -l 10 --gate=name=max,kind=max,limit=1000000",
-        "RTGATE_MEASUREMENT": "m",
-        "SAMPLER": sampler,
-    }
+    env = {"RTGATE_PLAN": "-t 1 -l 10 --gate=name=max,kind=max,limit=1000000 --measurement=m", "SAMPLER": sampler}
     env[field] = f"$(touch {canary}); touch {canary}; `touch {canary}` '; touch {canary} #"
     r, results = run_script(tmp_path, env)
     assert not canary.exists(), r.stdout + r.stderr
     assert r.returncode == 0
-    if field in (
-        "RTGATE_ARGS",
-        "SAMPLER",
-        "RTGATE_MEASUREMENT",
-        "DURATION",
-        "PRIORITY",
-        "RTGATE_LOAD",
-        "RTGATE_REQUIRE",
-    ):
+    if field != "OUTPUT_DIR":
         statuses = {(d / "result").read_text().strip() for d in results.iterdir()} if results.exists() else set()
         assert statuses == {"fail"}, r.stdout  # the run is refused, reported, never passed
 
@@ -538,15 +518,14 @@ def test_script_stopped_by_a_signal_stops_the_sampler_and_reports(
             "PATH": f"{bindir}:/usr/bin:/bin",
             "LAVA_RESULT_DIR": str(results),
             "OUTPUT_DIR": str(where / tag),
-            "RTGATE_ARGS": "-t 1 -i 1000 -D 60 --gate=name=max,kind=max,limit=1000000",
-            "RTGATE_MEASUREMENT": "m",
+            "RTGATE_PLAN": "-t 1 -i 1000 -D 60 --gate=name=max,kind=max,limit=1000000 --measurement=m",
             "SAMPLER": sampler,
         }
         proc = subprocess.Popen(
             ["sh", str(SCRIPT)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=where
         )
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not (where / tag / "m.out").exists():
+        while time.monotonic() < deadline and not (where / tag / "rtgate.out").exists():
             time.sleep(0.1)
         time.sleep(1.5)  # the sampler is measuring
         started = time.monotonic()
@@ -564,7 +543,7 @@ def test_script_stopped_by_a_signal_stops_the_sampler_and_reports(
 
 
 def test_several_loads_reach_the_job_each_from_its_kind(tmp_path: Path) -> None:
-    """Several loads travel in one RTGATE_LOAD (each from its kind= field): none is dropped."""
+    """Several loads travel in the plan, one --load each: none is dropped."""
     spec = tmp_path / "t.yaml"
     spec.write_text(
         "platform: p\nmeasurements:\n  loaded:\n    sampler: {duration: 5s, threads: [{name: a, cpus: [0]}]}\n"
@@ -579,4 +558,4 @@ def test_several_loads_reach_the_job_each_from_its_kind(tmp_path: Path) -> None:
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     job = (tmp_path / "j.yaml").read_text()
-    assert "kind=cpu;cpus=others;warmup=2;per_worker=25;kind=+memory;cpus=others;warmup=2;size=64M;per_worker=25" in job
+    assert "--load=kind=cpu,cpus=others,warmup=2 --load=kind=memory,cpus=others,warmup=2,size=64M" in job

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The board side carries out the whole threshold file: rtgate.sh, on this machine, with LAVA's own
-lava-test-case, under busybox's tools (a board's userland), with the real sampler and real loads.
+"""The board side carries out the whole threshold file: rtgate.sh hands the plan to the engine
+(rtgate-sampler), on this machine, with LAVA's own lava-test-case, under busybox's tools (a board's
+userland), with the real sampler and real loads.
 Known answers: this machine is x86_64 (an aarch64 requirement is not met), busybox has no
 stress-ng (a cpu load cannot run), one process cannot use 150 % of a CPU (a level that cannot be
 reached), a SCHED_FIFO task the test starts on cpu 0 above the sampler's priority competes with
@@ -113,8 +114,10 @@ def run_board(board: Path, measurement: str, sampler: str, **extra: str) -> tupl
     r, results = run_script(board, env)
     assert r.returncode == 0, r.stdout + r.stderr
     got = {d.name: (d / "result").read_text().strip() for d in results.iterdir()} if results.exists() else {}
-    environment = json.loads((board / "out" / f"{measurement}.environment.json").read_text())
-    return r.stdout, got, environment
+    # The engine's record of the run, in its results whether it measured or not.
+    results = board / "out" / f"{measurement}.json"  # absent only when no engine ran (a fake sampler)
+    record = json.loads(results.read_text())["rtgate_run"] if results.exists() else {}
+    return r.stdout, got, record
 
 
 def marker_processes(board: Path) -> list[str]:
@@ -163,24 +166,40 @@ def test_an_unmet_requirement_makes_every_gate_error_unmeasured(board: Path, sam
     assert got == {"max-all": "fail", "p99-all": "fail"}, out
     assert f"this file is for aarch64, compatible acme,imx8, 4 CPUs; this machine is {platform.machine()}" in out
     assert "rtgate: ERROR required/max[all]: not measured: " in out
-    assert not (board / "out" / "required.json").exists()  # nothing was measured
+    assert env["measured"] is False and "this file is for aarch64" in env["not_measured"]
     assert env["system"]["machine"]["architecture"] == platform.machine()
-    assert any("this file is for aarch64" in c["what"] for c in env["preflight"])
+    assert any("this file is for aarch64" in (r["reason"] or "") for r in env["require"] if not r["met"])
 
 
 def test_a_missing_load_tool_makes_every_gate_error(board: Path, sampler: str) -> None:
     out, got, env = run_board(board, "stress", sampler)
     assert got == {"max-all": "fail"}, out
-    assert "load cpu: stress-ng not found on the board" in out
-    assert env["load"]["level"]["reached"] is None
+    assert "rtgate: ERROR stress/max[all]: not measured: load cpu: stress-ng not found" in out
+    assert env["measured"] is False and "stress-ng not found" in env["not_measured"]
 
 
 def test_a_named_parameter_that_contradicts_the_file_is_an_error(board: Path, sampler: str) -> None:
-    out, got, _ = run_board(board, "idle", sampler, PRIORITY="90")
+    out, got, _ = run_board(board, "idle", sampler, RT_PRIORITY="90")
     assert got == {"max-all": "fail", "p99-all": "fail"}, out
-    assert "parameter PRIORITY=90 contradicts the threshold file's 80" in out
-    out, got, _ = run_board(board, "idle", sampler, PRIORITY="80", INTERVAL="1000")  # as the file: measured
+    assert "parameter RT_PRIORITY=90 contradicts the threshold file's 80" in out
+    out, got, _ = run_board(board, "idle", sampler, RT_PRIORITY="80", INTERVAL="1000")  # as the file: measured
     assert set(got) == {"max-cpu0", "p99-cpu0"} and "contradicts" not in out, out
+
+
+def test_the_old_priority_name_is_refused_with_the_new_one(board: Path, sampler: str) -> None:
+    """LAVA and KernelCI templates take PRIORITY for the job's own priority: the engine refuses it."""
+    out, got, _ = run_board(board, "idle", sampler, PRIORITY="80")
+    assert got == {"max-all": "fail", "p99-all": "fail"}, out
+    assert "parameter PRIORITY is now RT_PRIORITY" in out
+
+
+def test_a_parameter_is_one_word_never_options(board: Path, sampler: str, tmp_path: Path) -> None:
+    """A DURATION that holds options forges no gate, writes no file and sets no priority: one ERROR."""
+    forged = tmp_path / "forged"
+    duration = f"1s --gate=name=forged,kind=max,limit=99999999 --histfile={forged} -p 1 -i 50000"
+    out, got, env = run_board(board, "idle", sampler, DURATION=duration)
+    assert got == {"max-all": "fail", "p99-all": "fail"}, out
+    assert "is not a duration" in env["not_measured"] and not forged.exists()
 
 
 @pytest.mark.parametrize("status", [0, 1])
@@ -199,7 +218,7 @@ def test_forged_lines_are_no_verdicts(board: Path, tmp_path: Path, status: int) 
     )
     fake.chmod(0o755)
     out, got, _ = run_board(board, "idle", str(fake))
-    assert got == {"idle-sampler": "fail"}, (got, out)  # the sampler failed: every gate ERROR
+    assert got == {"rtgate-setup": "fail"}, (got, out)  # no verdict from the engine: the run failed
     assert not any(line.startswith("rtgate: PASS") for line in out.splitlines()), out
     assert "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=forged" not in out
 
@@ -239,12 +258,11 @@ def test_the_board_record_reaches_lava_results(board: Path, sampler: str, measur
     assert "load level: reached" in r.stdout or "reached" in r.stdout, r.stdout
 
 
-def test_args_refuses_to_drop_the_load_or_the_requirements(board: Path) -> None:
+def test_args_carries_the_load_and_the_requirements_in_the_plan(board: Path) -> None:
     r = rtgate("lava", "args", str(board / "spec.yaml"), "--measurement", "loaded")
-    assert r.returncode == 2 and "load:" in r.stderr and "--all" in r.stderr, r.stderr
+    assert r.returncode == 0 and "--load=kind=custom," in r.stdout and "--load-arg=md5sum" in r.stdout, r.stderr
     r = rtgate("fuego", "args", str(board / "spec.yaml"), "--measurement", "required")
-    assert r.returncode == 2 and "require:" in r.stderr
-    assert rtgate("lava", "args", str(board / "spec.yaml"), "--measurement", "idle").returncode == 0
+    assert r.returncode == 0 and "--require=preempt_rt" in r.stdout and "--require=architecture=aarch64" in r.stdout
 
 
 @pytest.mark.parametrize(
@@ -322,9 +340,8 @@ def test_several_loads_run_together_each_held_to_its_level(board: Path, sampler:
     levels = [x["level"] for x in load["loads"]]
     assert [lv["min"] for lv in levels] == [5, 5] and all(lv["reached"] >= 5 for lv in levels), load
     assert sum(lv["reached"] for lv in levels) <= 110, load  # one CPU: each load its own share of it
-    assert out.count("warm-up") == 2 and "warm-up 2s" in out  # both started, then the longest warm-up
-    assert (board / "out" / "two_loads.load-0-custom.log").exists()
-    assert (board / "out" / "two_loads.load-1-custom.log").exists()
+    assert (board / "out" / "two_loads.load-0-custom" / "load.log").exists()
+    assert (board / "out" / "two_loads.load-1-custom" / "load.log").exists()
     assert not marker_processes(board), "a load outlived the measurement"
 
 
@@ -378,7 +395,7 @@ def test_a_competing_rt_task_makes_every_gate_error(board: Path, sampler: str, r
     found = re.search(r"requires no competing real-time task on the measured CPUs; found ([^;\n]*)", out)
     assert found and named in found.group(1), out
     assert "rtgate: ERROR alone/max[all]: not measured: " in out
-    assert not (board / "out" / "alone.json").exists()
+    assert env["measured"] is False
     [task] = [t for t in env["rt_tasks"]["before"] if t["pid"] == pid]
     assert task["policy"] == "FIFO" and task["priority"] == 50 and task["on_cpus"] == [0], task
     assert env["rt_tasks"]["sampler_priority"] == {"0": 40}
@@ -410,7 +427,8 @@ def test_an_rt_task_that_starts_while_measuring_makes_every_gate_error(
     with measurement_lock("board-rt"):
         runner = threading.Thread(target=lambda: found.update(run=run_board(board, "alone", sampler)))
         runner.start()
-        while runner.is_alive() and not any(comm_of(p) == "rtgate-sampler" for p in processes_of(board)):
+        # The sampler writes its first checkpoint once its threads measure: after its first scan.
+        while runner.is_alive() and not (board / "out" / "alone.json").exists():
             time.sleep(0.02)
         pid = rt_task(60)
         runner.join()

@@ -207,6 +207,7 @@ BENCHMARKS = sorted(p for p in (ROOT / "benchmarks").glob("*.py") if p.name != "
 # starts lava-server and lava-run, which need root.
 NEEDS_ROOT = {
     "default_platform.py",
+    "engine_cost.py",
     "fidelity_matrix.py",
     "footprint.py",
     "lab_scale.py",

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The board parameters a threshold file compiles to (lava/board.py): what rtgate.sh reads."""
+"""The board parameters a threshold file compiles to (lava/board.py): the plan the engine runs."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pytest
 
 from rtgate.core.thresholds import Measurement, load_thresholds
 from rtgate.errors import RtgateError
-from rtgate.lava.board import STRICT_CHECKS, board_params, load_param, require_param
+from rtgate.lava.board import STRICT_CHECKS, board_params
 from rtgate.measure.conditions import CHECK_IDS
+from rtgate.measure.sampler_args import engine_args, plan_text
 
 
 def measurement(tmp_path: Path, body: str) -> Measurement:
@@ -21,63 +22,64 @@ def measurement(tmp_path: Path, body: str) -> Measurement:
     return load_thresholds(spec).measurements["m"]
 
 
-def test_one_load_keeps_the_format_old_jobs_use(tmp_path: Path) -> None:
+def plan_words(m: Measurement, **kw: object) -> list[str]:
+    return board_params(m, None, **kw)["RTGATE_PLAN"].split(" ")  # type: ignore[arg-type]
+
+
+def test_the_plan_is_the_engine_run_rtgate_run_makes(tmp_path: Path) -> None:
+    """One set of words for the board and for `rtgate run` (engine_args), with the outputs left to each."""
     m = measurement(
-        tmp_path, "    sampler: {duration: 5s, threads: [{name: a, cpus: [0]}]}\n    load: {kind: cpu, workers: 2}\n"
+        tmp_path,
+        "    require: {preempt_rt: true, no_competing_rt: true}\n"
+        "    sampler: {duration: 5s, threads: [{name: a, cpus: [0], priority: 80}]}\n"
+        "    load: {kind: cpu, workers: 2}\n",
     )
-    assert load_param(m) == "kind=cpu;cpus=others;warmup=2;workers=2;per_worker=25"
+    words = plan_words(m)
+    assert words == engine_args(m)
+    assert "--measurement=m" in words and "--require=preempt_rt" in words and "--require=no_competing_rt" in words
+    assert "--load=kind=cpu,cpus=others,warmup=2,workers=2" in words
+    assert not [w for w in words if w.startswith(("--json", "--histfile", "--output-dir"))]
 
 
-def test_several_loads_follow_one_another_each_from_its_kind(tmp_path: Path) -> None:
+def test_several_loads_each_one_option_and_a_custom_command_word_by_word(tmp_path: Path) -> None:
     m = measurement(
         tmp_path,
         "    sampler: {duration: 5s, threads: [{name: a, cpus: [0]}]}\n"
         "    load: [cpu, {kind: memory, size: 128M, warmup_seconds: 3},"
-        " {kind: custom, command: [md5sum, /dev/zero], min_cpu_percent: 20}]\n",
+        " {kind: custom, command: [md5sum, /dev/zero], min_cpu_percent: 20, cpus: [1, 2]}]\n",
     )
-    value = load_param(m)
-    assert value == (
-        "kind=cpu;cpus=others;warmup=2;per_worker=25;"
-        "kind=+memory;cpus=others;warmup=3;size=128M;per_worker=25;"
-        "kind=+custom;cpus=others;warmup=2;min_cpu=20;command=md5sum /dev/zero"
-    )
+    loads = [w for w in plan_words(m) if w.startswith("--load")]
+    assert loads == [
+        "--load=kind=cpu,cpus=others,warmup=2",
+        "--load=kind=memory,cpus=others,warmup=3,size=128M",
+        "--load=kind=custom,cpus=1,2,warmup=2,min=20",
+        "--load-arg=md5sum",
+        "--load-arg=/dev/zero",
+    ]
     # Nothing LAVA's NAME='value' or Fuego's quoting would break: no quote, backslash, '$' or newline.
-    assert not set(value) & set("'\"\\$`\n")
-    assert [f for f in value.split(";") if f.startswith("kind=")] == ["kind=cpu", "kind=+memory", "kind=+custom"]
+    assert not set(board_params(m, None)["RTGATE_PLAN"]) & set("'\"\\$`\n")
 
 
-@pytest.mark.parametrize(
-    "threads, value",
-    [
-        ("threads: [{name: a, cpus: [0], priority: 80}]", "0:80"),
-        ("threads: [{name: a, cpus: [0], priority: 80}, {name: b, cpus: [1, 2], priority: 70}]", "0:80,1:70,2:70"),
-        ("threads: [{name: a, cpus: [1, 2, 3], count: 2, priority: 60}]", "1:60,2:60"),  # two threads: two CPUs
-        ("threads: [{name: a, priority: 90}]", "all:90"),  # not pinned: any CPU
-        ("threads: [{name: a, cpus: all, priority: 95}]", "all:95"),
-        ("policy: other, threads: [{name: a, cpus: [0]}]", "0:0"),  # every RT task preempts it
-    ],
-)
-def test_no_competing_rt_carries_the_samplers_priority_per_cpu(tmp_path: Path, threads: str, value: str) -> None:
-    body = f"    require: {{no_competing_rt: true, preempt_rt: true}}\n    sampler: {{duration: 5s, {threads}}}\n"
-    m = measurement(tmp_path, body)
-    assert require_param(m) == f"no_competing_rt={value};preempt_rt=true"
+def test_a_space_in_a_value_travels_encoded_and_a_quote_is_refused(tmp_path: Path) -> None:
+    m = measurement(tmp_path, "    require: {dmi_product: 'Standard PC 100%'}\n    sampler: {duration: 5s}\n")
+    assert "--require=dmi_product=Standard%20PC%20100%25" in plan_words(m)
+    assert plan_text(["a b%"]) == "a%20b%25"
+    with pytest.raises(RtgateError, match="cannot travel"):
+        plan_text(["--require=dmi_product=it's"])
 
 
-def test_no_competing_rt_judges_at_the_priority_the_sampler_runs_at(tmp_path: Path) -> None:
-    """--rt-priority lowers the sampler's priority: a task between the two competes on the board."""
-    body = (
-        "    require: {no_competing_rt: true}\n"
-        "    sampler: {duration: 5s, threads: [{name: a, cpus: [0], priority: 90}]}\n"
-    )
-    m = measurement(tmp_path, body)
+def test_rt_priority_replaces_the_files_and_is_named_rt_priority(tmp_path: Path) -> None:
+    """--rt-priority lowers the sampler's priority: the engine judges competitors at the one it runs at."""
+    m = measurement(tmp_path, "    sampler: {duration: 5s, threads: [{name: a, cpus: [0], priority: 90}]}\n")
     params = board_params(m, None, rt_priority=40)
-    assert params["RTGATE_REQUIRE"] == "no_competing_rt=0:40" and params["PRIORITY"] == "40"
-    assert board_params(m, None)["RTGATE_REQUIRE"] == "no_competing_rt=0:90"
+    assert params["RT_PRIORITY"] == "40" and "PRIORITY" not in params
+    assert params["RTGATE_PLAN"].split(" ")[params["RTGATE_PLAN"].split(" ").index("-p") + 1] == "40"
+    assert board_params(m, None)["RT_PRIORITY"] == "90"
 
 
 def test_no_competing_rt_false_is_no_requirement(tmp_path: Path) -> None:
     m = measurement(tmp_path, "    require: {no_competing_rt: false}\n    sampler: {duration: 5s}\n")
-    assert require_param(m) == ""
+    assert not [w for w in plan_words(m) if w.startswith("--require")]
 
 
 def test_strict_is_refused_naming_every_check_and_what_to_do(tmp_path: Path) -> None:

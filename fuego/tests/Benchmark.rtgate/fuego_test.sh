@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Fuego test Benchmark.rtgate: timer wake-up latency gates from an rtgate threshold file.
 # The host (Fuego's container, with rtgate installed from the wheel `rtgate fuego package`
-# writes) compiles the threshold file into the board's parameters: the sampler's arguments with
-# their gates, the load, the requirements. On the board, rtgate.sh (the same script LAVA runs)
-# checks the requirements, runs the load around the sampler and records the machine; the board
+# writes) compiles the threshold file into the board's plan: the sampler's options with their
+# gates, the requirements, the loads. On the board, rtgate.sh (the same glue LAVA runs) hands the
+# plan to the static sampler, which does the whole measurement as `rtgate run` does; the board
 # needs a POSIX shell, the static sampler (both from the tarball beside this file) and the
 # load's tool.
 # shellcheck shell=bash
@@ -27,7 +27,7 @@ rtgate_check_param() {
 	esac
 }
 
-RTGATE_PARAMS="RTGATE_ARGS RTGATE_MEASUREMENT RTGATE_LOAD RTGATE_REQUIRE RTGATE_MEASURED_CPUS PRIORITY INTERVAL THREADS AFFINITY HISTOGRAM"
+RTGATE_PARAMS="RTGATE_PLAN RT_PRIORITY INTERVAL THREADS AFFINITY HISTOGRAM"
 
 function test_pre_check {
 	assert_define BENCHMARK_RTGATE_THRESHOLDS
@@ -53,7 +53,7 @@ function test_pre_check {
 		# shellcheck disable=SC2089,SC2090 # the quotes are for the board's shell, in report's command string
 		RTGATE_BOARD_ENV="$RTGATE_BOARD_ENV $name='$value'"
 	done <<<"$compiled"
-	[[ $RTGATE_BOARD_ENV == *" RTGATE_ARGS="* ]] || abort_job "rtgate fuego args printed no RTGATE_ARGS"
+	[[ $RTGATE_BOARD_ENV == *" RTGATE_PLAN="* ]] || abort_job "rtgate fuego args printed no RTGATE_PLAN"
 	# shellcheck disable=SC2090
 	export RTGATE_BOARD_ENV
 }
@@ -92,13 +92,14 @@ function test_deploy {
 }
 
 function test_run {
-	local dir="$BOARD_TESTDIR/fuego.$TESTDIR"
-	# On the board: rtgate.sh checks the requirements, runs the load around the sampler and writes
-	# rtgate.out (the sampler's stdout: the only source of verdicts), rtgate.json and
-	# rtgate.environment.json; its pid goes to rtgate.pid, so that test_cleanup can stop it (it
-	# then stops the sampler and the load, and reports what was measured).
-	report "cd $dir && rm -f rtgate.out rtgate.err rtgate.json rtgate.environment.json && \
-{ env $RTGATE_BOARD_ENV RTGATE_MEASUREMENT=rtgate SAMPLER=$dir/rtgate-sampler OUTPUT_DIR=$dir sh ./rtgate.sh & \
+	local dir="$BOARD_TESTDIR/fuego.$TESTDIR" m="$BENCHMARK_RTGATE_MEASUREMENT"
+	# On the board: rtgate.sh runs the sampler with the compiled plan; the sampler checks the
+	# requirements, runs the load around its threads, records the machine and writes rtgate.out
+	# (its stdout: the only source of verdicts) and <measurement>.json; rtgate.sh's pid goes to
+	# rtgate.pid, so that test_cleanup can stop it (it passes the signal on: the sampler stops the
+	# load and reports what it measured).
+	report "cd $dir && rm -f rtgate.out rtgate.err $m.json && \
+{ env $RTGATE_BOARD_ENV SAMPLER=$dir/rtgate-sampler OUTPUT_DIR=$dir sh ./rtgate.sh & \
 echo \$! >rtgate.pid; wait \$!; rc=\$?; rm -f rtgate.pid; exit \$rc; }"
 	rtgate_fetch
 }
@@ -106,7 +107,7 @@ echo \$! >rtgate.pid; wait \$!; rc=\$?; rm -f rtgate.pid; exit \$rc; }"
 # What the board wrote, for parser.py; a file the run did not write is simply absent.
 rtgate_fetch() {
 	local dir="$BOARD_TESTDIR/fuego.$TESTDIR" f
-	for f in rtgate.out rtgate.json rtgate.environment.json; do
+	for f in rtgate.out "$BENCHMARK_RTGATE_MEASUREMENT.json"; do
 		cmd "test -f $dir/$f" && get "$dir/$f" "$LOGDIR/"
 	done
 	return 0

@@ -10,12 +10,11 @@ thread's <cpuN>_max and <cpuN>_p99_9 from the results JSON. Names are made Fuego
 
 The gate lines come only from rtgate.out, the sampler's stdout that test_run (or test_cleanup,
 after stopping the job: the sampler then reports what it measured, INCONCLUSIVE) fetched from the
-board: nothing else on the board's console can pass for a verdict.
-
-rtgate.environment.json is rtgate.sh's record of the board. When it says the measurement did not
-run as the threshold file asks (a requirement not met, a load that could not run or did not hold
-its level, a named parameter that contradicts the file), every gate's verdict is 3 (error): the
-gates reference.json declares for this test set, when nothing was measured.
+board: nothing else on the board's console can pass for a verdict. The sampler judges everything a
+measurement does on the board: a run it could not make (a requirement not met, a load that could
+not run, a parameter that contradicts the file, a stop in the warm-up) has one line per gate for
+thread "all", which becomes that verdict for each thread reference.json declares for the gate; a run
+measured but invalid (a load below its level, a competing real-time task) has its ERROR per thread.
 """
 
 import json
@@ -62,20 +61,6 @@ def gate_lines():
         return []
 
 
-def board_problems():
-    """Why the board did not measure as asked (rtgate.sh's record), or []."""
-    try:
-        with open(os.path.join(os.environ["LOGDIR"], "rtgate.environment.json")) as f:
-            env = json.load(f)
-    except (IOError, OSError, ValueError):
-        return []
-    problems = [c.get("what", "") for c in env.get("preflight") or [] if isinstance(c, dict)]
-    load = env.get("load") or {}
-    if isinstance(load, dict) and load.get("problem"):
-        problems.append(load["problem"])
-    return [str(p) for p in problems if p]
-
-
 def declared_verdicts(test_set):
     """Every <thread>_verdict measure reference.json declares for this test set, by test case."""
     try:
@@ -94,14 +79,17 @@ def declared_verdicts(test_set):
     return out
 
 
-test_set = fuego_name(os.environ.get("BENCHMARK_RTGATE_MEASUREMENT", "latency"))
-problems = board_problems()
-if problems:
-    print("rtgate parser: every gate is an error: " + "; ".join(problems))
+measurement = os.environ.get("BENCHMARK_RTGATE_MEASUREMENT", "latency")
+test_set = fuego_name(measurement)
 measurements = {}
+unmeasured = {}  # test case -> the verdict of every declared thread (a run not made)
 origin = {}  # Fuego name -> rtgate name: two rtgate names must not meet in one Fuego name
-for gate, thread, status, value, _limit, bound, _samples, _units, _reason in gate_lines():
+for gate, thread, status, value, _limit, bound, _samples, _units, reason in gate_lines():
     case, t = fuego_name(gate), fuego_name(thread)
+    if thread == "all":
+        print("rtgate parser: %s: %s" % (gate, reason))
+        unmeasured[case] = VERDICT.get(status, 3)
+        continue
     for legal, original in ((case, gate), (case + "." + t, gate + " " + thread)):
         if origin.setdefault(legal, original) != original:
             print("rtgate parser: %r and %r both become %r in Fuego: rename one" % (origin[legal], original, legal))
@@ -111,11 +99,11 @@ for gate, thread, status, value, _limit, bound, _samples, _units, _reason in gat
         measures.append({"name": t, "measure": float(value)})
     if bound != "-":
         measures.append({"name": t + "_bound", "measure": float(bound)})
-    measures.append({"name": t + "_verdict", "measure": 3 if problems else VERDICT.get(status, 3)})
+    measures.append({"name": t + "_verdict", "measure": VERDICT.get(status, 3)})
 
-if problems and not measurements:  # nothing measured: each declared gate an error
+if unmeasured:  # nothing measured: each declared gate that verdict
     for case, names in declared_verdicts(test_set).items():
-        measurements[test_set + "." + case] = [{"name": n, "measure": 3} for n in names]
+        measurements[test_set + "." + case] = [{"name": n, "measure": unmeasured.get(case, 3)} for n in names]
     if not measurements:
         print("rtgate parser: reference.json declares no gates for %s: run rtgate fuego criteria" % test_set)
         sys.exit(1)
@@ -125,7 +113,7 @@ if not measurements:
     sys.exit(1)
 
 try:
-    with open(os.path.join(os.environ["LOGDIR"], "rtgate.json")) as f:
+    with open(os.path.join(os.environ["LOGDIR"], measurement + ".json")) as f:
         results = json.load(f)["rtgate"]
     scale = 1000.0 if results.get("unit") == "ns" else 1.0
     stats = []
@@ -137,6 +125,6 @@ try:
     if stats:
         measurements[test_set + "." + THREADS_CASE] = stats
 except (IOError, OSError, KeyError, ValueError) as e:
-    print("rtgate parser: no usable rtgate.json (%s): gate figures and verdicts only" % e)
+    print("rtgate parser: no usable %s.json (%s): gate figures and verdicts only" % (measurement, e))
 
 sys.exit(plib.process(measurements))

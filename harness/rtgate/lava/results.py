@@ -18,12 +18,12 @@ from rtgate.safe_io import read_input
 _STATUS = {"pass": Status.PASS, "fail": Status.FAIL, "skip": Status.INCONCLUSIVE, "unknown": Status.ERROR}
 
 
-# rtgate.sh's console line per gate: "rtgate: STATUS measurement/gate[thread]: reason". LAVA keeps
+# The engine's console line per gate: "rtgate: STATUS measurement/gate[thread]: reason". LAVA keeps
 # only pass/fail/skip; this line tells a FAIL from an INCONCLUSIVE or ERROR that LAVA shows as fail.
-# Anchored: rtgate.sh echoes sampler stderr prefixed and input with control characters replaced, so
-# only its own lines start with "rtgate: ".
+# Anchored: the engine escapes what it echoes and rtgate.sh prefixes the sampler's stderr, so only
+# the engine's own lines start with "rtgate: ".
 _CONSOLE = re.compile(r"rtgate: (PASS|FAIL|INCONCLUSIVE|ERROR) ([A-Za-z0-9_.-]+)/(\S+)\[(\S+)\]: (.*)")
-# rtgate.sh's record of the board (the environment `rtgate run` records): one JSON line per measurement.
+# The engine's record of the board's run ("rtgate_run"): one JSON line per measurement.
 _ENVIRONMENT = re.compile(r"rtgate: ENVIRONMENT ([A-Za-z0-9_.-]+) (\{.*\})\s*")
 MAX_ENVIRONMENT_CHARS = 1 << 16
 # Cases rtgate.sh records when the measurement did not run: every gate of it is an ERROR.
@@ -102,8 +102,9 @@ def board_runs(environments: dict[str, dict[str, Any]], source: str) -> list[tup
 
 
 def _elapsed(env: dict[str, Any]) -> float | None:
-    """How long the sampler measured, as rtgate.sh recorded it from the sampler's JSON (None: not recorded)."""
-    value = env.get("elapsed_s")
+    """How long the sampler measured, as its record says (None: not recorded)."""
+    results = env.get("results")
+    value = results.get("elapsed_s") if isinstance(results, dict) else env.get("elapsed_s")
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+from rtgate.core.load_spec import LoadSpec
 from rtgate.core.thread_plan import plan_anywhere, plan_here
 from rtgate.core.thresholds import Measurement, SamplerSettings
 
@@ -95,3 +96,86 @@ def _timer_args(s: SamplerSettings) -> list[str]:
 def expected_seconds(m: Measurement, duration_s: int | None = None) -> float | None:
     """How long the measurement runs on this machine; None when it runs until stopped."""
     return plan_here(m, duration_s).expected_seconds
+
+
+# The requirements the engine (rtgate-sampler --require) checks; measure/conditions.py's doctor
+# checks around them stay advice.
+ENGINE_REQUIREMENTS = (
+    "preempt_rt",
+    "isolated_cpus",
+    "governor",
+    "bare_metal",
+    "rt_throttling_off",
+    "architecture",
+    "compatible",
+    "dmi_product",
+    "cpu_count",
+    "no_competing_rt",
+)
+
+
+def engine_args(m: Measurement, duration_s: int | None = None, rt_priority: int | None = None) -> list[str]:
+    """The whole measurement as the engine runs it, on this machine (rtgate run) and on a board
+    (RTGATE_PLAN): the sampler's options, its gates, the requirements and the loads. No output path:
+    the caller names the folder (--output-dir). `rt_priority` (`--rt-priority`, one real-time thread
+    group) replaces the file's priority."""
+    from rtgate.errors import RtgateError
+
+    args = sampler_args(m, None, duration_s=duration_s, native_gates=True)
+    if rt_priority is not None:
+        if "-p" not in args or len(m.sampler.threads) != 1:
+            raise RtgateError(
+                f"measurement {m.name}: --rt-priority needs one real-time thread group (set priorities in the file)"
+            )
+        args[args.index("-p") + 1] = str(rt_priority)
+    args += [f"--checkpoint={m.sampler.checkpoint_seconds}", f"--measurement={m.name}"]
+    for key, value in m.require.items():
+        if key not in ENGINE_REQUIREMENTS:
+            raise RtgateError(
+                f"measurement {m.name}: require {key} is not one the measurement engine checks "
+                f"({', '.join(ENGINE_REQUIREMENTS)})"
+            )
+        if value is True:
+            args.append(f"--require={key}")
+        elif value is not False and value is not None:
+            args.append(f"--require={key}={value}")
+    for spec in m.loads:
+        if spec.kind != "none":
+            args += load_args(m, spec)
+    return args
+
+
+def load_args(m: Measurement, spec: LoadSpec) -> list[str]:
+    """One load as --load (and, for a custom load, its command's words as --load-arg); the engine
+    places it (measured, others, all or a list) and holds it to its level, the kind's default unless
+    the file sets one."""
+    from rtgate.errors import RtgateError
+
+    if spec.kind == "kcompile" and not spec.tree:
+        raise RtgateError(
+            f"measurement {m.name}: a kcompile load needs tree: (a kernel source tree on the machine measured)"
+        )
+    cpus = spec.cpus if isinstance(spec.cpus, str) else ",".join(map(str, spec.cpus))  # the engine reads on
+    fields = [f"kind={spec.kind}", f"cpus={cpus}", f"warmup={spec.warmup_seconds:g}"]
+    if spec.workers:
+        fields.append(f"workers={spec.workers}")
+    if spec.kind in ("memory", "io"):
+        fields.append(f"size={spec.size}")
+    level = spec.min_ops_per_second if spec.kind in ("io", "network", "timer") else spec.min_cpu_percent
+    if level is not None:
+        fields.append(f"min={level:g}")
+    if spec.tree:
+        fields.append(f"tree={spec.tree}")
+    return [f"--load={','.join(fields)}"] + [f"--load-arg={w}" for w in spec.command]
+
+
+def plan_text(words: list[str]) -> str:
+    """The words as one RTGATE_PLAN value: separated by spaces, a space or '%' inside a word written
+    %20 or %25 (the engine splits and decodes it); refused where a word cannot travel in a LAVA
+    parameter (quotes, backslashes, control characters)."""
+    from rtgate.errors import RtgateError
+
+    for w in words:
+        if any(c in "'\"\\`$" or not c.isprintable() for c in w):
+            raise RtgateError(f"engine option {w!r} cannot travel in a board parameter (no quotes or backslashes)")
+    return " ".join(w.replace("%", "%25").replace(" ", "%20") for w in words)

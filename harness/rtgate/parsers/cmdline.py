@@ -48,6 +48,12 @@ _LONG_VALUE = {
     "checkpoint",
     "block",
     "gate",
+    "load",
+    "load-arg",
+    "load-dir",
+    "sysroot",
+    "measurement",
+    "require",
 }
 _LONG_OPTIONAL = {"threads", "affinity", "aligned", "secaligned"}
 _SHORT_TO_LONG = {

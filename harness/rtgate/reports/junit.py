@@ -182,8 +182,8 @@ def _testcase(v: Verdict, classname: str, time: str, allow_inconclusive: bool) -
     outcome = _outcome(v, allow_inconclusive)
     if outcome is not None:
         reason = v.reason or f"{v.gate} on {v.thread}: {v.status.value}"  # never empty
-        if v.status == Status.INCONCLUSIVE:
-            reason = f"INCONCLUSIVE: {reason}"
+        if v.status in (Status.ERROR, Status.INCONCLUSIVE):  # the word first: GitLab shows both as failed
+            reason = f"{v.status.value}: {reason}"
         summary = " ".join(reason.split())
         if len(summary) > 200:
             summary = summary[:199] + "\u2026"

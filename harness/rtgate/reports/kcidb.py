@@ -129,7 +129,7 @@ def _verdict_tests(out: _Tests, base: str, verdicts: list[Verdict]) -> None:
         out.add(
             f"{base}.{_node(v.gate)}.{_node(v.thread)}",
             _STATUS[v.status],
-            (f"{v.status.value}: " if v.status == Status.INCONCLUSIVE else "") + v.reason,
+            (f"{v.status.value}: " if v.status in (Status.ERROR, Status.INCONCLUSIVE) else "") + v.reason,
             number,
             misc,
         )

@@ -111,7 +111,8 @@ def squad_documents(
         suite = f"rtgate/{_slug(platform)}/{_slug(measurement)}"
         for v in verdicts:
             name = f"{_slug(v.gate)}-{_slug(v.thread)}"
-            log = v.reason if v.status != Status.INCONCLUSIVE else f"INCONCLUSIVE: {v.reason}"
+            # ERROR and INCONCLUSIVE arrive as fail: the log says which, first
+            log = f"{v.status.value}: {v.reason}" if v.status in (Status.ERROR, Status.INCONCLUSIVE) else v.reason
             if value_range(v) is not None:
                 log += f"\n(the figure is {v.value_text}: only a range is known, so no metric)"
             tests[f"{suite}/{name}"] = {"result": _result(v, allow_inconclusive), "log": log}
