@@ -7,6 +7,7 @@ commits switch the latency injector on from one commit onwards. Each step measur
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -37,7 +38,6 @@ measurements:
 # the known-good setting and one of the commit's, in random order, under one pair id, each with
 # `rtgate run --history`; the injector on while the checked-out commit says so.
 MEASURE = """\
-#!{python}
 import random, subprocess, sys
 sys.path.insert(0, {tests!r})
 from history_live import injected_latency
@@ -69,8 +69,8 @@ def test_git_bisect_run_finds_the_commit_that_injects_latency(tmp_path: Path) ->
     cpu = measured_cpu()
     thresholds, db = tmp_path / "board.yaml", tmp_path / "h.db"
     thresholds.write_text(THRESHOLDS.format(cpu=cpu))
-    measure = tmp_path / "measure"
-    measure.write_text(
+    program = tmp_path / "measure.py"
+    program.write_text(
         MEASURE.format(
             python=sys.executable,
             tests=str(ROOT / "tests"),
@@ -81,6 +81,9 @@ def test_git_bisect_run_finds_the_commit_that_injects_latency(tmp_path: Path) ->
             period=PERIOD_MS,
         )
     )
+    # A shell script runs it: a #! line cannot name an interpreter whose path holds a blank.
+    measure = tmp_path / "measure"
+    measure.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(program))} "$@"\n')
     measure.chmod(0o755)
     repo = tmp_path / "tree"
     repo.mkdir()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shlex
 import shutil
 import signal
 import subprocess
@@ -251,7 +252,7 @@ def _measure_sampler(
     )
     # The command line is written before the lock: inside it, only the load and the sampler run.
     argv = [sampler] + sampler_args(m, str(json_path), duration_s=duration_s)
-    out.replace(f"{m.name}.cmdline", " ".join(argv) + "\n")
+    out.replace(f"{m.name}.cmdline", shlex.join(argv) + "\n")
     load = measurement_loads(m, plan, outdir)
     during: dict[tuple[int, int], RtTask] = {}
     try:

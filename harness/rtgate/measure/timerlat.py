@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -170,7 +171,7 @@ def run(
     for stale in (out_name, trace_name):
         folder.unlink(stale)
     argv = [rtla] + rtla_args(m, duration_s, str(trace_path))
-    folder.replace(f"{m.name}.cmdline", " ".join(argv) + "\n")
+    folder.replace(f"{m.name}.cmdline", shlex.join(argv) + "\n")
     with folder.create(out_name) as out, folder.create(err_name) as err:
         try:
             proc = subprocess.Popen(
@@ -187,7 +188,7 @@ def run(
     s = m.timerlat
     run_result = rtla_parser.parse(out_path, bucket=s.bucket_us, entries=entries(m))
     run_result = with_all_cpus(run_result, m, measured_cpu_list(s))
-    run_result.cmdline = " ".join(argv)
+    run_result.cmdline = shlex.join(argv)
     if run_result.stop_reason == "threshold":
         run_result.environment["analysis"] = analysis_text(
             run_result.environment.get("analysis", ""), folder, trace_name

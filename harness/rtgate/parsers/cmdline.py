@@ -13,6 +13,7 @@ without a real-time policy means SCHED_FIFO, a real-time policy without priority
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 
 from rtgate.core.model import MeasuredSetup, RunResult, ThreadResult
@@ -96,7 +97,10 @@ class Options:
 
 
 def split_options(cmdline: str) -> Options:
-    words = cmdline.split()
+    try:  # rtgate writes NAME.cmdline shell-quoted (a program path may hold a blank); rt-tests joins words
+        words = shlex.split(cmdline)
+    except ValueError:  # an unbalanced quote in a tool's own line: its words as written
+        words = cmdline.split()
     opts = Options(program=words[0].rsplit("/", 1)[-1] if words else "")
     i = 1
     while i < len(words):
