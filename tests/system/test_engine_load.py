@@ -332,8 +332,9 @@ def test_a_load_carries_its_own_bound_when_the_sampler_hangs(sampler: str, tmp_p
             proc.send_signal(signal.SIGCONT)
             proc.wait(timeout=60)
     assert 30 < took < 45
-    # the record says the load did not hold: ended by SIGTERM, as a load that died mid-run
-    assert record(out)["invalid"] == ["the custom load stopped during the measurement (exit status -15)"]
+    # the record says the load did not hold: ended by SIGTERM, as a load that died mid-run (and the
+    # stopped sampler's unmeasured time is an overrun beside it)
+    assert "the custom load stopped during the measurement (exit status -15)" in record(out)["invalid"]
 
 
 @pytest.mark.parametrize(
