@@ -77,15 +77,15 @@ def tree_junit(
     durations: dict[str, float | None] | None = None,
     described: dict[str, Described] | None = None,
 ) -> bytes:
-    """The JUnit file as rtgate wrote it before it streamed (reports/junit.py at 57c5e91)."""
+    """The JUnit file as rtgate wrote it before it streamed (reports/junit.py at 57c5e91), ERROR named first."""
 
     def text(v: object) -> str:
         return "" if v is None else str(v)
 
     def result(v: Verdict) -> list[junitparser.junitparser.FinalResult]:
         reason = v.reason or f"{v.gate} on {v.thread}: {v.status.value}"
-        if v.status == Status.INCONCLUSIVE:
-            reason = f"INCONCLUSIVE: {reason}"
+        if v.status in (Status.ERROR, Status.INCONCLUSIVE):
+            reason = f"{v.status.value}: {reason}"
         message = " ".join(reason.split())
         if len(message) > 200:
             message = message[:199] + "\u2026"
