@@ -87,10 +87,12 @@ run_child "$SAMPLER" "$@" >"$out" 2>"$err"
 
 # Only the engine's stdout, and only lines of the expected form, are verdicts.
 verdict='^RTGATE-GATE [A-Za-z0-9_.+-]+ [A-Za-z0-9_.+-]+ (PASS|FAIL|INCONCLUSIVE|ERROR) (-|[0-9][0-9.e+-]*) [^ ]+ [^ ]+ [0-9]+ [A-Za-z%]+ '
-# One screen: the per-thread summary, then the engine's own lines (it escapes what it echoes;
-# cleaned again all the same). Histograms stay in files.
+# One screen: the per-thread summary, the record, then the engine's verdict lines (it escapes what
+# it echoes; cleaned again all the same). The verdicts come last: LAVA's interactive tests search
+# only the tail of what arrived for them. Histograms stay in files.
 grep '^T:' "$out" | head -n 32 | clean
-grep '^rtgate: ' "$out" | clean
+grep '^rtgate: ENVIRONMENT ' "$out" | clean
+grep '^rtgate: ' "$out" | grep -v '^rtgate: ENVIRONMENT ' | clean
 if ! grep -Eq "$verdict" "$out"; then # the plan itself was refused, or the sampler did not run
 	echo "rtgate: the sampler gave no verdict (exit status $rc):"
 	head -n 20 "$err" | clean | sed 's/^/rtgate-sampler: /'
