@@ -99,8 +99,8 @@ if ! grep -Eq "$verdict" "$out"; then # the plan itself was refused, or the samp
 	setup_failed "no gate was measured"
 fi
 grep -E "^RTGATE-(BEGIN|END) [A-Za-z0-9_.-]+\$|$verdict" "$out" |
-	while read -r tag name thread status value _limit _bound _samples units _why; do
-		case $tag in
+	while read -r _tag name thread status value _limit _bound _samples units _why; do
+		case $_tag in
 			RTGATE-BEGIN)
 				test_set start "$name"
 				continue

@@ -55,6 +55,9 @@ _LONG_VALUE = {
     "sysroot",
     "measurement",
     "require",
+    "plan",
+    "param",
+    "output-dir",
 }
 _LONG_OPTIONAL = {"threads", "affinity", "aligned", "secaligned"}
 _SHORT_TO_LONG = {
