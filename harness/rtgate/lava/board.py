@@ -23,11 +23,6 @@ STRICT_CHECKS = tuple(c for c in CHECK_IDS if c != "expected_rt")
 NAMED = ("RT_PRIORITY", "INTERVAL", "THREADS", "AFFINITY", "HISTOGRAM")
 
 
-def compiled_args(m: Measurement, duration_s: int | None, rt_priority: int | None = None) -> str:
-    """RTGATE_PLAN: every option of the measurement's engine run, one word each."""
-    return plan_text(engine_args(m, duration_s, rt_priority))
-
-
 def named_values(args: str) -> dict[str, str]:
     """RT_PRIORITY, INTERVAL, THREADS, AFFINITY, HISTOGRAM as the plan fixes them (the engine derives
     them the same way; a named parameter that differs is a contradiction, every gate ERROR)."""

@@ -16,7 +16,6 @@ import yaml
 from rtgate.core.thresholds import Measurement, ThresholdFile
 from rtgate.errors import RtgateError
 from rtgate.lava.board import board_params
-from rtgate.lava.board import compiled_args as compiled_args  # `rtgate lava args` reads it here
 from rtgate.measure.sampler_args import expected_seconds
 
 DEVICE_TYPES = ("qemu", "bcm2711-rpi-4-b", "imx8mp-evk")
