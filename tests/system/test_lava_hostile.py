@@ -2,7 +2,7 @@
 """`rtgate lab` against a hostile server (issue 47): tests/lava/hostile.py answers LAVA's REST API with
 one job of known results and log, and makes the answers the test names hostile. The token never
 reaches another host; a same-server redirect still works; a 3 GB log or results export costs a
-bounded memory and CPU (the child's own rusage, from wait4); --timeout and SIGTERM end the command on
+bounded memory and CPU (the command's own rusage, from wait4 in a small parent); --timeout and SIGTERM end the command on
 time against a server that trickles a byte every 2 s or never answers; garbage is retried a bounded
 number of times, then said. The proof against a real LAVA server is test_lava_server.py's."""
 
@@ -64,23 +64,47 @@ def lab_file(tmp_path: Path) -> Path:
     return path
 
 
-def start_lab(tmp_path: Path, url: str, *args: str) -> tuple[subprocess.Popen[bytes], Path, Path]:
+# The command's own CPU time and peak memory: it is forked from this small parent, which reports them.
+# (Forked from pytest itself, its ru_maxrss would start at pytest's peak: exec carries the forking
+# process's high-water mark over, and pytest grows to hundreds of MiB over the suite.)
+OWN_USAGE = """
+import json, os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    json.dump({"cpu_s": usage.ru_utime + usage.ru_stime, "max_rss_kib": usage.ru_maxrss}, f)
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
+def start_lab(
+    tmp_path: Path, url: str, *args: str, usage: Path | None = None
+) -> tuple[subprocess.Popen[bytes], Path, Path]:
+    """`rtgate lab` as a child of this test (signals go to it), or, with `usage`, as a child of OWN_USAGE."""
     out, err = tmp_path / "stdout", tmp_path / "stderr"
     env = {**os.environ, "RTGATE_LAVA_URL": url, "RTGATE_LAVA_TOKEN": TOKEN}
+    argv = [sys.executable, "-m", "rtgate", "lab", str(lab_file(tmp_path)), "--poll", "1", *args]
+    if usage is not None:
+        argv = [sys.executable, "-c", OWN_USAGE, str(usage), *argv]
     with out.open("wb") as o, err.open("wb") as e:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "rtgate", "lab", str(lab_file(tmp_path)), "--poll", "1", *args],
-            stdout=o,
-            stderr=e,
-            env=env,
-        )
+        proc = subprocess.Popen(argv, stdout=o, stderr=e, env=env)
     return proc, out, err
 
 
-def finish(proc: subprocess.Popen[bytes], out: Path, err: Path, started: float, limit_s: float = LIMIT_S) -> Ran:
-    """Wait for the child (wait4: its own CPU time and peak memory), killing it past limit_s."""
+def finish(
+    proc: subprocess.Popen[bytes],
+    out: Path,
+    err: Path,
+    started: float,
+    limit_s: float = LIMIT_S,
+    usage: Path | None = None,
+) -> Ran:
+    """Wait for the child, killing it past limit_s; its CPU time and peak memory from `usage`, else wait4's."""
     while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        pid, status, waited = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
         if time.monotonic() - started > limit_s:
@@ -88,22 +112,25 @@ def finish(proc: subprocess.Popen[bytes], out: Path, err: Path, started: float, 
             os.wait4(proc.pid, 0)
             pytest.fail(f"rtgate lab still ran after {limit_s} s:\n{err.read_text()}")
         time.sleep(0.05)
+    ended = time.monotonic()
     proc.returncode = os.waitstatus_to_exitcode(status)
+    own = json.loads(usage.read_text()) if usage is not None else {}
     return Ran(
         proc.returncode,
         out.read_text(),
         err.read_text(),
-        time.monotonic() - started,
-        usage.ru_utime + usage.ru_stime,
-        usage.ru_maxrss,
-        time.monotonic(),
+        ended - started,
+        own.get("cpu_s", waited.ru_utime + waited.ru_stime),
+        own.get("max_rss_kib", waited.ru_maxrss),
+        ended,
     )
 
 
 def lab(tmp_path: Path, url: str, *args: str) -> Ran:
     started = time.monotonic()
-    proc, out, err = start_lab(tmp_path, url, *args)
-    return finish(proc, out, err, started)
+    usage = tmp_path / "usage.json"
+    proc, out, err = start_lab(tmp_path, url, *args, usage=usage)
+    return finish(proc, out, err, started, usage=usage)
 
 
 def verdicts(tmp_path: Path) -> dict[tuple[str, str], dict[str, object]]:

@@ -13,7 +13,6 @@ without a real-time policy means SCHED_FIFO, a real-time policy without priority
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
 
 from rtgate.core.model import MeasuredSetup, RunResult, ThreadResult
@@ -100,10 +99,14 @@ class Options:
 
 
 def split_options(cmdline: str) -> Options:
-    try:  # rtgate writes NAME.cmdline shell-quoted (a program path may hold a blank); rt-tests joins words
-        words = shlex.split(cmdline)
-    except ValueError:  # an unbalanced quote in a tool's own line: its words as written
-        words = cmdline.split()
+    words = cmdline.split()
+    if any(c in cmdline for c in "'\"\\"):  # rtgate writes NAME.cmdline shell-quoted (a path may hold a blank)
+        import shlex  # only then: a plain line (rt-tests', the sampler's) splits at blanks alike
+
+        try:
+            words = shlex.split(cmdline)
+        except ValueError:  # an unbalanced quote in a tool's own line: its words as written
+            pass
     opts = Options(program=words[0].rsplit("/", 1)[-1] if words else "")
     i = 1
     while i < len(words):
