@@ -1067,7 +1067,7 @@ int gate_evaluate(const struct gate_spec *g, const struct run_result *r, char id
 void gate_unjudged(const struct gate_spec *g, int status, const char *reason, struct gate_verdict *v)
 {
 	memset(v, 0, sizeof(*v));
-	snprintf(v->thread, sizeof(v->thread), "all");
+	snprintf(v->thread, sizeof(v->thread), "%s", g->worst ? "worst" : "all"); /* as the harness's error_verdicts */
 	v->status = status;
 	v->has_limit = 1;
 	if (g->kind == GATE_MISS_RATE)

@@ -244,6 +244,8 @@ void record_write_json(FILE *f, const struct run_result *r)
 	record_json_string(f, rec->named ? rec->name : NULL);
 	fprintf(f, ",\n    \"measured\": %s,\n    \"not_measured\": ", measured ? "true" : "false");
 	record_json_string(f, measured ? NULL : rec->not_measured);
+	fputs(",\n    \"not_measured_status\": ", f); /* what every gate then is: ERROR, or INCONCLUSIVE if stopped */
+	record_json_string(f, measured ? NULL : gate_status_name(rec->not_measured_status));
 	fprintf(f, ",\n    \"valid\": %s,\n    \"invalid\": [", measured && !rec->ninvalid ? "true" : "false");
 	for (int i = 0; i < rec->ninvalid; i++) {
 		fputs(i ? ", " : "", f);

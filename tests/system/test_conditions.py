@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -172,10 +173,11 @@ def test_kcompile_builds_a_kernel_tree_out_of_tree(tmp_path: Path, tool: object)
 
 @needs_root
 def test_kcompile_refuses_a_folder_that_is_no_kernel_tree(tmp_path: Path) -> None:
-    r, _env, _verdicts = run_with_load(tmp_path, f"{{kind: kcompile, tree: {tmp_path}, cpus: others}}")
-    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
-        f"rtgate: error: load kcompile: {tmp_path} is not a kernel source tree (no Makefile)"
-    ), r.stderr
+    """Not measured, as the engine says on a board: every gate ERROR with the reason, the reports written."""
+    r, _env, verdicts = run_with_load(tmp_path, f"{{kind: kcompile, tree: {tmp_path}, cpus: others}}")
+    assert r.returncode == 1, r.stderr
+    why = f"not measured: load kcompile: {tmp_path} is not a kernel source tree (no Makefile)"
+    assert [(v["thread"], v["status"], v["reason"]) for v in verdicts["verdicts"]] == [("all", "ERROR", why)]
 
 
 @needs_root
@@ -208,8 +210,7 @@ def test_an_operation_rate_below_its_level_makes_the_measurement_invalid(
     yaml_metrics, _ = _stress_ng_own_figures(tmp_path / "rtgate-results")
     rate = sum(m["bogo-ops-per-second-real-time"] for m in yaml_metrics.values())
     assert "below its level of 1e+11" in env["load"]["problem"] and f"{rate:g}" in env["load"]["problem"]
-    v = verdicts["verdicts"][0]
-    assert v["status"] == "ERROR" and "the measurement is invalid" in v["reason"]
+    assert_invalid_keeps_figures(verdicts, "below its level of 1e+11")
 
 
 @needs_root
@@ -219,8 +220,17 @@ def test_a_load_that_dies_makes_the_measurement_invalid(tmp_path: Path) -> None:
     )
     assert r.returncode == 1
     assert "stopped during the measurement" in env["load"]["problem"]
-    v = verdicts["verdicts"][0]
-    assert v["status"] == "ERROR" and v["reason"].startswith("the measurement is invalid: the custom load stopped")
+    assert_invalid_keeps_figures(verdicts, "the custom load stopped")
+
+
+def assert_invalid_keeps_figures(verdicts: dict[str, Any], why: str) -> None:
+    """An invalid run, as the engine reports one on a board: every gate ERROR per thread, the figure
+    measured kept and said ("invalid: REASON (measured VALUE UNIT)"), never one value-less [all]."""
+    assert verdicts["verdicts"], verdicts
+    for v in verdicts["verdicts"]:
+        assert v["status"] == "ERROR" and v["thread"] != "all", v
+        assert v["reason"].startswith("invalid: ") and why in v["reason"], v
+        assert v["value"] is not None and f"(measured {v['value']:.6g} us)" in v["reason"], v
 
 
 @needs_root

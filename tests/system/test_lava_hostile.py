@@ -2,7 +2,7 @@
 """`rtgate lab` against a hostile server (issue 47): tests/lava/hostile.py answers LAVA's REST API with
 one job of known results and log, and makes the answers the test names hostile. The token never
 reaches another host; a same-server redirect still works; a 3 GB log or results export costs a
-bounded memory and CPU (the command's own rusage, from wait4 in a small parent); --timeout and SIGTERM end the command on
+bounded memory and CPU (its own rusage, from wait4 in a small parent); --timeout and SIGTERM end the command on
 time against a server that trickles a byte every 2 s or never answers; garbage is retried a bounded
 number of times, then said. The proof against a real LAVA server is test_lava_server.py's."""
 

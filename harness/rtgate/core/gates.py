@@ -225,6 +225,7 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
     for t, label in zip(run.threads, labels):
         t.label = label
     problem = _run_problem(measurement, run)
+    invalid = validity.problems(run) if problem is None else []
     analysis = run.environment.get("analysis")
     verdicts: list[Verdict] = []
     props: dict[int, dict[str, Any]] = {}  # per thread, shared by its gates
@@ -247,6 +248,8 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
             )
             continue
         per_thread = [_thread_verdict(measurement, run, gate, t, ids[t.index], props) for t in chosen]
+        if invalid:
+            per_thread = [mark_invalid(v, invalid) for v in per_thread]
         if gate.scope == "worst":
             worst = max(per_thread, key=lambda v: (SEVERITY[v.status], v.value if v.value is not None else -1.0))
             worst.properties["worst_of"] = [v.thread for v in per_thread]
@@ -254,7 +257,7 @@ def evaluate(measurement: Measurement, run: RunResult) -> list[Verdict]:
             verdicts.append(worst)
         else:
             verdicts.extend(per_thread)
-    for v in verdicts:
+    for v in verdicts if not invalid else []:  # an invalid run's reason already names what made it so
         cause = validity.likely_cause(run, v.properties.get("cpu")) if v.status in (Status.FAIL, Status.ERROR) else None
         if cause:
             v.reason += f"; {cause}"
@@ -272,13 +275,34 @@ def _labelled(measurement: Measurement, run: RunResult) -> tuple[RunResult, list
     return run, [t.label for t in run.threads]  # the parser names rtla's columns irq, thread, user
 
 
+# An invalid run's reason is cut to this, never its value: the engine's verdict reason holds 447
+# bytes (sampler/gate.h), and a board and rtgate run say the same. The whole list is in the record.
+INVALID_REASON_CHARS = 447
+
+
+def mark_invalid(v: Verdict, invalid: list[str]) -> Verdict:
+    """A measured verdict of an invalid run: ERROR, its figures kept and its value said in the reason,
+    exactly as the engine prints it on a board ("invalid: REASONS (measured VALUE UNIT)")."""
+    if v.value is not None:
+        tail = f" (measured {v.value * (100.0 if v.unit == '%' else 1.0):.6g} {v.unit or 'us'})"
+    else:
+        tail = f" (no value: {v.reason[:200]})"
+    why = "; ".join(invalid)
+    room = INVALID_REASON_CHARS - len("invalid: ") - len(tail)
+    if len(why) > room:
+        why = why[: room - 3] + "..."
+    v.status, v.reason = Status.ERROR, f"invalid: {why}{tail}"
+    return v
+
+
 def _run_problem(measurement: Measurement, run: RunResult) -> tuple[Status, str] | None:
-    """Why no gate of the run can be judged (each is then ERROR with this reason), or None."""
-    invalid = validity.problems(run)
+    """Why no gate of the run can be judged (each is then ERROR with this reason, or INCONCLUSIVE for a
+    run a stop signal kept from starting), or None. An invalid run is judged, then marked (mark_invalid)."""
     if (measurement.backend == "timerlat") != (run.format == "rtla-timerlat-hist"):
         return Status.ERROR, f"the measurement uses the {measurement.backend} backend but the results are {run.format}"
-    if invalid:
-        return Status.ERROR, "the measurement is invalid: " + "; ".join(invalid)
+    unmeasured = validity.not_measured(run)
+    if unmeasured is not None:
+        return Status(unmeasured[0]), f"not measured: {unmeasured[1]}"
     if not run.complete:
         return Status.ERROR, "the results are a checkpoint of a run that did not finish"
     if run.stop_reason == "error":

@@ -27,6 +27,13 @@ def recorded_environment(run: RunResult) -> dict[str, Any]:
     env = dict(run.environment)
     if isinstance(env.get("system"), dict):
         return env
+    record = env.get(validity.RECORD)
+    if isinstance(record, dict) and record.get("format") == validity.ENGINE_FORMAT:
+        # The engine records the machine (key for key as measure/machine.py) and the load in its record.
+        if isinstance(record.get("system"), dict):
+            env["system"] = record["system"]
+        env.setdefault("load", record.get("load"))
+        return env
     source = Path(run.source) if run.source else None
     doc: Any = None
     if source is not None:

@@ -13,6 +13,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import cast
 
+from rtgate.core import validity
 from rtgate.core.model import Buckets, Histogram, RunResult, ThreadResult, WholeNumbers
 from rtgate.errors import ResultsError
 
@@ -53,6 +54,8 @@ def check_run(run: RunResult, locate: Locate | None = None) -> RunResult:
     if run.unit not in ("us", "ns"):
         raise ResultsError(f"unit must be us or ns, not {run.unit!r}", path=run.source)
     if not run.threads:
+        if validity.not_measured(run) is not None:  # the engine's record of a measurement it did not make
+            return run
         raise ResultsError("no threads in results", path=run.source)
     seen: set[int] = set()
     for pos, t in enumerate(run.threads):

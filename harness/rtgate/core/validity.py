@@ -20,7 +20,8 @@ from rtgate.errors import RtgateError
 from rtgate.safe_io import read_input
 
 RECORD = "rtgate_run"
-RECORD_FORMAT = 1
+RECORD_FORMAT = 1  # written by rtgate run around the sampler (measure/runner.py)
+ENGINE_FORMAT = 2  # written by rtgate-sampler as the measurement engine (--plan, --measurement: sampler/record.c)
 # How much longer than its periods account for a run may take before time went unmeasured:
 # starting and joining the threads takes tens of milliseconds on a busy machine.
 OVERRUN_MIN_S = 0.5
@@ -89,13 +90,31 @@ def _record_expected(run: RunResult) -> bool:
     return isinstance(env, dict) and env.get("results") == source.name
 
 
+def not_measured(run: RunResult) -> tuple[str, str] | None:
+    """(status, reason) for every gate of a run the engine did not measure (its record says measured:
+    false: a requirement, a load that could not start, a stop signal before measuring), or None.
+    INCONCLUSIVE only where the record also names the stop signal: anything else is ERROR."""
+    rec = run.environment.get(RECORD)
+    if not isinstance(rec, dict) or rec.get("format") != ENGINE_FORMAT or rec.get("measured") is True:
+        return None
+    reason = rec.get("not_measured")
+    if rec.get("measured") is not False or not isinstance(reason, str) or not reason:
+        return "ERROR", f"its validity record ({RECORD}) says neither that it measured nor why not"
+    if any(t.cycles for t in run.threads):
+        return "ERROR", f"its validity record says it measured nothing, but the results hold samples ({reason})"
+    stopped = rec.get("not_measured_status") == "INCONCLUSIVE" and isinstance(rec.get("stopped_by"), str)
+    return ("INCONCLUSIVE" if stopped else "ERROR"), reason
+
+
 def _check_record(run: RunResult, rec: Any) -> list[str]:
-    if not isinstance(rec, dict) or rec.get("format") != RECORD_FORMAT:
+    if not isinstance(rec, dict) or rec.get("format") not in (RECORD_FORMAT, ENGINE_FORMAT):
         return [f"its validity record ({RECORD}) is not one this rtgate reads"]
     invalid = rec.get("invalid")
     if not isinstance(invalid, list) or not all(isinstance(x, str) for x in invalid):
         return [f"its validity record ({RECORD}.invalid) is not a list of reasons"]
     out = list(invalid)
+    if rec.get("format") == ENGINE_FORMAT and rec.get("measured") is not True:
+        return out  # not_measured() gives the verdicts: no figures to hold the record to
     if rec.get("valid") is not (not invalid):
         out.append(
             f"its validity record contradicts itself (valid: {json.dumps(rec.get('valid'))} "

@@ -20,7 +20,7 @@ from typing import Any
 
 from rtgate.core.load_spec import KINDS as KINDS  # re-exported: the kinds a load can be
 from rtgate.core.load_spec import LoadSpec as LoadSpec
-from rtgate.errors import RtgateError
+from rtgate.errors import RtgateError, SamplerError
 from rtgate.measure.stop import STOP, die_with_parent
 from rtgate.safe_io import Folder
 
@@ -262,18 +262,19 @@ class Load:
             self.settle()
 
     def launch(self) -> None:
-        """Start the load, without its warm-up (Loads warms several up together)."""
+        """Start the load, without its warm-up (Loads warms several up together). A load that cannot
+        start is a SamplerError: the measurement is not made and its gates are ERROR, as the engine's."""
         if self.spec.kind == "none":
             return
         if not shutil.which("timeout"):
-            raise RtgateError("load: coreutils' timeout not found: a load never runs without a bound")
+            raise SamplerError("load: coreutils' timeout not found: a load never runs without a bound")
         tools = {"hackbench": ["hackbench"], "kcompile": ["make", "cc"], "custom": self.spec.command[:1]}
         for tool in tools.get(self.spec.kind, ["stress-ng"]):
             if not shutil.which(tool):
                 package = {"hackbench": "rt-tests", "make": "make", "cc": "gcc"}.get(tool, tool)
-                raise RtgateError(f"load {self.spec.kind}: {tool} not found (apt-get install {package})")
+                raise SamplerError(f"load {self.spec.kind}: {tool} not found (apt-get install {package})")
         if self.spec.kind == "kcompile" and self.spec.tree and not (Path(self.spec.tree) / "Makefile").is_file():
-            raise RtgateError(f"load kcompile: {self.spec.tree} is not a kernel source tree (no Makefile)")
+            raise SamplerError(f"load kcompile: {self.spec.tree} is not a kernel source tree (no Makefile)")
         reclaim_workdirs()
         import tempfile  # loaded by reclaim_workdirs already
 

@@ -98,15 +98,21 @@ class Options:
     problems: list[str] = field(default_factory=list)
 
 
-def split_options(cmdline: str) -> Options:
-    words = cmdline.split()
-    if any(c in cmdline for c in "'\"\\"):  # rtgate writes NAME.cmdline shell-quoted (a path may hold a blank)
-        import shlex  # only then: a plain line (rt-tests', the sampler's) splits at blanks alike
+def _words(cmdline: str) -> list[str]:
+    """rtgate writes NAME.cmdline shell-quoted (a path may hold a blank); a plain line (rt-tests', the
+    sampler's) splits at blanks alike, without importing shlex."""
+    if not any(c in cmdline for c in "'\"\\"):
+        return cmdline.split()
+    import shlex
 
-        try:
-            words = shlex.split(cmdline)
-        except ValueError:  # an unbalanced quote in a tool's own line: its words as written
-            pass
+    try:
+        return shlex.split(cmdline)
+    except ValueError:  # an unbalanced quote in a tool's own line: its words as written
+        return cmdline.split()
+
+
+def split_options(cmdline: str) -> Options:
+    words = _words(cmdline)
     opts = Options(program=words[0].rsplit("/", 1)[-1] if words else "")
     i = 1
     while i < len(words):

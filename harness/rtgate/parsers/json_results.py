@@ -74,8 +74,9 @@ def parse(path: Path) -> RunResult:
     if "rtgate" in doc:
         _check_rtgate_types(path, doc)
         run = check_run(_parse_rtgate(path, doc), _json_locator(path, doc))
-        _check_stop(path, doc["rtgate"], run.threads)  # once each field alone is known sound
-        _check_command_line(path, doc, doc["rtgate"], run.threads)
+        if run.threads:  # else the engine measured nothing: no stop or count to hold to the file
+            _check_stop(path, doc["rtgate"], run.threads)  # once each field alone is known sound
+            _check_command_line(path, doc, doc["rtgate"], run.threads)
         return run
     _check_rt_tests_types(path, doc)
     return check_run(_parse_rt_tests(path, doc), _json_locator(path, doc))
@@ -643,7 +644,7 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
                 block_maxima=blocks,
             )
         )
-    if not threads:
+    if not threads and not _engine_measured_nothing(doc):
         raise ResultsError("no threads in results", path=str(path), key="rtgate.threads")
     env = _environment(doc)
     env["sampler"] = rg.get("sampler")
@@ -665,8 +666,15 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
         elapsed_s=rg.get("elapsed_s"),
         environment=env,
     )
-    run.measured_setup = _rtgate_setup(rg, threads)
+    run.measured_setup = _rtgate_setup(rg, threads) if threads else None  # nothing measured, nothing set up
     return run
+
+
+def _engine_measured_nothing(doc: dict[str, Any]) -> bool:
+    """The engine's results of a measurement it did not make (an unmet requirement, a load that could
+    not start, a stop before measuring): no thread, and its record says why (core/validity.py)."""
+    rec = doc.get("rtgate_run")
+    return isinstance(rec, dict) and rec.get("format") == 2 and rec.get("measured") is False
 
 
 _STOPS = ("loops", "duration", "signal", "breaktrace", "error")
