@@ -287,7 +287,8 @@ static void test_record(void)
 	fclose(f);
 	CHECK_STR_HAS(buf, "\"format\": 2");
 	CHECK_STR_HAS(buf, "\"measurement\": \"m.1\"");
-	CHECK_STR_HAS(buf, "\"measured\": true,\n    \"not_measured\": null,\n    \"valid\": false");
+	CHECK_STR_HAS(buf, "\"measured\": true,\n    \"not_measured\": null,\n    \"not_measured_status\": null,\n"
+			   "    \"valid\": false");
 	CHECK_STR_HAS(buf, "\"invalid\": [\"a reason\", \"another\"]");
 	CHECK_STR_HAS(buf, "\"stopped_by\": \"SIGTERM\"");
 	CHECK_STR_HAS(buf, "\"expected_seconds\": 30,");
@@ -307,6 +308,12 @@ static void test_record(void)
 		const char *why = record_not_measured_reason(&status);
 		CHECK(why && strcmp(why, "stopped by SIGHUP") == 0 && status == GATE_INCONCLUSIVE);
 	}
+	f = open_memstream(&buf, &len); /* the record says which status every gate then has */
+	record_write_json(f, &r);
+	fclose(f);
+	CHECK_STR_HAS(buf, "\"measured\": false,\n    \"not_measured\": \"stopped by SIGHUP\",\n"
+			   "    \"not_measured_status\": \"INCONCLUSIVE\",\n    \"valid\": false");
+	free(buf);
 }
 
 static void test_escaping(void)
