@@ -559,3 +559,81 @@ def test_several_loads_reach_the_job_each_from_its_kind(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     job = (tmp_path / "j.yaml").read_text()
     assert "--load=kind=cpu,cpus=others,warmup=2 --load=kind=memory,cpus=others,warmup=2,size=64M" in job
+
+
+# --- doc/lava.rst, A new device type: its steps as written -------------------------------------
+
+
+def _doc_blocks(section: str) -> list[str]:
+    """The literal blocks (after ``::``) of a section of doc/lava.rst, without their indentation."""
+    import re
+    import textwrap
+
+    text = (ROOT / "doc" / "lava.rst").read_text()
+    body = re.split(rf"\n{re.escape(section)}\n-+\n", text, maxsplit=1)[1]
+    body = re.split(r"\n[^\n]+\n-{4,}\n", body, maxsplit=1)[0]
+    return [textwrap.dedent(b) for b in re.findall(r"::\n\n((?:    [^\n]*\n|\n)+)", body)]
+
+
+def test_a_new_device_type_as_doc_lava_rst_walks_it(
+    lava_common: None, lava_server_schema: None, tmp_path: Path
+) -> None:
+    """The board file and the commands of "A new device type", run as written: a copy of a shipped
+    template for a device type rtgate ships none for, and a job lava-server's schemas accept."""
+    import shlex
+
+    import yaml
+
+    blocks = _doc_blocks("A new device type")
+    board = next(b for b in blocks if b.startswith("platform: acme-imx8"))
+    steps = next(b for b in blocks if b.startswith("cp lava-defs/templates/"))
+    (tmp_path / "acme-imx8.yaml").write_text(board)
+    ran = []
+    for line in filter(None, steps.replace("\\\n", " ").splitlines()):
+        words = shlex.split(line)
+        if words[0] == "cp":  # from the checkout, into the board's folder
+            shutil.copy(ROOT / words[1], tmp_path / words[2])
+        elif words[0] == "rtgate":
+            r = rtgate(*words[1:], cwd=tmp_path)
+            assert r.returncode == 0, r.stderr
+        else:
+            assert words[:2] == ["lavacli", "-i"]  # submitting: the server's own checks instead
+            for check in (VALIDATE_SUBMISSION, VALIDATE_JOB):
+                v = lava_python(check, str(tmp_path / words[-1]))
+                assert v.returncode == 0, v.stderr[-2000:]
+        ran.append(words[0])
+    assert ran == ["cp", "rtgate", "lavacli"]
+    doc = yaml.safe_load((tmp_path / "job.yaml").read_text())
+    assert doc["device_type"] == "acme-imx8"
+    assert doc["context"] == {"extra_kernel_args": "isolcpus=3 nohz_full=3 rcu_nocbs=3"}
+    boot = doc["actions"][1]["boot"]
+    assert boot["method"] == "u-boot" and boot["auto_login"]["username"] == "root"
+    assert boot["prompts"] == ["root@[^:]*:~#"]
+    names = [d["name"] for d in doc["actions"][2]["test"]["definitions"]]
+    assert names == ["rtgate-idle", "rtgate-loaded"]
+
+
+def test_the_documented_cross_build_makes_a_static_aarch64_sampler(tool: object, tmp_path: Path) -> None:
+    """doc/lava.rst's one command for --sampler-url's binary, run as written in a copy of the
+    sources the sampler builds from (what rtgate fuego package ships), then run under qemu."""
+    tool("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu")  # type: ignore[operator]
+    tool("meson", "meson")  # type: ignore[operator]
+    qemu = tool("qemu-aarch64-static", "qemu-user-static")  # type: ignore[operator]
+    from rtgate.fuego.package import SAMPLER_FILES
+
+    for item in SAMPLER_FILES:
+        (tmp_path / item).parent.mkdir(parents=True, exist_ok=True)
+        copy = shutil.copytree if (ROOT / item).is_dir() else shutil.copy
+        copy(ROOT / item, tmp_path / item)
+    command = next(b for b in _doc_blocks("A new device type") if b.startswith("meson setup")).strip()
+    assert "\n" not in command
+    r = subprocess.run(["sh", "-c", command], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    binary = tmp_path / "build-aarch64" / "sampler" / "rtgate-sampler"
+    elf = binary.read_bytes()
+    assert elf[:4] == b"\x7fELF" and int.from_bytes(elf[18:20], "little") == 183  # EM_AARCH64
+    phoff, phentsize, phnum = (int.from_bytes(elf[a:b], "little") for a, b in ((32, 40), (54, 56), (56, 58)))
+    types = [int.from_bytes(elf[phoff + i * phentsize : phoff + i * phentsize + 4], "little") for i in range(phnum)]
+    assert types and 3 not in types  # static: no PT_INTERP, no program interpreter to find on the board
+    v = subprocess.run([qemu, str(binary), "--version"], capture_output=True, text=True)
+    assert v.returncode == 0 and v.stdout.startswith("rtgate-sampler ")

@@ -25,7 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     j = lava.add_parser("job", help="render a LAVA job for a threshold file")
     add_thresholds(j)
     j.add_argument("--device-type", default="qemu", help=f"one of {', '.join(DEVICE_TYPES)} (default qemu)")
-    j.add_argument("--template", metavar="FILE", help="your own Jinja2 job template (extends base.jinja2)")
+    j.add_argument(
+        "--template", metavar="FILE", help="your own Jinja2 job template (extends base.jinja2; doc/lava.rst)"
+    )
     j.add_argument("--measurement", action="append", metavar="NAME", help="only this measurement (repeatable)")
     j.add_argument("--duration", type=parse_seconds, metavar="TIME", help="override every duration")
     for image in ("kernel", "ramdisk", "dtb", "rootfs"):
@@ -35,8 +37,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="store_true",
         help="images not given become example.invalid URLs (a template to edit); default: an error",
     )
-    j.add_argument("--kernel-args", default="console=ttyS0,115200", metavar="ARGS")
-    j.add_argument("--prompt", default="/ # ", help="the board's shell prompt")
+    j.add_argument(
+        "--kernel-args",
+        metavar="ARGS",
+        help="the kernel command line the job adds (default: console=ttyS0,115200 on qemu, none elsewhere); "
+        "require: isolated_cpus adds isolcpus=, nohz_full= and rcu_nocbs= for the measured CPUs",
+    )
+    j.add_argument(
+        "--prompt",
+        metavar="REGEX",
+        help="the board's shell prompt (default: the template's, for its root file system)",
+    )
     j.add_argument("--testdef-repo", metavar="URL", help="git repository holding lava-defs/")
     j.add_argument("--testdef-revision", metavar="REV")
     j.add_argument("--inline", action="store_true", help="put the test definition in the job itself")

@@ -11,14 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.meta
 import yaml
 
 from rtgate.core.thresholds import Measurement, ThresholdFile
 from rtgate.errors import RtgateError
 from rtgate.lava.board import board_params
+from rtgate.lava.cmdline import isolated_cpus, isolation_words, merge_kernel_args
 from rtgate.measure.sampler_args import expected_seconds
 
 DEVICE_TYPES = ("qemu", "bcm2711-rpi-4-b", "imx8mp-evk")
+# The console of LAVA's stock qemu device type; a U-Boot device type's dictionary sets its own console.
+QEMU_KERNEL_ARGS = "console=ttyS0,115200"
 BOOT_AND_DEPLOY_MINUTES = 15
 # qemu without KVM: LAVA's overlay is built by libguestfs in a TCG VM of its own, and the board
 # boots under TCG too; on a loaded CI host each takes minutes.
@@ -50,8 +54,8 @@ class JobOptions:
     measurements: list[str] | None = None
     duration_s: int | None = None
     images: dict[str, str] = field(default_factory=dict)
-    kernel_args: str = "console=ttyS0,115200"
-    prompt: str = "/ # "
+    kernel_args: str | None = None  # None: QEMU_KERNEL_ARGS for qemu, none for other device types
+    prompt: str | None = None  # None: the template's default, which matches its root file system
     testdef_repository: str | None = None
     testdef_revision: str | None = None
     testdef_inline: bool = False
@@ -103,11 +107,47 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
     for n in names:
         if n not in tf.measurements:
             raise RtgateError(f"no measurement {n!r} in {tf.path} (measurements: {', '.join(tf.measurements)})")
-    if opts.template is None and opts.device_type not in DEVICE_TYPES:
-        raise RtgateError(
-            f"no template for device type {opts.device_type!r} (templates: {', '.join(DEVICE_TYPES)}; "
-            "or pass --template)"
-        )
+    template, label = _template(opts)
+    tests, seconds = _tests(tf, names, opts)
+    test_minutes = math.ceil(seconds * MARGIN / 60.0) + 5
+    if not opts.testdef_inline and not opts.testdef_repository:
+        raise RtgateError("give --testdef-repo URL (a git repository holding lava-defs/), or --inline")
+    testdef = {
+        "repository": opts.testdef_repository,
+        "path": "lava-defs/rtgate.yaml",
+        "revision": opts.testdef_revision,
+    }
+    images = _Images(opts.images, opts.placeholder)
+    tcg = opts.no_kvm and opts.device_type == "qemu"
+    setup_minutes = TCG_DEPLOY_MINUTES + TCG_BOOT_MINUTES if tcg else BOOT_AND_DEPLOY_MINUTES
+    context = {
+        "device_type": opts.device_type,
+        "job_name": opts.job_name or f"rtgate {tf.platform} {' '.join(names)}",
+        "job_minutes": test_minutes + setup_minutes,
+        "test_minutes": test_minutes,
+        "tests": tests,
+        "deploy_minutes": TCG_DEPLOY_MINUTES if tcg else 5,
+        "boot_minutes": TCG_BOOT_MINUTES if tcg else 5,
+        "testdef": testdef,
+        "images": images,
+        "kernel_args": _kernel_args(tf, names, opts, template, label),
+        "no_kvm": opts.no_kvm,
+        "tags": opts.tags,
+        "cpus": opts.cpus or max(cpus_needed(tf.measurements[n]) for n in names),
+    }
+    if opts.prompt is not None:  # else the template's default, which matches its root file system
+        context["prompt"] = opts.prompt
+    try:
+        text = template.render(**context)
+    except jinja2.UndefinedError as e:
+        raise RtgateError(f"template {label}: {e.message} (give its option, or a default in the template)") from None
+    _check_images(images, opts, label)
+    _check_rendered(text, tests, label)
+    return text
+
+
+def _tests(tf: ThresholdFile, names: list[str], opts: JobOptions) -> tuple[list[dict[str, Any]], float]:
+    """Each measurement's test definition entry, and how long they run together."""
     tests = []
     seconds = 0.0
     for n in names:
@@ -130,52 +170,103 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
         if expected is None:
             raise RtgateError(f"measurement {m.name}: cannot tell how long it runs")
         seconds += expected
-    test_minutes = math.ceil(seconds * MARGIN / 60.0) + 5
-    if not opts.testdef_inline and not opts.testdef_repository:
-        raise RtgateError("give --testdef-repo URL (a git repository holding lava-defs/), or --inline")
-    testdef = {
-        "repository": opts.testdef_repository,
-        "path": "lava-defs/rtgate.yaml",
-        "revision": opts.testdef_revision,
-    }
-    images = _Images(opts.images, opts.placeholder)
-    env = _environment((str(templates_dir()), *([str(Path(opts.template).parent)] if opts.template else [])))
-    template = env.get_template(Path(opts.template).name if opts.template else f"{opts.device_type}.jinja2")
-    tcg = opts.no_kvm and opts.device_type == "qemu"
-    setup_minutes = TCG_DEPLOY_MINUTES + TCG_BOOT_MINUTES if tcg else BOOT_AND_DEPLOY_MINUTES
-    text = template.render(
-        device_type=opts.device_type,
-        job_name=opts.job_name or f"rtgate {tf.platform} {' '.join(names)}",
-        job_minutes=test_minutes + setup_minutes,
-        test_minutes=test_minutes,
-        tests=tests,
-        deploy_minutes=TCG_DEPLOY_MINUTES if tcg else 5,
-        boot_minutes=TCG_BOOT_MINUTES if tcg else 5,
-        testdef=testdef,
-        images=images,
-        kernel_args=_check_param("kernel args", opts.kernel_args),
-        prompt=opts.prompt,
-        no_kvm=opts.no_kvm,
-        tags=opts.tags,
-        cpus=opts.cpus or max(cpus_needed(tf.measurements[n]) for n in names),
+    return tests, seconds
+
+
+def _template(opts: JobOptions) -> tuple[jinja2.Template, str]:
+    """The job's template and how messages name it. A --template file's own directory comes first:
+    a copy named like a shipped template is the one used; base.jinja2 is found beside the shipped ones."""
+    if opts.template is None:
+        if opts.device_type not in DEVICE_TYPES:
+            raise RtgateError(
+                f"no template for device type {opts.device_type!r} (shipped: {', '.join(DEVICE_TYPES)}): copy "
+                "the closest from lava-defs/templates/ and pass --template FILE (doc/lava.rst, A new device type)"
+            )
+        env, name, label = _environment((str(templates_dir()),)), f"{opts.device_type}.jinja2", opts.device_type
+    else:
+        path = Path(opts.template)
+        if not path.is_file():
+            raise RtgateError(f"--template {opts.template}: no such file")
+        env, name, label = _environment((str(path.parent), str(templates_dir()))), path.name, opts.template
+    try:
+        return env.get_template(name), label
+    except jinja2.TemplateSyntaxError as e:
+        raise RtgateError(f"{e.filename or label}:{e.lineno}: template error: {e.message}") from None
+    except jinja2.TemplateNotFound as e:
+        raise RtgateError(f"template {label}: extends or includes {e.name!r}, which is not there") from None
+
+
+def template_reads(template: jinja2.Template) -> set[str]:
+    """The variables a template and the templates it extends or includes read (jinja2's meta API)."""
+    env = template.environment
+    seen: set[str] = set()
+    todo: list[str | None] = [template.name]
+    names: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name is None or name in seen:
+            continue
+        seen.add(name)
+        assert env.loader is not None
+        source = env.loader.get_source(env, name)[0]
+        ast = env.parse(source)
+        names |= jinja2.meta.find_undeclared_variables(ast)
+        todo += [t for t in jinja2.meta.find_referenced_templates(ast) if t]
+    return names
+
+
+def _kernel_args(tf: ThresholdFile, names: list[str], opts: JobOptions, template: jinja2.Template, label: str) -> str:
+    """--kernel-args (default: QEMU_KERNEL_ARGS on qemu) with the isolation the measurements require."""
+    cpus = isolated_cpus(tf.measurements[n] for n in names)
+    given = (
+        opts.kernel_args if opts.kernel_args is not None else (QEMU_KERNEL_ARGS if opts.device_type == "qemu" else "")
     )
+    if (cpus or opts.kernel_args) and "kernel_args" not in template_reads(template):
+        if not cpus:
+            raise RtgateError(f"the {label} job does not use --kernel-args (its template reads no kernel_args)")
+        m = cpus[min(cpus)]
+        raise RtgateError(
+            f"measurement {m}: require.isolated_cpus needs {' '.join(isolation_words(cpus))} on the kernel "
+            f"command line, which template {label} cannot carry (it reads no kernel_args): put kernel_args on "
+            "the board's kernel command line in the template (U-Boot: context extra_kernel_args; doc/lava.rst)"
+        )
+    return _check_param("kernel args", merge_kernel_args(given, cpus))
+
+
+def _check_images(images: _Images, opts: JobOptions, label: str) -> None:
     if images.missing:
         needed = ", ".join(f"--{k}" for k in IMAGE_OPTIONS if k in images.missing)
-        raise RtgateError(
-            f"the {opts.device_type if not opts.template else opts.template} job needs {needed} "
-            "(or --placeholder for a template to edit)"
-        )
+        raise RtgateError(f"the {label} job needs {needed} (or --placeholder for a template to edit)")
     unused = [k for k in IMAGE_OPTIONS if k in opts.images and k not in images.read]
     if unused:
         raise RtgateError(
-            f"the {opts.device_type if not opts.template else opts.template} job does not use "
+            f"the {label} job does not use "
             + ", ".join(f"--{k}" for k in unused)
             + " (its images: "
             + (", ".join(f"--{k}" for k in IMAGE_OPTIONS if k in images.read) or "none")
             + ")"
         )
-    yaml.load(text, Loader=_SAFE_LOADER)  # a template bug shows here, not in the lab
-    return text
+
+
+def _check_rendered(text: str, tests: list[dict[str, Any]], label: str) -> None:
+    """A template bug shows here, not in the lab: the job is YAML, and each inline test definition
+    reads back as exactly the one rtgate made (rtgate.sh byte for byte)."""
+    try:
+        doc = yaml.load(text, Loader=_SAFE_LOADER)
+    except yaml.YAMLError as e:
+        raise RtgateError(f"template {label} rendered a job that is not YAML: {e}") from None
+    inline = [t["inline"] for t in tests if t["inline"] is not None]
+    if not inline:
+        return
+    found = [
+        d.get("repository")
+        for a in (doc.get("actions") or [] if isinstance(doc, dict) else [])
+        if isinstance(a, dict) and isinstance(a.get("test"), dict)
+        for d in a["test"].get("definitions") or []
+        if isinstance(d, dict) and d.get("from") == "inline"
+    ]
+    if found != inline:
+        raise RtgateError(f"template {label}: the inline test definitions do not read back as rtgate wrote them")
 
 
 # libyaml's safe loader where PyYAML has it: the same answer, a tenth of the time (a lab renders a job per board).
@@ -186,7 +277,7 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def _environment(search_path: tuple[str, ...]) -> jinja2.Environment:
     """One Jinja2 environment per template search path: it keeps the templates it compiled (and
     recompiles one whose file changed), so a lab of 50 boards compiles its template once."""
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(list(search_path)),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -194,6 +285,15 @@ def _environment(search_path: tuple[str, ...]) -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
+    # tojson of an undefined variable: Jinja2's "is undefined" error (one line), not json's TypeError.
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "default": _undefined}
+    return env
+
+
+def _undefined(value: object) -> object:
+    if isinstance(value, jinja2.Undefined):
+        value._fail_with_undefined_error()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def cpus_needed(m: Measurement) -> int:
