@@ -227,6 +227,9 @@ def test_inline_job_validates_and_carries_the_script(lava_common: None, tmp_path
     assert "params" not in definition["repository"] and "parameters" not in definition
     assert steps[0].startswith("RTGATE_PLAN='-S -p 80") and "--measurement=smp" in steps[0]
     assert "lava-test-case" in steps[-1]
+    # Readable (a literal block, one line of the job per line of the script) and byte for byte the script.
+    assert steps[-1] == "(\n" + SCRIPT.read_text() + ")"
+    assert "\n            - |-\n              (\n              #!/bin/sh\n" in job.read_text()
 
 
 def test_job_timeouts_follow_the_duration(tmp_path: Path) -> None:

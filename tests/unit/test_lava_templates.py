@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """LAVA job templates: the reference in doc/lava.rst against base.jinja2 and the shipped templates
 (read with jinja2's own parser and meta API), each template's prompt against its root file
-system, and the kernel command line for require: isolated_cpus."""
+system, the kernel command line for require: isolated_cpus, and --inline as readable YAML that
+reads back as rtgate.sh byte for byte."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import yaml
 from conftest import ROOT
 from in_process import rtgate
 from rtgate.lava.cmdline import cpulist, merge_kernel_args, parse_cpulist
+from rtgate.lava.yaml_block import block_yaml
 
 TEMPLATES = ROOT / "lava-defs" / "templates"
 DOC = (ROOT / "doc" / "lava.rst").read_text()
@@ -231,3 +233,49 @@ def test_a_copy_named_like_a_shipped_template_is_the_one_used(tmp_path: Path) ->
         "--inline",
     )
     assert _deploy(doc)["os"] == "oe"
+
+
+# --- --inline: readable, and rtgate.sh byte for byte -------------------------------------------------
+
+
+def _inline_job(tmp_path: Path) -> tuple[str, dict]:
+    r = rtgate("lava", "job", str(ROOT / "thresholds" / "two-thread-example.yaml"), "--inline", "--placeholder")
+    assert r.returncode == 0, r.stderr
+    return r.stdout, yaml.safe_load(r.stdout)
+
+
+def test_inline_carries_rtgate_sh_byte_for_byte_as_a_literal_block(tmp_path: Path) -> None:
+    text, doc = _inline_job(tmp_path)
+    script = (ROOT / "lava-defs" / "rtgate.sh").read_text()
+    steps = doc["actions"][2]["test"]["definitions"][0]["repository"]["run"]["steps"]
+    assert steps[-1] == "(\n" + script + ")"
+    # Readable: every line of the script is a line of the job, as it is in the file.
+    job_lines = text.splitlines()
+    at = job_lines.index(next(line for line in job_lines if line.endswith("- |-")))
+    pad = " " * (len(job_lines[at + 1]) - len(job_lines[at + 1].lstrip()))
+    assert job_lines[at + 1 : at + 3 + script.count("\n")] == [
+        pad + line if line else "" for line in ("(\n" + script + ")").split("\n")
+    ]
+    assert len(max(job_lines, key=len)) < 1000 < len(script)  # no line holds the whole script
+
+
+def test_inline_definitions_are_the_definition_rtgate_made(tmp_path: Path) -> None:
+    from rtgate.lava.job import _inline_testdef
+
+    _, doc = _inline_job(tmp_path)
+    definition = doc["actions"][2]["test"]["definitions"][0]
+    params = dict(step.split("=", 1) for step in definition["repository"]["run"]["steps"][:9])
+    assert definition["repository"] == _inline_testdef({k: v.strip("'") for k, v in params.items()})
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": ["x", {"b": "c\nd"}], "e": {}, "f": [], "g": None, "h": 1, "i": True},
+        {"s": ["  leading blanks\nand more", "\n\nblank first", "trailing\n\n\n", "one\n", "\t tab\n \n"]},
+        {"odd key": "x: y # z", "k": "'quoted' \"double\"", "u": "caf\u00e9 \u2028 line sep", "r": "a\r\nb"},
+    ],
+)
+def test_block_yaml_reads_back_as_the_same_data(value: dict) -> None:
+    text = "top:\n" + block_yaml(value, 2) + "\n"
+    assert yaml.safe_load(text) == {"top": value}

@@ -18,6 +18,7 @@ from rtgate.core.thresholds import Measurement, ThresholdFile
 from rtgate.errors import RtgateError
 from rtgate.lava.board import board_params
 from rtgate.lava.cmdline import isolated_cpus, isolation_words, merge_kernel_args
+from rtgate.lava.yaml_block import block_yaml
 from rtgate.measure.sampler_args import expected_seconds
 
 DEVICE_TYPES = ("qemu", "bcm2711-rpi-4-b", "imx8mp-evk")
@@ -285,6 +286,7 @@ def _environment(search_path: tuple[str, ...]) -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
+    env.filters["block_yaml"] = block_yaml
     # tojson of an undefined variable: Jinja2's "is undefined" error (one line), not json's TypeError.
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "default": _undefined}
     return env
