@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import IS_ROOT, ROOT
+from fuego_boards import acme
 from rtgate.core.thresholds import find_thresholds, load_thresholds
 from rtgate.errors import RtgateError
 from rtgate.fuego.criteria import THREADS_CASE, all_tguids, fuego_files
@@ -433,19 +434,68 @@ def test_package_writes_the_sampler_tarball_fuego_unpacks(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
-def test_package_builds_a_wheel_that_installs_rtgate(tmp_path: Path) -> None:
+def test_package_builds_a_pure_python_wheel_that_compiles_board_files(tmp_path: Path) -> None:
+    """The host only compiles threshold files: the wheel has no compiled part (py3-none-any, no
+    sampler), installs without its dependencies and runs rtgate fuego args on PyYAML alone."""
+    import zipfile
+
     r = rtgate("fuego", "package", "--source", str(ROOT), "-o", str(tmp_path / "out"))
     if r.returncode != 0 and os.environ.get("CI") != "true" and "pip wheel failed" in r.stderr:
         pytest.skip(f"pip wheel cannot build here: {r.stderr.strip()}")
     assert r.returncode == 0, r.stderr
     wheels = list((tmp_path / "out").glob("rtgate-*.whl"))
-    assert len(wheels) == 1
+    assert len(wheels) == 1 and wheels[0].name.endswith("-py3-none-any.whl"), wheels
+    with zipfile.ZipFile(wheels[0]) as whl:
+        names = whl.namelist()
+        wheel_meta = whl.read(next(n for n in names if n.endswith(".dist-info/WHEEL"))).decode()
+    assert "Root-Is-Purelib: true" in wheel_meta and "Tag: py3-none-any" in wheel_meta
+    assert not any(n.endswith("/rtgate-sampler") for n in names)  # the board's comes from the tarball
+    assert "rtgate/lava/testdef/rtgate.sh" in names and "rtgate/thresholds/two-thread-example.yaml" in names
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # Debian's python3 with its site packages (python3-yaml, as test.yaml's host_dependencies name).
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)], check=True)
     subprocess.run([str(venv / "bin/pip"), "install", "--quiet", "--no-deps", str(wheels[0])], check=True)
-    code = "import rtgate.fuego.names as n; print(n.fuego_name('p99.9'))"
-    names = subprocess.run([str(venv / "bin/python"), "-c", code], capture_output=True, text=True)
-    assert names.stdout.strip() == "p99_9", names.stderr
+    code = (
+        "import sys, io, contextlib\nfrom rtgate.cli import main\nout = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    rc = main(['fuego', 'args', 'two-thread-example.yaml', '--measurement', 'app', '--all'])\n"
+        "print(rc, out.getvalue().splitlines()[0][:12], sorted({'numpy', 'matplotlib', 'jinja2'} & set(sys.modules)))"
+    )
+    ran = subprocess.run([str(venv / "bin/python"), "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert ran.stdout.strip() == "0 RTGATE_PLAN= []", ran.stderr
+    assert (venv / "bin" / "rtgate").is_file()
+
+
+@pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
+def test_a_board_files_second_spec_runs_its_measurement(tmp_path: Path, tool: object) -> None:
+    """The spec Fuego would pick (-s loaded), its variables as Fuego exports them, through the phases
+    and parser.py: the second measurement runs, with its load, from the file beside the test."""
+    tool("meson", "meson")  # type: ignore[operator]
+    board = acme(tmp_path)
+    env, rw, _, logdir, build = fuego_env(tmp_path, {})
+    home = Path(env["TEST_HOME"])
+    r = rtgate("fuego", "package", "--no-wheel", "--source", str(ROOT), "--thresholds", str(board), "-o", str(home))
+    assert r.returncode == 0, r.stderr
+    spec = json.loads((home / "spec.json").read_text())["specs"]["loaded"]
+    env.update({f"BENCHMARK_RTGATE_{k.upper()}": v for k, v in spec.items()}, TESTSPEC="loaded")
+    r = rtgate("fuego", "criteria", str(board), "--board", "testboard", "-o", str(rw / "boards"))
+    assert r.returncode == 0, r.stderr
+    phases = subprocess.run(
+        ["bash", "-c", PHASES, "fuego-phases", str(DOUBLE), str(home)],
+        cwd=build,  # not the test's directory: THRESHOLDS is found through $TEST_HOME
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert phases.returncode == 0, phases.stdout + phases.stderr
+    p = run_parser(env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    measures = measures_of(json.loads((logdir / "run.json").read_text()))
+    assert {k.split(".")[0] for k in measures} == {"loaded"}
+    assert [m["measure"] for k, m in measures.items() if k.endswith("_verdict")] == [0], sorted(measures)
+    record = json.loads((logdir / "loaded.json").read_text())["rtgate_run"]
+    assert record["measurement"] == "loaded" and record["load"]["level"]["reached"] >= 10, record["load"]
 
 
 # Issue 28: on a Fuego board the threshold file means what it means for rtgate run. Known answers:

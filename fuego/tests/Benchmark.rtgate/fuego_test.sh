@@ -7,7 +7,7 @@
 # needs a POSIX shell, the static sampler (both from the tarball beside this file) and the
 # load's tool.
 # shellcheck shell=bash
-# shellcheck disable=SC2154,SC2034 # Fuego defines BOARD_TESTDIR, LOGDIR, CC, ... and reads tarball, NEED_ROOT
+# shellcheck disable=SC2154,SC2034 # Fuego defines BOARD_TESTDIR, LOGDIR, TEST_HOME, CC, ... and reads tarball, NEED_ROOT
 
 tarball=rtgate-sampler.tar.gz # written by `rtgate fuego package`; Fuego's unpack extracts it
 NEED_ROOT=1
@@ -39,8 +39,15 @@ function test_pre_check {
 	command -v rtgate >/dev/null || abort_job "rtgate is not installed on the host (pip install the wheel from rtgate fuego package)"
 	local duration=()
 	[ -n "${BENCHMARK_RTGATE_DURATION:-}" ] && duration=(--duration "$BENCHMARK_RTGATE_DURATION")
+	# A board's own file lies beside the test (rtgate fuego package --thresholds: thresholds/...),
+	# named in spec.json relative to the test's directory; else a path, or a file shipped with rtgate.
+	local thresholds=$BENCHMARK_RTGATE_THRESHOLDS
+	case $thresholds in
+		/*) ;;
+		*) if [ -f "$TEST_HOME/$thresholds" ]; then thresholds=$TEST_HOME/$thresholds; fi ;;
+	esac
 	local compiled line name value
-	compiled=$(rtgate fuego args "$BENCHMARK_RTGATE_THRESHOLDS" --measurement "$BENCHMARK_RTGATE_MEASUREMENT" \
+	compiled=$(rtgate fuego args "$thresholds" --measurement "$BENCHMARK_RTGATE_MEASUREMENT" \
 		--all "${duration[@]}") || abort_job "rtgate cannot compile $BENCHMARK_RTGATE_THRESHOLDS"
 	# NAME='value' lines: each known name is set from its line, as data (never evaluated).
 	RTGATE_BOARD_ENV=""

@@ -28,9 +28,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument("--board", metavar="NAME", help=f"write NAME-{TEST}-criteria.json for one board")
     c.add_argument("-o", "--output-dir", default=".", metavar="DIR")
     c.set_defaults(handler=handle_criteria)
-    k = fuego.add_parser("package", help="write the sampler's source tarball and an rtgate wheel for Fuego")
+    k = fuego.add_parser(
+        "package", help="write the sampler's source tarball, an rtgate wheel and a board's files for Fuego"
+    )
     k.add_argument("--source", metavar="DIR", help="the rtgate source tree (default: the checkout around .)")
-    k.add_argument("--no-wheel", action="store_true", help="only the sampler's source tarball")
+    k.add_argument("--no-wheel", action="store_true", help="no wheel (a pure-Python py3-none-any one by default)")
+    k.add_argument(
+        "--thresholds",
+        metavar="FILE",
+        help="a board's threshold file: copied into DIR/thresholds/ (with the files it extends), a spec per "
+        "measurement in DIR/spec.json, and its criteria, reference and chart files",
+    )
+    k.add_argument("--cpus", type=int, metavar="N", help="with --thresholds: the board's CPU count (for 'cpus: all')")
     k.add_argument("-o", "--output-dir", default=".", metavar="DIR")
     k.set_defaults(handler=handle_package)
 
@@ -57,12 +66,22 @@ def handle_criteria(args: argparse.Namespace) -> int:
 
 
 def handle_package(args: argparse.Namespace) -> int:
-    from rtgate.fuego.package import build_wheel, find_source, write_tarball
+    from rtgate.fuego.package import build_wheel, find_source, write_board, write_tarball
 
+    if args.cpus is not None and not args.thresholds:
+        raise RtgateError("--cpus needs --thresholds")
+    tf = load_thresholds(find_thresholds(args.thresholds)) if args.thresholds else None
+    files = fuego_files(tf, list(tf.measurements), args.cpus) if tf else {}
     source = Path(args.source) if args.source else find_source(Path.cwd())
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     print(f"wrote {write_tarball(source, out)}")
+    if tf is not None:
+        for path in write_board(tf, out):
+            print(f"wrote {path}")
+        for name, doc in files.items():
+            write_text(out / name, json.dumps(doc, indent=4) + "\n")
+            print(f"wrote {out / name}")
     if not args.no_wheel:
-        print(f"wrote {build_wheel(source, out)}")
+        print(f"wrote {build_wheel(source, out)} (pure Python: pip install --no-deps it with Python 3.10 or newer)")
     return 0

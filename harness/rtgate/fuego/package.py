@@ -1,6 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""What Fuego needs from rtgate, as files: the sampler's source for the build phase and rtgate
-as a wheel for the host (Fuego's container), which compiles the threshold file.
+"""What Fuego needs from rtgate, as files: the sampler's source for the build phase, rtgate as a
+wheel for the host (Fuego's container), which compiles the threshold file, and for a board's own
+threshold file that file (with those it extends) beside the test and a spec per measurement.
+
+The host only compiles threshold files (`rtgate fuego args`), so the wheel is built without the
+sampler (-Dsampler=false): pure Python, py3-none-any, for whatever Python 3.10+ and machine the
+container has. The board's sampler is built from the tarball by the test's build phase.
 
 Fuego builds a test's program from a tarball in the test's directory (fuego_test.sh's
 `tarball=`; Fuego's `unpack` extracts it in the build directory and strips the top directory),
@@ -10,15 +15,21 @@ sampler builds alone from those (`-Dharness=disabled`).
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from typing import Any
 
 from rtgate import __version__
+from rtgate.core.thresholds import ThresholdFile
 from rtgate.errors import RtgateError
+from rtgate.fuego.criteria import TEST
+from rtgate.fuego.names import distinct, fuego_name
 
 TARBALL = "rtgate-sampler.tar.gz"  # the name fuego_test.sh's `tarball=` gives
 # The board side: the sampler, and rtgate.sh (requirements, load, environment), which Benchmark.rtgate
@@ -59,9 +70,10 @@ def write_tarball(source: Path, out: Path) -> Path:
 
 
 def build_wheel(source: Path, out: Path) -> Path:
-    """`pip wheel` of the source tree: rtgate with its sampler, for Fuego's container."""
+    """`pip wheel` of the source tree without the sampler: rtgate as pure Python (py3-none-any)."""
     before = set(out.glob("rtgate-*.whl"))
-    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(source)]
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out)]
+    cmd += ["--config-settings=setup-args=-Dsampler=false", str(source)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         last = (r.stderr.strip().splitlines() or ["no output"])[-1]
@@ -70,3 +82,48 @@ def build_wheel(source: Path, out: Path) -> Path:
     if not made:
         raise RtgateError(f"pip wheel wrote no rtgate wheel into {out}")
     return made[-1]
+
+
+BOARD_DIR = "thresholds"  # in the test's directory; fuego_test.sh reads THRESHOLDS relative to $TEST_HOME
+SPEC_FILE = "spec.json"
+# What fuego_test.sh lets through into the board's command string (rtgate_check_word).
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_.+=,:/-]+")
+
+
+def copy_board_file(tf: ThresholdFile, out: Path) -> str:
+    """The threshold file and every file it extends into <out>/thresholds/, as they lie relative to
+    each other (extends: names a path relative to the file); returns the file's path in the test."""
+    files = [Path(f).resolve() for f in tf.files]
+    root = Path(os.path.commonpath([str(f.parent) for f in files]))
+    for f in files:
+        dst = out / BOARD_DIR / f.relative_to(root)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, dst)
+    where = (Path(BOARD_DIR) / files[-1].relative_to(root)).as_posix()
+    if not _PLAIN_WORD.fullmatch(where):
+        raise RtgateError(f"{tf.path}: Fuego's test accepts file names of letters, digits and _.+=,:/- only")
+    return where
+
+
+def board_specs(tf: ThresholdFile, where: str) -> dict[str, Any]:
+    """spec.json for a board's threshold file: one spec per measurement, named by its Fuego name, and
+    `default` (Fuego's naming rules: every test has one) for the first measurement."""
+    names = list(tf.measurements)
+    distinct("measurements", str(tf.path), [(n, fuego_name(n)) for n in names])
+    specs: dict[str, dict[str, str]] = {"default": {"THRESHOLDS": where, "MEASUREMENT": names[0]}}
+    for n in names:
+        if not _PLAIN_WORD.fullmatch(n):
+            raise RtgateError(f"measurement {n!r} of {tf.path}: Fuego's test accepts letters, digits and _.+=,:/-")
+        spec = fuego_name(n)
+        if spec == "default" and n != names[0]:
+            raise RtgateError(f"measurement {n!r} of {tf.path}: its spec would be Fuego's 'default' (the first one's)")
+        specs[spec] = {"THRESHOLDS": where, "MEASUREMENT": n}
+    return {"testName": TEST, "specs": specs}
+
+
+def write_board(tf: ThresholdFile, out: Path) -> list[Path]:
+    """The board's threshold file beside the test and its spec.json (replacing the shipped one)."""
+    where = copy_board_file(tf, out)
+    spec = out / SPEC_FILE
+    spec.write_text(json.dumps(board_specs(tf, where), indent=4) + "\n")
+    return [out / where, spec]
