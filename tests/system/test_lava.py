@@ -640,3 +640,49 @@ def test_the_documented_cross_build_makes_a_static_aarch64_sampler(tool: object,
     assert types and 3 not in types  # static: no PT_INTERP, no program interpreter to find on the board
     v = subprocess.run([qemu, str(binary), "--version"], capture_output=True, text=True)
     assert v.returncode == 0 and v.stdout.startswith("rtgate-sampler ")
+
+
+# LAVA's own rendering of a device's configuration (lava_scheduler_app.environment.devices(): a
+# sandboxed Jinja2 environment over the device dictionaries and lava-server's device types, the
+# job's context as the render's variables): where a U-Boot job's extra_kernel_args end up.
+RENDER_DEVICE = """
+import sys, yaml
+from jinja2 import FileSystemLoader
+from jinja2.sandbox import SandboxedEnvironment
+folder, dictionary, job = sys.argv[1:]
+env = SandboxedEnvironment(loader=FileSystemLoader([folder, "/usr/share/lava-server/device-types"]),
+                           autoescape=False, trim_blocks=True)
+context = yaml.safe_load(open(job)).get("context", {})
+config = yaml.safe_load(env.get_template(dictionary).render(**context))
+for method in config["actions"]["boot"]["methods"]["u-boot"].values():
+    for command in method.get("commands", []) if isinstance(method, dict) else []:
+        if "bootargs" in command:
+            print(command)
+"""
+
+
+@pytest.mark.parametrize("device", ["imx8mp-evk", "bcm2711-rpi-4-b"])
+def test_isolated_cpus_reach_u_boots_bootargs_through_lavas_device_type(
+    lava_server_schema: None, tmp_path: Path, device: str
+) -> None:
+    """The job context's extra_kernel_args, rendered by lava-server's own device-type template for
+    a device dictionary that leaves it alone, is in every bootargs U-Boot sets; a dictionary that
+    sets it unconditionally wins (as doc/lava.rst says)."""
+    board = tmp_path / "acme-imx8.yaml"
+    board.write_text(
+        "platform: acme-imx8\nrequire: {isolated_cpus: true}\nmeasurements:\n  idle:\n"
+        "    sampler: {duration: 10s, threads: [{name: rt, cpus: [3]}]}\n"
+        "    gates: [{name: max, kind: max, limit_us: 100}]\n"
+    )
+    job = tmp_path / "job.yaml"
+    r = rtgate("lava", "job", str(board), "--device-type", device, "--placeholder", "--inline", "-o", str(job))
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "board-01.jinja2").write_text(f"{{% extends '{device}.jinja2' %}}\n")
+    (tmp_path / "board-02.jinja2").write_text(
+        f"{{% extends '{device}.jinja2' %}}\n{{% set extra_kernel_args = 'x' %}}\n"
+    )
+    for dictionary, isolated in (("board-01.jinja2", True), ("board-02.jinja2", False)):
+        out = lava_python(RENDER_DEVICE, str(tmp_path), dictionary, str(job))
+        assert out.returncode == 0, out.stderr[-2000:]
+        bootargs = out.stdout.splitlines()
+        assert bootargs and all(("isolcpus=3 nohz_full=3 rcu_nocbs=3" in b) is isolated for b in bootargs), bootargs
