@@ -24,6 +24,14 @@ BOOT_AND_DEPLOY_MINUTES = 15
 # boots under TCG too; on a loaded CI host each takes minutes.
 TCG_DEPLOY_MINUTES, TCG_BOOT_MINUTES = 15, 10
 MARGIN = 1.2  # measurements run a little longer than their duration: start, stop, reporting
+# qemu: the boards' architectures (LAVA's job context `arch` picks the QEMU binary). Arm's `virt`
+# machine has no IDE and its console is the PL011 UART: the overlay disk is virtio, the console ttyAMA0.
+QEMU_ARCHES = ("amd64", "x86_64", "arm64", "aarch64")
+ARM_ARCHES = ("arm64", "aarch64")
+
+
+def default_kernel_args(arch: str) -> str:
+    return "console=ttyAMA0,115200" if arch in ARM_ARCHES else "console=ttyS0,115200"
 
 
 def templates_dir() -> Path:
@@ -50,7 +58,8 @@ class JobOptions:
     measurements: list[str] | None = None
     duration_s: int | None = None
     images: dict[str, str] = field(default_factory=dict)
-    kernel_args: str = "console=ttyS0,115200"
+    kernel_args: str | None = None  # default: the serial console of `arch` (default_kernel_args)
+    arch: str = "amd64"  # qemu: the board's Debian architecture (LAVA's job context arch)
     prompt: str = "/ # "
     testdef_repository: str | None = None
     testdef_revision: str | None = None
@@ -108,6 +117,8 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
             f"no template for device type {opts.device_type!r} (templates: {', '.join(DEVICE_TYPES)}; "
             "or pass --template)"
         )
+    if opts.arch not in QEMU_ARCHES:
+        raise RtgateError(f"architecture {opts.arch!r}: one of {', '.join(QEMU_ARCHES)}")
     tests = []
     seconds = 0.0
     for n in names:
@@ -153,7 +164,9 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
         boot_minutes=TCG_BOOT_MINUTES if tcg else 5,
         testdef=testdef,
         images=images,
-        kernel_args=_check_param("kernel args", opts.kernel_args),
+        kernel_args=_check_param("kernel args", opts.kernel_args or default_kernel_args(opts.arch)),
+        arch=opts.arch,
+        arm=opts.arch in ARM_ARCHES,
         prompt=opts.prompt,
         no_kvm=opts.no_kvm,
         tags=opts.tags,
