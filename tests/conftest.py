@@ -27,14 +27,17 @@ RT_OPTS = ["-p", "80", "-m"] if IS_ROOT else []
 # The devices of the suite's LAVA instance (lava_server below): QEMU boards, and boards that are shells on the worker.
 LAVA_QEMU_DEVICES = ["rtgate-qemu-01", "rtgate-qemu-02", "rtgate-qemu-03"]
 # A qemu device that boots arm64 jobs as QEMU's virt machine (TCG, 1 GiB): a job pins it by its tag, its own name.
-# The job's context `arch` picks the QEMU binary, so an x86 job that lands here still boots as on the others.
+# The job's context `arch` picks the QEMU binary and, here, the machine: an x86 job that lands on it (nothing keeps
+# untagged jobs off a tagged device) boots as on the others.
 LAVA_ARM64_DEVICE = "rtgate-arm64-01"
 LAVA_ARM64_DICT = """{% extends 'qemu.jinja2' %}
 {% set arch = arch | default('arm64') %}
 {% set no_kvm = True %}
 {% set netdevice = 'user' %}
+{% if arch in ['arm64', 'aarch64'] %}
 {% set machine = 'virt' %}
 {% set cpu = 'cortex-a57' %}
+{% endif %}
 {% set memory = 1024 %}
 """
 LAVA_SHELL_BOARDS = 6
