@@ -26,6 +26,20 @@ IS_ROOT = os.geteuid() == 0
 RT_OPTS = ["-p", "80", "-m"] if IS_ROOT else []
 # The devices of the suite's LAVA instance (lava_server below): QEMU boards, and boards that are shells on the worker.
 LAVA_QEMU_DEVICES = ["rtgate-qemu-01", "rtgate-qemu-02", "rtgate-qemu-03"]
+# A qemu device that boots arm64 jobs as QEMU's virt machine (TCG, 1 GiB): a job pins it by its tag, its own name.
+# The job's context `arch` picks the QEMU binary and, here, the machine: an x86 job that lands on it (nothing keeps
+# untagged jobs off a tagged device) boots as on the others.
+LAVA_ARM64_DEVICE = "rtgate-arm64-01"
+LAVA_ARM64_DICT = """{% extends 'qemu.jinja2' %}
+{% set arch = arch | default('arm64') %}
+{% set no_kvm = True %}
+{% set netdevice = 'user' %}
+{% if arch in ['arm64', 'aarch64'] %}
+{% set machine = 'virt' %}
+{% set cpu = 'cortex-a57' %}
+{% endif %}
+{% set memory = 1024 %}
+"""
 LAVA_SHELL_BOARDS = 6
 
 
@@ -104,10 +118,33 @@ def static_sampler(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def cross_build(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """cross_build(NAME): the sampler built static with sampler/cross/NAME.txt, as doc/sampler.rst says (once a
+    session per NAME): its meson build directory."""
+    builds: dict[str, Path] = {}
+
+    def build(name: str) -> Path:
+        if name not in builds:
+            where = tmp_path_factory.mktemp(f"cross-{name}") / f"build-{name}"
+            cross = ROOT / "sampler" / "cross" / f"{name}.txt"
+            for argv in (
+                ["meson", "setup", str(where), str(ROOT), "--cross-file", str(cross), "-Dstatic=true"],
+                ["meson", "compile", "-C", str(where)],
+            ):
+                r = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+                assert r.returncode == 0, (argv, r.stdout[-3000:], r.stderr[-3000:])
+            builds[name] = where
+        return builds[name]
+
+    return build
+
+
+@pytest.fixture(scope="session")
 def lava_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """The suite's one LAVA instance (tests/lava/server.py: lava-server, lava-publisher, lava-scheduler, a
     lava-worker), started on first use and stopped at the end of the session: LAVA_QEMU_DEVICES (stock qemu,
-    TCG) and LAVA_SHELL_BOARDS devices lab-000... that are shells on the worker (tests/lava/local_shell.py).
+    TCG), LAVA_ARM64_DEVICE (stock qemu, arm64 virt) and LAVA_SHELL_BOARDS devices lab-000... that are shells on
+    the worker (tests/lava/local_shell.py).
     Every LAVA test shares it: each start costs a database and five daemons."""
     _required("lava-server", "lava-server")
     _required("lava-worker", "lava-dispatcher")
@@ -119,8 +156,8 @@ def lava_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     shells = shell_devices(tmp_path_factory.mktemp("lava-shells"), LAVA_SHELL_BOARDS)
     server = LocalLava(
         base=tmp_path_factory.mktemp("lava-server"),
-        devices=LAVA_QEMU_DEVICES + list(shells),
-        device_dicts=shells,
+        devices=LAVA_QEMU_DEVICES + [LAVA_ARM64_DEVICE] + list(shells),
+        device_dicts={**shells, LAVA_ARM64_DEVICE: LAVA_ARM64_DICT},
         # libguestfs, which builds LAVA's overlay disk for a QEMU board, boots a VM of its own: TCG too.
         worker_env={"LIBGUESTFS_BACKEND_SETTINGS": "force_tcg"},
         access_log=True,  # what rtgate asked the server, for tests/system/test_lava_lab_scale.py

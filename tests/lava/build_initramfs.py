@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Build a tiny initramfs for LAVA's qemu device: busybox, the static sampler, and the modules
 that LAVA's test overlay disk needs: IDE (ata_piix, sd_mod: what the stock qemu device type
-attaches), virtio block (what a device dictionary may choose instead), ext4. Test tooling, not
-shipped."""
+attaches on x86), virtio block (what a device dictionary may choose instead, and the only disk of
+an arm64 `virt` machine), ext4. For another architecture than this machine's (arm64), the kernel's
+modules and busybox come from Debian's packages unpacked into a directory (tests/lava/foreign.py),
+and busybox lists its applets under qemu-user. Test tooling, not shipped."""
 
 from __future__ import annotations
 
@@ -12,7 +14,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
-MODULES = ("virtio_pci", "virtio_blk", "ata_piix", "sd_mod", "crc32c_generic", "ext4")
+# Per Debian architecture: the overlay disk's modules. virt on arm64 has no IDE; its virtio devices
+# sit on PCI (virtio_pci) or MMIO (virtio_mmio), by QEMU's choice of device.
+MODULES = {
+    "amd64": ("virtio_pci", "virtio_blk", "ata_piix", "sd_mod", "crc32c_generic", "ext4"),
+    "arm64": ("virtio_pci", "virtio_mmio", "virtio_blk", "crc32c_generic", "ext4"),
+}
+USER_QEMU = {"arm64": "qemu-aarch64-static"}  # runs the guest's busybox here, to list its applets
 PROMPT = "rtgate-dut# "
 
 INIT = f"""#!/bin/sh
@@ -40,9 +48,9 @@ exec setsid cttyhack sh
 """
 
 
-def module_closure(kernel: str) -> list[str]:
-    """The modules to load, dependencies first, as paths relative to /lib/modules/<kernel>."""
-    base = Path("/lib/modules") / kernel
+def module_closure(kernel: str, arch: str = "amd64", root: Path = Path("/")) -> list[str]:
+    """The modules to load, dependencies first, as paths relative to <root>/lib/modules/<kernel>."""
+    base = root / "lib" / "modules" / kernel
     deps: dict[str, list[str]] = {}
     for line in (base / "modules.dep").read_text().splitlines():
         mod, _, rest = line.partition(":")
@@ -56,28 +64,36 @@ def module_closure(kernel: str) -> list[str]:
         if mod not in order:
             order.append(mod)
 
-    for name in MODULES:
+    for name in MODULES[arch]:
         visit(by_name[name])
     return order
 
 
-def build(out: Path, sampler: Path, kernel: str) -> Path:
-    root = out.parent / "initramfs-root"
+def build(out: Path, sampler: Path, kernel: str, arch: str = "amd64", packages: Path = Path("/")) -> Path:
+    """The initramfs at `out` for Debian architecture `arch`: the kernel release's modules and busybox
+    from `packages` (this machine's root, or Debian's packages for `arch` unpacked there)."""
+    root = out.parent / f"initramfs-root-{out.name}"
     shutil.rmtree(root, ignore_errors=True)
     for d in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "lib/modules", "root"):
         (root / d).mkdir(parents=True, exist_ok=True)
-    busybox = shutil.which("busybox") or "/bin/busybox"
+    if packages == Path("/"):
+        busybox = shutil.which("busybox") or "/bin/busybox"
+    else:
+        busybox = str(packages / "bin" / "busybox")
     shutil.copy(busybox, root / "bin" / "busybox")
-    applets = subprocess.run([busybox, "--list-full"], capture_output=True, text=True, check=True).stdout.split()
+    runner = [USER_QEMU[arch]] if arch in USER_QEMU else []
+    applets = subprocess.run(
+        [*runner, busybox, "--list-full"], capture_output=True, text=True, check=True
+    ).stdout.split()
     for applet in applets:
         link = root / applet
         if not link.exists():
             link.parent.mkdir(parents=True, exist_ok=True)
             os.symlink("/bin/busybox", link)
     shutil.copy(sampler, root / "usr" / "bin" / "rtgate-sampler")
-    order = module_closure(kernel)
+    order = module_closure(kernel, arch, packages)
     for mod in order:
-        shutil.copy(Path("/lib/modules") / kernel / mod, root / "lib" / "modules" / Path(mod).name)
+        shutil.copy(packages / "lib" / "modules" / kernel / mod, root / "lib" / "modules" / Path(mod).name)
     (root / "lib" / "modules" / "load-order").write_text("".join(Path(m).name + "\n" for m in order))
     (root / "init").write_text(INIT)
     (root / "init").chmod(0o755)

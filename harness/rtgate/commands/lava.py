@@ -10,7 +10,7 @@ from rtgate.commands import add_command, add_thresholds
 from rtgate.commands.common import add_compiled_args_command, add_report_options, parse_seconds, report
 from rtgate.core.thresholds import load_thresholds
 from rtgate.errors import RtgateError
-from rtgate.lava.job import DEVICE_TYPES, JobOptions, render_job
+from rtgate.lava.job import DEVICE_TYPES, QEMU_ARCHES, JobOptions, render_job
 from rtgate.lava.results import board_runs, lava_verdicts, log_environments, run_durations
 from rtgate.safe_io import write_text
 
@@ -40,7 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     j.add_argument(
         "--kernel-args",
         metavar="ARGS",
-        help="the kernel command line the job adds (default: console=ttyS0,115200 on qemu, none elsewhere); "
+        help="the kernel command line the job adds (default: console=ttyS0,115200 on qemu, ttyAMA0 for arm64, "
+        "none elsewhere); "
         "require: isolated_cpus adds isolcpus=, nohz_full= and rcu_nocbs= for the measured CPUs",
     )
     j.add_argument(
@@ -56,6 +57,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     j.add_argument("--rt-priority", type=int, metavar="PRIO", help="override a single-group priority")
     j.add_argument("--allow-inconclusive", action="store_true")
     j.add_argument("--no-kvm", action="store_true", help="qemu: emulate (TCG) instead of KVM")
+    j.add_argument(
+        "--arch",
+        default="amd64",
+        choices=QEMU_ARCHES,
+        metavar="ARCH",
+        help=f"qemu: the board's architecture, one of {', '.join(QEMU_ARCHES)} (default amd64; arm64: QEMU's virt)",
+    )
     j.add_argument(
         "--cpus", type=int, metavar="N", help="qemu: vCPUs (default: as many as the measurements pin or count)"
     )
@@ -109,6 +117,7 @@ def handle_job(args: argparse.Namespace) -> int:
             allow_inconclusive=args.allow_inconclusive,
             rt_priority=args.rt_priority,
             no_kvm=args.no_kvm,
+            arch=args.arch,
             cpus=args.cpus,
             tags=args.tag,
             job_name=args.job_name,

@@ -23,12 +23,19 @@ from rtgate.measure.sampler_args import expected_seconds
 
 DEVICE_TYPES = ("qemu", "bcm2711-rpi-4-b", "imx8mp-evk")
 # The console of LAVA's stock qemu device type; a U-Boot device type's dictionary sets its own console.
-QEMU_KERNEL_ARGS = "console=ttyS0,115200"
 BOOT_AND_DEPLOY_MINUTES = 15
 # qemu without KVM: LAVA's overlay is built by libguestfs in a TCG VM of its own, and the board
 # boots under TCG too; on a loaded CI host each takes minutes.
 TCG_DEPLOY_MINUTES, TCG_BOOT_MINUTES = 15, 10
 MARGIN = 1.2  # measurements run a little longer than their duration: start, stop, reporting
+# qemu: the boards' architectures (LAVA's job context `arch` picks the QEMU binary). Arm's `virt`
+# machine has no IDE and its console is the PL011 UART: the overlay disk is virtio, the console ttyAMA0.
+QEMU_ARCHES = ("amd64", "x86_64", "arm64", "aarch64")
+ARM_ARCHES = ("arm64", "aarch64")
+
+
+def default_kernel_args(arch: str) -> str:
+    return "console=ttyAMA0,115200" if arch in ARM_ARCHES else "console=ttyS0,115200"
 
 
 def templates_dir() -> Path:
@@ -55,7 +62,8 @@ class JobOptions:
     measurements: list[str] | None = None
     duration_s: int | None = None
     images: dict[str, str] = field(default_factory=dict)
-    kernel_args: str | None = None  # None: QEMU_KERNEL_ARGS for qemu, none for other device types
+    kernel_args: str | None = None  # None: the serial console of `arch` on qemu (default_kernel_args), none elsewhere
+    arch: str = "amd64"  # qemu: the board's Debian architecture (LAVA's job context arch)
     prompt: str | None = None  # None: the template's default, which matches its root file system
     testdef_repository: str | None = None
     testdef_revision: str | None = None
@@ -108,6 +116,8 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
     for n in names:
         if n not in tf.measurements:
             raise RtgateError(f"no measurement {n!r} in {tf.path} (measurements: {', '.join(tf.measurements)})")
+    if opts.arch not in QEMU_ARCHES:
+        raise RtgateError(f"architecture {opts.arch!r}: one of {', '.join(QEMU_ARCHES)}")
     template, label = _template(opts)
     tests, seconds = _tests(tf, names, opts)
     test_minutes = math.ceil(seconds * MARGIN / 60.0) + 5
@@ -132,6 +142,8 @@ def render_job(tf: ThresholdFile, opts: JobOptions) -> str:
         "testdef": testdef,
         "images": images,
         "kernel_args": _kernel_args(tf, names, opts, template, label),
+        "arch": opts.arch,
+        "arm": opts.arch in ARM_ARCHES,
         "no_kvm": opts.no_kvm,
         "tags": opts.tags,
         "cpus": opts.cpus or max(cpus_needed(tf.measurements[n]) for n in names),
@@ -217,10 +229,12 @@ def template_reads(template: jinja2.Template) -> set[str]:
 
 
 def _kernel_args(tf: ThresholdFile, names: list[str], opts: JobOptions, template: jinja2.Template, label: str) -> str:
-    """--kernel-args (default: QEMU_KERNEL_ARGS on qemu) with the isolation the measurements require."""
+    """--kernel-args (default: the serial console of --arch on qemu) with the isolation the measurements require."""
     cpus = isolated_cpus(tf.measurements[n] for n in names)
     given = (
-        opts.kernel_args if opts.kernel_args is not None else (QEMU_KERNEL_ARGS if opts.device_type == "qemu" else "")
+        opts.kernel_args
+        if opts.kernel_args is not None
+        else (default_kernel_args(opts.arch) if opts.device_type == "qemu" else "")
     )
     if (cpus or opts.kernel_args) and "kernel_args" not in template_reads(template):
         if not cpus:
