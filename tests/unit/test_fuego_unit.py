@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import ROOT
 from fuego_boards import FAMILY, acme
@@ -42,6 +43,10 @@ def test_package_puts_a_board_file_beside_the_test_with_a_spec_per_measurement(t
     assert {c["tguid"] for c in criteria["criteria"]} >= {"idle", "loaded"}
     # The phases find it from the spec's value, resolved against the test's directory.
     assert '"$TEST_HOME/$thresholds"' in (home / "fuego_test.sh").read_text()
+    # Fuego packages a test from its data_files: the board's files travel with it, the shipped ones stay.
+    data_files = yaml.safe_load((home / "test.yaml").read_text())["data_files"]
+    shipped = yaml.safe_load((TEST_HOME / "test.yaml").read_text())["data_files"]
+    assert data_files == [*shipped, "thresholds/families/acme.yaml", where]
 
 
 @pytest.mark.parametrize(

@@ -77,7 +77,7 @@ def handle_package(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     print(f"wrote {write_tarball(source, out)}")
     if tf is not None:
-        for path in write_board(tf, out):
+        for path in write_board(tf, out, source):
             print(f"wrote {path}")
         for name, doc in files.items():
             write_text(out / name, json.dumps(doc, indent=4) + "\n")

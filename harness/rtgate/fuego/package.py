@@ -90,19 +90,38 @@ SPEC_FILE = "spec.json"
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9_.+=,:/-]+")
 
 
-def copy_board_file(tf: ThresholdFile, out: Path) -> str:
+def copy_board_file(tf: ThresholdFile, out: Path) -> list[str]:
     """The threshold file and every file it extends into <out>/thresholds/, as they lie relative to
-    each other (extends: names a path relative to the file); returns the file's path in the test."""
+    each other (extends: names a path relative to the file); returns their paths in the test, the
+    file itself last."""
     files = [Path(f).resolve() for f in tf.files]
     root = Path(os.path.commonpath([str(f.parent) for f in files]))
     for f in files:
         dst = out / BOARD_DIR / f.relative_to(root)
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(f, dst)
-    where = (Path(BOARD_DIR) / files[-1].relative_to(root)).as_posix()
-    if not _PLAIN_WORD.fullmatch(where):
+    copied = [(Path(BOARD_DIR) / f.relative_to(root)).as_posix() for f in files]
+    if not _PLAIN_WORD.fullmatch(copied[-1]):
         raise RtgateError(f"{tf.path}: Fuego's test accepts file names of letters, digits and _.+=,:/- only")
-    return where
+    return copied
+
+
+def write_test_yaml(source: Path, out: Path, board: list[str]) -> Path:
+    """The test's test.yaml with the board's files added to data_files: Fuego packages a test
+    (ftc package-test) from the files data_files names, so one left out would not travel."""
+    import yaml
+
+    shipped = source / "fuego" / "tests" / TEST / "test.yaml"
+    text = shipped.read_text(encoding="utf-8")
+    if not text.rstrip().splitlines()[-1].startswith("    - "):
+        raise RtgateError("test.yaml does not end with its data_files list", path=str(shipped))
+    text = text.rstrip("\n") + "\n" + "".join(f"    - {f}\n" for f in board)
+    listed = yaml.safe_load(text).get("data_files") or []
+    if not set(board) <= set(listed):
+        raise RtgateError("test.yaml's data_files could not be extended", path=str(shipped))
+    path = out / "test.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def board_specs(tf: ThresholdFile, where: str) -> dict[str, Any]:
@@ -121,9 +140,9 @@ def board_specs(tf: ThresholdFile, where: str) -> dict[str, Any]:
     return {"testName": TEST, "specs": specs}
 
 
-def write_board(tf: ThresholdFile, out: Path) -> list[Path]:
-    """The board's threshold file beside the test and its spec.json (replacing the shipped one)."""
-    where = copy_board_file(tf, out)
+def write_board(tf: ThresholdFile, out: Path, source: Path) -> list[Path]:
+    """The board's threshold file beside the test, its spec.json and test.yaml (replacing the shipped ones)."""
+    copied = copy_board_file(tf, out)
     spec = out / SPEC_FILE
-    spec.write_text(json.dumps(board_specs(tf, where), indent=4) + "\n")
-    return [out / where, spec]
+    spec.write_text(json.dumps(board_specs(tf, copied[-1]), indent=4) + "\n")
+    return [*(out / c for c in copied), spec, write_test_yaml(source, out, copied)]
