@@ -303,8 +303,9 @@ def _run_problem(measurement: Measurement, run: RunResult) -> tuple[Status, str]
     unmeasured = validity.not_measured(run)
     if unmeasured is not None:
         return Status(unmeasured[0]), f"not measured: {unmeasured[1]}"
-    if not run.complete:
-        return Status.ERROR, "the results are a checkpoint of a run that did not finish"
+    if not run.complete:  # figures of a moment, not of the run: what made it so said with them
+        why = "; ".join(validity.problems(run))
+        return Status.ERROR, "the results are a checkpoint of a run that did not finish" + (f": {why}" if why else "")
     if run.stop_reason == "error":
         return Status.ERROR, "the sampler stopped on an error"
     if not run.threads:
