@@ -27,13 +27,6 @@ def recorded_environment(run: RunResult) -> dict[str, Any]:
     env = dict(run.environment)
     if isinstance(env.get("system"), dict):
         return env
-    record = env.get(validity.RECORD)
-    if isinstance(record, dict) and record.get("format") == validity.ENGINE_FORMAT:
-        # The engine records the machine (key for key as measure/machine.py) and the load in its record.
-        if isinstance(record.get("system"), dict):
-            env["system"] = record["system"]
-        env.setdefault("load", record.get("load"))
-        return env
     source = Path(run.source) if run.source else None
     doc: Any = None
     if source is not None:
@@ -45,8 +38,12 @@ def recorded_environment(run: RunResult) -> dict[str, Any]:
         env = {**doc, **env}
     record = env.get(validity.RECORD)
     if isinstance(record, dict):
-        env.setdefault("machine_load", record.get("machine_load"))
-        env.setdefault("load", record.get("load"))
+        # The engine's record holds the machine (key for key as measure/machine.py captures it): a
+        # board's results describe the board without an environment file beside them.
+        if record.get("format") == validity.ENGINE_FORMAT and isinstance(record.get("system"), dict):
+            env.setdefault("system", record["system"])
+        for key in ("machine_load", "load", "preflight"):
+            env.setdefault(key, record.get(key))
     return env
 
 
