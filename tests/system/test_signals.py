@@ -133,8 +133,20 @@ def has_sampler(procs: dict[int, str]) -> bool:
     return "rtgate-sampler" in procs.values()
 
 
-def load_only(procs: dict[int, str]) -> bool:
-    return bool(procs) and not has_sampler(procs)
+def has_load(procs: dict[int, str]) -> bool:
+    """The engine (rtgate-sampler) has started the load: one of its processes exists."""
+    return any(c != "rtgate-sampler" for c in procs.values())
+
+
+def measuring(procs: dict[int, str]) -> bool:
+    """The engine's measuring threads run (the warm-up is over): a sampler process with more than one task."""
+    for pid, comm in procs.items():
+        try:
+            if comm == "rtgate-sampler" and len(os.listdir(f"/proc/{pid}/task")) > 1:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 # Loads here run at min_cpu_percent 0: on this shared machine a load may not reach its level, which
@@ -145,15 +157,15 @@ PHASES = ["load-start", "warm-up", "measurement", "load-stop", "reporting"]
 def _reach(run: Run, phase: str) -> None:
     """Wait for `phase`, then a random moment inside it."""
     if phase == "load-start":
-        run.wait_for(load_only)  # the load's first process exists: send at once
+        run.wait_for(has_load)  # the load's first process exists: send at once
     elif phase == "warm-up":
-        run.wait_for(load_only)
+        run.wait_for(has_load)
         time.sleep(random.uniform(0.2, 2.0))  # the warm-up lasts 3 s
     elif phase == "measurement":
-        run.wait_for(has_sampler)
+        run.wait_for(measuring)
         time.sleep(random.uniform(0.3, 2.5))  # the measurement lasts 30 s
-    elif phase == "load-stop":
-        run.wait_for(has_sampler)
+    elif phase == "load-stop":  # the engine has measured, stopped the load, written and ended: rtgate judges
+        run.wait_for(measuring)
         run.wait_for(lambda procs: not has_sampler(procs), timeout=60)
     elif phase == "reporting":
         assert run.proc.stdout is not None
@@ -184,20 +196,21 @@ def test_a_stop_signal_at_any_moment_stops_everything_and_reports(
     assert len(verdicts) == 1
     v = verdicts[0]
     if phase in ("load-start", "warm-up"):
-        # Nothing measured: INCONCLUSIVE, never a pass; exit 3.
+        # Nothing measured: INCONCLUSIVE, never a pass; exit 3. The engine's record says why.
         assert rc == 3, (out, err)
         assert v["status"] == "INCONCLUSIVE" and v["reason"].startswith(f"not measured: stopped by {sig.name}")
-        assert not (tmp_path / "rtgate-results" / "m.json").exists()
+        record = run.results()["rtgate_run"]
+        assert record["measured"] is False and record["stopped_by"] == sig.name, record
         assert f"stopped by {sig.name}" in err
     elif phase == "measurement":
-        # Cut short: the sampler stopped by rtgate's SIGTERM wrote everything; INCONCLUSIVE, exit 3.
+        # Cut short: the engine, passed the signal, wrote everything; INCONCLUSIVE, exit 3.
         assert rc == 3, (out, err)
         results = run.results()
         assert results["rtgate"]["complete"] and results["rtgate"]["stop_reason"] == "signal"
         assert results["rtgate_run"]["stopped_by"] == sig.name and results["rtgate_run"]["valid"]
         cycles = results["rtgate"]["threads"][0]["cycles"]
         assert 0 < cycles < 30_000 and v["samples"] == cycles
-        assert v["status"] == "INCONCLUSIVE" and "stopped early by SIGTERM" in v["reason"]
+        assert v["status"] == "INCONCLUSIVE" and f"stopped early by {sig.name}" in v["reason"]
         check_rc, check_verdicts = run.check()  # `rtgate check` judges the file alike
         c = check_verdicts[0]
         assert check_rc == 3 and (c["status"], c["reason"], c["value"]) == (v["status"], v["reason"], v["value"])
@@ -224,18 +237,19 @@ def test_sigkill_of_rtgate_leaves_nothing_running(tmp_path: Path, tool: object, 
         run.kill()
     assert rc == -signal.SIGKILL
     assert gone(run.tag) == {}, "a process of the run outlived rtgate"
-    if phase == "warm-up":
-        assert not (tmp_path / "rtgate-results" / "m.json").exists()
-        return
-    # The sampler got SIGTERM when rtgate died, and wrote its results; what the run did not finish
-    # judging is never a pass.
+    # The engine got SIGTERM when rtgate died, stopped the load, and wrote its results and record;
+    # what the run did not finish is never a pass.
     results = run.results()
-    assert results["rtgate"]["complete"]
     check_rc, check_verdicts = run.check()
+    if phase == "warm-up":
+        assert results["rtgate_run"]["measured"] is False and results["rtgate_run"]["stopped_by"] == "SIGTERM"
+        assert check_rc == 3 and check_verdicts[0]["status"] == "INCONCLUSIVE", check_verdicts
+        return
+    assert results["rtgate"]["complete"]
     if phase == "measurement":
-        assert results["rtgate"]["stop_reason"] == "signal" and "rtgate_run" not in results
-        assert check_rc == 1 and check_verdicts[0]["status"] == "ERROR"
-        assert "validity record (rtgate_run) is missing" in check_verdicts[0]["reason"]
+        assert results["rtgate"]["stop_reason"] == "signal" and results["rtgate_run"]["stopped_by"] == "SIGTERM"
+        assert check_rc == 3 and check_verdicts[0]["status"] == "INCONCLUSIVE", check_verdicts
+        assert "stopped early by SIGTERM" in check_verdicts[0]["reason"]
     else:
         assert results["rtgate_run"]["valid"] is True
         assert (check_rc, check_verdicts[0]["status"]) == (0, "PASS")
@@ -249,7 +263,7 @@ def test_a_stopped_hackbench_load_leaves_no_process(tmp_path: Path, tool: object
         _reach(run, phase)
         # timeout, sh and hackbench's processes: the loop restarts hackbench every 500 loops, so between
         # two runs only timeout and sh exist; stop it while hackbench runs
-        run.wait_for(lambda procs: len(procs) >= 3, timeout=30)
+        run.wait_for(lambda procs: sum(c != "rtgate-sampler" for c in procs.values()) >= 3, timeout=30)
         run.proc.send_signal(signal.SIGTERM)
         rc, out, err = run.finish()
     finally:

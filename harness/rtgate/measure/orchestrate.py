@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """One measurement end to end, the same for `rtgate run` and the pytest plugin:
 
-plan the threads -> preflight (doctor's checks, printed; `require:`; strict) -> load and sampler
-with the validity record (runner.py) -> every gate judged as measured (core/setup.py) -> a history row.
+plan the threads -> preflight (doctor's checks, printed; `require:`; strict) -> the engine measures:
+requirements, loads, competing tasks, the machine and its record (runner.py) -> every gate judged
+from that record and the figures, as measured (core/setup.py) -> a history row.
 
 Reports are the caller's: `rtgate run` writes them for the whole threshold file, the plugin per test.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rtgate.core import validity
 from rtgate.core.gates import Status, Verdict, error_verdicts
 from rtgate.core.model import RunResult
 from rtgate.core.setup import evaluate_measured
@@ -118,6 +120,10 @@ def _measure_and_judge(
         reason = f"not measured: {e}"
         return Outcome(m, error_verdicts(m, reason), plan, warnings=warnings, reason=reason)
     verdicts = evaluate_measured(m, run, duration_s=duration_s)
+    unmeasured = validity.not_measured(run)
+    if unmeasured is not None:  # the engine measured nothing (a requirement, a load, a stop): its record says why
+        reason = f"not measured: {unmeasured[1]}"
+        return Outcome(m, verdicts, plan, stopped_by=stopped_by, warnings=warnings, reason=reason)
     if history is not None:
         history(run, verdicts)
     notes = busy_notes(m.name, run.environment.get("machine_load"), verdicts)

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Run the sampler for one measurement: check the system, start the load, run the sampler (progress on
-a terminal), stop everything cleanly whenever asked (SIGINT, SIGTERM, SIGHUP), and leave in the results
-file the validity record that every later reading judges it by."""
+"""Run one measurement: the engine (rtgate-sampler with the measurement's compiled plan, as on a
+board) checks the requirements, runs and holds the loads, watches for competing real-time tasks,
+records the machine and writes its record; rtgate shows progress on a terminal, passes a stop
+signal on (SIGINT, SIGTERM, SIGHUP) and adds to the record what only it knows. The timerlat
+backend still runs its loads from here (measure/load.py) around rtla."""
 
 from __future__ import annotations
 
@@ -16,11 +18,9 @@ import sys
 import sysconfig
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from rtgate import __version__
 from rtgate.core import validity
 from rtgate.core.load_spec import LoadSpec
 from rtgate.core.model import RunResult
@@ -31,14 +31,12 @@ from rtgate.measure import busy
 from rtgate.measure.environment import loadavg
 from rtgate.measure.load import Load, Loads
 from rtgate.measure.lock import StoppedWhileWaiting, measurement_lock
-from rtgate.measure.preflight import Preflight, competing_text
-from rtgate.measure.rt_tasks import RtTask, competitors, scan
-from rtgate.measure.sampler_args import sampler_args
+from rtgate.measure.preflight import Preflight
+from rtgate.measure.sampler_args import engine_args
 from rtgate.measure.stop import STOP, die_with_parent
 from rtgate.parsers import load_results
 from rtgate.safe_io import Folder
 
-RT_SCAN_EVERY_S = 1.0  # competing real-time tasks are looked for this often while measuring
 SAMPLER_STOP_GRACE_S = 30.0  # after SIGTERM, the sampler joins its threads and writes; then SIGKILL
 STOP_POLL_S = 0.1  # how soon a stop request reaches the sampler while rtgate waits for it
 STDERR_READ_MAX = 1 << 20  # of the sampler's stderr, what its error lines are looked for in
@@ -235,101 +233,50 @@ def _measure_sampler(
     quiet_before: dict[str, Any],
     request: dict[str, Any],
 ) -> tuple[RunResult, str | None]:
-    system = checked.system
-    priorities = plan.priorities
-    before = checked.rt_before
-    rt_matters = bool(m.require.get("no_competing_rt"))
+    """The engine measures, as on a board: rtgate-sampler runs the measurement's compiled plan
+    (sampler_args.engine_args), checks its requirements, runs the loads and holds each to its level,
+    watches for competing real-time tasks off the measured CPUs, records the machine and writes its
+    record ("rtgate_run", format 2) into the results. rtgate adds to that record only what the engine
+    cannot know: what rtgate was told (request), doctor's warnings (preflight) and how busy the machine
+    was around the run (machine_load)."""
     outdir = out.path
     json_path = outdir / f"{m.name}.json"
     env_path = validity.environment_path(json_path)
     for stale in (json_path, env_path):
         out.unlink(stale.name)
     # Written first: results beside it without a validity record are then known to be cut short.
-    out.replace(
-        env_path.name,
-        _dumps({"results": json_path.name, "state": "measuring", "system": system, "preflight": checked.record()}),
-        sync=False,  # the command line's replace, next, syncs the folder for both
-    )
-    # The command line is written before the lock: inside it, only the load and the sampler run.
-    argv = [sampler] + sampler_args(m, str(json_path), duration_s=duration_s)
+    state = {"results": json_path.name, "system": checked.system, "preflight": checked.record()}
+    out.replace(env_path.name, _dumps({**state, "state": "measuring"}), sync=False)
+    argv = [sampler, *engine_args(m, duration_s), f"--output-dir={outdir}"]
+    # The command line is written before the lock: inside it, only the engine runs.
     out.replace(f"{m.name}.cmdline", shlex.join(argv) + "\n")
-    load = measurement_loads(m, plan, outdir)
-    during: dict[tuple[int, int], RtTask] = {}
     try:
         # One measurement at a time on this machine, its load included: a second sampler or load
         # at once would be measured by this one.
         with measurement_lock(m.name):
-            try:
-                load.start()
-                if STOP.requested:
-                    raise StoppedBeforeMeasuring(STOP.signal or "a signal", "during the load's warm-up")
-                killed = _run_sampler(argv, m, out, plan, progress, during)
-                busy_after = busy.snapshot()
-                after = scan(priorities)
-                load.finish()  # did the load hold until the sampler stopped?
-            finally:
-                load.stop()
-    except (StoppedBeforeMeasuring, StoppedWhileWaiting) as e:
-        load.stop()
-        out.replace(
-            env_path.name,
-            _dumps(
-                {
-                    "results": json_path.name,
-                    "state": "not measured",
-                    "stopped_by": STOP.signal,
-                    "system": system,
-                    "preflight": checked.record(),
-                    "load": load.summary(),
-                }
-            ),
-        )
-        if isinstance(e, StoppedWhileWaiting):
-            raise StoppedBeforeMeasuring(STOP.signal or "a signal", "while waiting for another measurement") from e
-        raise
-    finally:
-        load.stop()
-    run = load_results(json_path)
-    invalid = [load.problem] if load.problem else []
-    if killed:
-        invalid.append(killed)
-    over = validity.overrun(run)
-    if over:
-        invalid.append(over)
-    seen = {
-        (t["pid"], t["tid"]): t for t in competitors(before) + competitors(list(during.values())) + competitors(after)
-    }
-    if rt_matters and seen:
-        invalid.append(competing_text(list(seen.values()), "a competing real-time task could preempt the sampler:"))
-    record = {
-        "format": validity.RECORD_FORMAT,
-        "written_by": f"rtgate {__version__}",
-        "measurement": m.name,
+            killed = _run_sampler(argv, m, out, plan, progress)
+            busy_after = busy.snapshot()
+    except StoppedWhileWaiting as e:
+        out.replace(env_path.name, _dumps({**state, "state": "not measured", "stopped_by": STOP.signal}))
+        raise StoppedBeforeMeasuring(STOP.signal or "a signal", "while waiting for another measurement") from e
+    extra = {
         "request": request,  # what rtgate was told on purpose: every reader judges as run did
-        "valid": not invalid,
-        "invalid": invalid,
-        "stopped_by": STOP.signal,
-        "expected_seconds": plan.expected_seconds,
-        "results": validity.digest(run),
-        "load": load.summary(),
         "machine_load": busy.machine_load(quiet_before, busy_after),
-        "rt_tasks": {
-            "sampler_priority": {str(c): p for c, p in sorted(priorities.items())},
-            "competing_matters": rt_matters,
-            "before": [t.as_dict() for t in before],
-            "during": [t.as_dict() for t in during.values()],  # competitors only
-            "after": [t.as_dict() for t in after],
-        },
         "environment": env_path.name,
         "preflight": checked.record(),
     }
-    add_record(out, json_path.name, record, sync=False)  # the environment's replace below syncs the folder
+    if not killed:  # a killed engine left its last checkpoint, which has no record: it stays without one
+        add_to_record(out, json_path.name, extra, sync=False)  # the environment's replace below syncs
     run = load_results(json_path)  # judged from the file, exactly as `rtgate check` will judge it
-    run.environment["system"] = system
+    if killed:  # said with its checkpoint's verdicts (and in the environment file)
+        run.environment["invalid"] = [killed]
+    record = run.environment.get(validity.RECORD)
+    recorded = record if isinstance(record, dict) else {}
+    run.environment["system"] = recorded.get("system") or checked.system
     run.environment["loadavg_after"] = loadavg()
-    run.environment["load"] = record["load"]
-    run.environment["machine_load"] = record["machine_load"]
-    run.environment["preflight"] = record["preflight"]
+    run.environment["load"] = recorded.get("load") or {"kind": "none"}
+    run.environment["machine_load"] = extra["machine_load"]
+    run.environment["preflight"] = extra["preflight"]
     out.replace(env_path.name, _dumps({"results": json_path.name, "state": "done", **run.environment}))
     return run, STOP.signal
 
@@ -376,43 +323,44 @@ def _dumps(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, default=str) + "\n"
 
 
-def add_record(out: Folder, name: str, record: dict[str, Any], sync: bool = True) -> None:
-    """Add the validity record to the sampler's results JSON, keeping the sampler's bytes as they are
-    (its compact histogram rows stay compact) and rewriting the file atomically."""
+def add_to_record(out: Folder, name: str, extra: dict[str, Any], sync: bool = True) -> None:
+    """Add rtgate's own keys to the engine's record, the last object of its results JSON, keeping the
+    engine's bytes as they are (its compact histogram rows stay compact) and rewriting the file
+    atomically; results without a record (a checkpoint: cut short) are left as they are."""
     text = out.read_bytes(name).decode("utf-8")
     doc = json.loads(text)
     if not isinstance(doc, dict):
         raise SamplerError(f"{out.path / name}: the results are not a JSON object")
-    body = text.rstrip()
-    if validity.RECORD in doc or not body.endswith("}"):
-        doc[validity.RECORD] = record
+    if not isinstance(doc.get(validity.RECORD), dict):
+        return
+    body = text.rstrip()[:-1].rstrip()  # the document's closing brace off: the record's is last
+    added = "".join(f',\n    "{k}": ' + json.dumps(v, default=str) for k, v in extra.items())
+    new = f"{body[:-1].rstrip()}{added}\n  }}\n}}\n"
+    try:
+        spliced = json.loads(new)
+    except ValueError:
+        spliced = None
+    if not isinstance(spliced, dict) or spliced.get(validity.RECORD) != {**doc[validity.RECORD], **extra}:
+        doc[validity.RECORD].update(extra)  # not laid out as the engine writes it: write it whole
         new = json.dumps(doc, indent=2) + "\n"
-    else:
-        inner = body[:-1].rstrip()
-        sep = "" if inner.endswith("{") else ","
-        new = f'{inner}{sep}\n  "{validity.RECORD}": ' + json.dumps(record, indent=2).replace("\n", "\n  ") + "\n}\n"
-    json.loads(new)  # never leave a file that does not parse
     out.replace(name, new, sync=sync)
 
 
-def _wait(proc: subprocess.Popen[str], watch: Callable[[], None]) -> int:
-    """Wait for the sampler, calling `watch` about once a second; on a stop request, SIGTERM it (it
-    joins its threads and writes every output), and SIGKILL it only if it does not end in time.
+def _wait(proc: subprocess.Popen[str]) -> int:
+    """Wait for the engine; on a stop request, pass the signal on (it stops its loads, joins its threads
+    and writes every output, naming the signal in its record), and SIGKILL it only if it does not end
+    in time.
 
-    rtgate sleeps on the sampler's pidfd: it wakes the instant the sampler ends (polling with
+    rtgate sleeps on the engine's pidfd: it wakes the instant the engine ends (polling with
     Popen.wait(timeout) woke ~140 times a second on the measured CPUs and noticed the end up to
     50 ms late), and every STOP_POLL_S to see a stop request."""
     asked = None
-    next_watch = time.monotonic() + RT_SCAN_EVERY_S
     with _Exited(proc) as exited:
         while True:
             if exited.wait(STOP_POLL_S):
                 return proc.wait()
-            if time.monotonic() >= next_watch:
-                watch()
-                next_watch = time.monotonic() + RT_SCAN_EVERY_S
             if STOP.requested and asked is None:
-                proc.send_signal(signal.SIGTERM)
+                proc.send_signal(getattr(signal, STOP.signal or "SIGTERM", signal.SIGTERM))
                 asked = time.monotonic()
             elif asked is not None and time.monotonic() - asked > SAMPLER_STOP_GRACE_S:
                 proc.kill()
@@ -456,7 +404,6 @@ def _run_sampler(
     out: Folder,
     plan: ThreadPlan,
     progress: bool | None,
-    during: dict[tuple[int, int], RtTask],
 ) -> str | None:
     """Run the sampler command `argv`. Returns, when a signal killed the sampler before it could write
     its final results, what killed it."""
@@ -482,13 +429,8 @@ def _run_sampler(
         if progress:
             bar.thread.start()
 
-        def watch() -> None:  # a competitor that comes and goes mid-run is seen too
-            for t in scan(plan.priorities, own_pids={proc.pid}):
-                if not t.expected and (t.pid, t.tid) not in during:
-                    during[(t.pid, t.tid)] = t
-
         try:
-            rc = _wait(proc, watch)
+            rc = _wait(proc)
         finally:
             bar.finish()
         text = os.pread(stderr.fileno(), STDERR_READ_MAX, 0).decode("utf-8", errors="replace")
