@@ -857,6 +857,51 @@ static int contains_nocase(const char *hay, const char *needle)
 	return 0;
 }
 
+/*
+ * An Arm guest has neither DMI nor a cpuinfo flag: its devicetree says so (environment.py's
+ * _devicetree_virtualisation). QEMU's virt machine is "linux,dummy-virt"; a KVM or Xen guest's tree
+ * has a /hypervisor node. The first tree with a compatible decides. Returns 1 when it added the key.
+ */
+static int devicetree_virtualisation(struct ctx *c, uint32_t sys)
+{
+	static const char *const dt[] = {"proc/device-tree", "sys/firmware/devicetree/base"};
+	static const char virt[] = "linux,dummy-virt";
+
+	for (size_t k = 0; k < 2; k++) {
+		char path[8400], name[512];
+		size_t len;
+		int err;
+		char *raw;
+
+		snprintf(path, sizeof(path), "%s/%s/hypervisor/compatible", c->base, dt[k]);
+		if ((raw = slurp(path, &len, &err))) {
+			size_t first = strnlen(raw, len); /* the first string; bytes not UTF-8 the writer replaces */
+
+			if (first)
+				snprintf(name, sizeof(name), "hypervisor (devicetree %.*s)", (int)(first < 400 ? first : 400),
+					 raw);
+			else
+				snprintf(name, sizeof(name), "hypervisor (devicetree hypervisor node)");
+			free(raw);
+			c->s->n_virt = add_str(c->s, sys, "virtualisation", name);
+			return 1;
+		}
+		snprintf(path, sizeof(path), "%s/%s/compatible", c->base, dt[k]);
+		if (!(raw = slurp(path, &len, &err)))
+			continue;
+		for (size_t i = 0; i < len; i += strnlen(raw + i, len - i) + 1) {
+			if (strnlen(raw + i, len - i) == sizeof(virt) - 1 && !memcmp(raw + i, virt, sizeof(virt) - 1)) {
+				free(raw);
+				c->s->n_virt = add_str(c->s, sys, "virtualisation", "QEMU (devicetree linux,dummy-virt)");
+				return 1;
+			}
+		}
+		free(raw);
+		return 0;
+	}
+	return 0;
+}
+
 static void virtualisation(struct ctx *c, uint32_t sys, const char *cpuinfo)
 {
 	static const char *const rels[] = {"sys/hypervisor/type", "sys/class/dmi/id/sys_vendor",
@@ -903,7 +948,8 @@ static void virtualisation(struct ctx *c, uint32_t sys, const char *cpuinfo)
 			q += n;
 		}
 	}
-	add(c->s, sys, "virtualisation", J_NULL);
+	if (!devicetree_virtualisation(c, sys))
+		add(c->s, sys, "virtualisation", J_NULL);
 }
 
 static void isolation(struct ctx *c, uint32_t sys, const char *cmdline)

@@ -113,6 +113,15 @@ static void test_dynamic_booted_none(void)
 	free(json);
 }
 
+/* QEMU's arm64 virt machine: no DMI, no cpuinfo flag; its devicetree says it is a guest. */
+static void test_arm64_guest(void)
+{
+	capture("qemu-virt-arm64");
+	CHECK_STR(sysinfo_virtualisation(&si), "QEMU (devicetree linux,dummy-virt)");
+	CHECK_STR(sysinfo_preemption(&si), "PREEMPT_RT");
+	CHECK(sysinfo_compatible(&si, "linux,dummy-virt"));
+}
+
 /* No /boot config: the model comes from /proc/config.gz, read through gzip -dc. */
 static void test_config_gz_only(void)
 {
@@ -353,6 +362,7 @@ int main(int argc, char **argv)
 	test_rt_board();
 	test_vm_booted_voluntary();
 	test_dynamic_booted_none();
+	test_arm64_guest();
 	test_config_gz_only();
 	test_config_gz_tools();
 	test_odd_text();

@@ -62,6 +62,16 @@ def test_requirements_met_and_unmet() -> None:
     assert [c.status for c in doctor(rt, want, [2, 3], live=False)] == ["ok"] * 6
 
 
+def test_an_arm64_guest_is_no_bare_metal() -> None:
+    """QEMU's arm64 virt machine (what LAVA's qemu type boots for arm64) has no DMI and no cpuinfo flag:
+    its devicetree says it is a guest, so require: bare_metal is unmet and doctor warns, as on x86."""
+    guest = capture(SYSTEMS / "qemu-virt-arm64")
+    assert guest["virtualisation"] == "QEMU (devicetree linux,dummy-virt)"
+    why = "requires bare metal; running under QEMU (devicetree linux,dummy-virt)"
+    assert unmet({"bare_metal": True}, guest, [0]) == [why]
+    assert capture(SYSTEMS / "rt-arm64")["virtualisation"] is None  # a board's tree: no guest
+
+
 def test_no_load_leaves_nothing_behind(tmp_path: Path) -> None:
     from rtgate.measure.load import Load, LoadSpec
 

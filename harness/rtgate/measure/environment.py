@@ -77,6 +77,29 @@ def _virtualisation(root: Path, cpuinfo: str) -> str | None:
                 return vendor
     if re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.M):
         return "hypervisor (cpuinfo flag)"
+    return _devicetree_virtualisation(root)
+
+
+# An Arm guest has neither DMI nor a cpuinfo flag: its devicetree says so. QEMU's virt machine (KVM
+# or TCG) is "linux,dummy-virt"; a KVM or Xen guest's tree has a /hypervisor node.
+DT_ROOTS = ("proc/device-tree", "sys/firmware/devicetree/base")
+QEMU_VIRT = "linux,dummy-virt"
+
+
+def _devicetree_virtualisation(root: Path) -> str | None:
+    for base in DT_ROOTS:
+        try:
+            raw = (root / base / "hypervisor" / "compatible").read_bytes()
+        except OSError:
+            raw = None
+        if raw is not None:
+            first = raw.decode("utf-8", "replace").split("\0")[0]
+            return f"hypervisor (devicetree {first or 'hypervisor node'})"
+        try:
+            compatible = (root / base / "compatible").read_bytes().decode("utf-8", "replace").split("\0")
+        except OSError:
+            continue
+        return f"QEMU (devicetree {QEMU_VIRT})" if QEMU_VIRT in compatible else None
     return None
 
 

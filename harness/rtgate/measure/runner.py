@@ -425,7 +425,9 @@ def _run_sampler(
             )
         except OSError as e:
             raise SamplerError(f"cannot start {sampler}: {e.strerror}") from e
-        bar = _Progress(proc, m.name, plan.expected_seconds, sys.stderr, stderr.fileno())
+        warmup = max((ld.warmup_seconds for ld in m.loads if ld.kind != "none"), default=0.0)  # the engine's, first
+        total = plan.expected_seconds + warmup if plan.expected_seconds else None
+        bar = _Progress(proc, m.name, total, sys.stderr, stderr.fileno())
         if progress:
             bar.thread.start()
 
