@@ -131,7 +131,7 @@ int parse_cpuset(const char *s, const struct cpu_info *cpus, unsigned char *set,
 			hi = lo;
 		}
 		for (uint64_t c = lo; c <= hi; c++) {
-			if ((int)c >= cpus->ncpus || !cpus->allowed[c]) {
+			if ((int)c >= cpus->ncpus || !(cpus->allowed[c] || cpus->isolated[c])) {
 				set_err(err, errlen, "CPU %llu is not available (this process may use %d CPU%s)",
 					(unsigned long long)c, cpus->nallowed, cpus->nallowed == 1 ? "" : "s");
 				return -1;

@@ -437,7 +437,7 @@ static int parse_thread_list(const char *s, int is_cpus, const struct cpu_info *
 			set_err(err, errlen, "'%s' is not a %s", tok, is_cpus ? "CPU number or '*'" : "priority (0..99)");
 			return -1;
 		}
-		if (is_cpus && ((int)v >= cpus->ncpus || !cpus->allowed[v])) {
+		if (is_cpus && ((int)v >= cpus->ncpus || !(cpus->allowed[v] || cpus->isolated[v]))) {
 			set_err(err, errlen, "CPU %llu is not available", (unsigned long long)v);
 			return -1;
 		}

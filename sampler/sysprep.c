@@ -12,6 +12,35 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+/* The kernel's isolated CPUs ("2-3,5" in /sys/devices/system/cpu/isolated; absent or empty: none). */
+static void isolated_cpus(struct cpu_info *cpus)
+{
+	char buf[4096], *tok, *save = NULL;
+	FILE *f = fopen("/sys/devices/system/cpu/isolated", "re");
+
+	if (!f)
+		return;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t lo, hi;
+		char *dash = strchr(tok, '-');
+
+		if (dash)
+			*dash = '\0';
+		if (parse_u64(tok, 0, MAX_CPUS - 1, &lo))
+			continue;
+		if (!dash)
+			hi = lo;
+		else if (parse_u64(dash + 1, 0, MAX_CPUS - 1, &hi) || hi < lo)
+			continue;
+		for (uint64_t c = lo; c <= hi && (int)c < cpus->ncpus; c++)
+			cpus->isolated[c] = 1;
+	}
+}
+
 void sys_cpu_info(struct cpu_info *cpus)
 {
 	cpu_set_t set;
@@ -31,6 +60,7 @@ void sys_cpu_info(struct cpu_info *cpus)
 			cpus->allowed[i] = 1;
 		cpus->nallowed = cpus->ncpus;
 	}
+	isolated_cpus(cpus);
 }
 
 void sys_facts(struct sys_facts *f)

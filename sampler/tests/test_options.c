@@ -65,10 +65,32 @@ static void expect_error(const char *line, const char *needle)
 	}
 }
 
+/* A board booted isolcpus=1: its shell's affinity is CPU 0 alone, yet -a 1 pins a thread there. */
+static void test_isolated_cpu(void)
+{
+	struct params p;
+	char err[256], *argv[] = {"ct", "-t", "1", "-a", "1", "-l", "10", NULL}, *all[] = {"ct", "-S", "-l", "10", NULL},
+			*off[] = {"ct", "-t", "1", "-a", "2", "-l", "10", NULL};
+	struct cpu_info cpus;
+
+	memset(&cpus, 0, sizeof(cpus));
+	cpus.ncpus = 3;
+	cpus.allowed[0] = 1;
+	cpus.nallowed = 1;
+	cpus.isolated[1] = 1;
+	CHECK(options_parse(7, argv, &cpus, &p, err, sizeof(err)) == OPTIONS_OK);
+	CHECK_EQ(p.thread_cpu[0], 1);
+	CHECK(options_parse(4, all, &cpus, &p, err, sizeof(err)) == OPTIONS_OK);
+	CHECK_EQ(p.num_threads, 1); /* -S: the CPUs the process may use, as cyclictest */
+	CHECK(options_parse(7, off, &cpus, &p, err, sizeof(err)) == OPTIONS_ERROR); /* neither allowed nor isolated */
+}
+
 int main(void)
 {
 	struct params p;
 	char err[256];
+
+	test_isolated_cpu();
 
 	/* defaults are cyclictest's */
 	CHECK(parse("ct -l 100", &p, err) == OPTIONS_OK);

@@ -57,16 +57,25 @@ measurements:
       - {name: max, kind: max, limit_us: 10000000}
       - {name: impossible, kind: max, limit_us: 0}
 """
-# The guest has no isolcpus: the measured CPU 1 is not isolated, nothing is measured, every gate ERROR.
+# A second job, two known answers: `require: isolated_cpus` for the thread on CPU 1 makes `rtgate lava
+# job` put isolcpus=1 nohz_full=1 rcu_nocbs=1 on the guest's kernel command line, so the guest isolates
+# it and the measurement is made there (PASS, and FAIL at 0 us, with values); `require: bare_metal`
+# is unmet in QEMU's virt machine, which its devicetree names (linux,dummy-virt): nothing measured,
+# every gate ERROR.
 ISOLATED_SPEC = """\
 platform: qemu-arm64-rt
-require: {isolated_cpus: true}
 measurements:
   isolated:
+    require: {isolated_cpus: true}
     sampler: {interval_us: 1000, duration: 2s, priority: 80, threads: [{name: b, cpus: [1]}]}
     gates:
       - {name: max, kind: max, limit_us: 10000000}
-      - {name: p99, kind: percentile, percentile: 99, limit_us: 10000000}
+      - {name: impossible, kind: max, limit_us: 0}
+  bare:
+    require: {bare_metal: true}
+    sampler: {interval_us: 1000, duration: 2s, priority: 80, threads: [{name: b, cpus: [0]}]}
+    gates:
+      - {name: max, kind: max, limit_us: 10000000}
 """
 EXPECTED = {
     ("idle", "max", "cpu0"): "PASS",
@@ -74,7 +83,11 @@ EXPECTED = {
     ("loaded", "max", "cpu0"): "PASS",
     ("loaded", "impossible", "cpu0"): "FAIL",
 }
-EXPECTED_ISOLATED = {("isolated", "max", "all"): "ERROR", ("isolated", "p99", "all"): "ERROR"}
+EXPECTED_ISOLATED = {
+    ("isolated", "max", "cpu1"): "PASS",
+    ("isolated", "impossible", "cpu1"): "FAIL",
+    ("bare", "max", "all"): "ERROR",
+}
 # What LAVA itself records per (measurement, case): pass or fail, and whether with a value.
 EXPECTED_LAVA = {
     "rt": {
@@ -83,7 +96,11 @@ EXPECTED_LAVA = {
         ("loaded", "max-cpu0"): ("pass", True),
         ("loaded", "impossible-cpu0"): ("fail", True),
     },
-    "isolated": {("isolated", "max-all"): ("fail", False), ("isolated", "p99-all"): ("fail", False)},
+    "isolated": {
+        ("isolated", "max-cpu1"): ("pass", True),
+        ("isolated", "impossible-cpu1"): ("fail", True),
+        ("bare", "max-all"): ("fail", False),
+    },
 }
 
 
@@ -135,7 +152,7 @@ def test_arm64_preempt_rt_board_through_lava(lava_server: LocalLava, arm64: dict
     started = time.monotonic()
     ids = {
         "rt": submit(lava, render(arm64, spec, tmp_path / "rt-job.yaml", "rtgate arm64 PREEMPT_RT")),
-        "isolated": submit(lava, render(arm64, isolated, tmp_path / "iso-job.yaml", "rtgate arm64 isolated_cpus")),
+        "isolated": submit(lava, render(arm64, isolated, tmp_path / "iso-job.yaml", "rtgate arm64 isolated, bare")),
     }
     finished = wait_jobs(lava, list(ids.values()), seconds=1500)
     print(f"\nLAVA arm64 jobs {ids} finished in {time.monotonic() - started:.0f} s")
@@ -180,7 +197,10 @@ def test_arm64_preempt_rt_board_through_lava(lava_server: LocalLava, arm64: dict
 
     iso = {(v["measurement"], v["gate"], v["thread"]): v for v in docs["isolated"]["verdicts"]}
     assert {k: v["status"] for k, v in iso.items()} == EXPECTED_ISOLATED, iso
-    for v in iso.values():
-        assert v["value"] is None and "not measured" in v["reason"] and "isolated" in v["reason"], v
-    print(f"isolated_cpus: {iso[('isolated', 'max', 'all')]['reason']}")
-    assert docs["isolated"]["environment"]["machine"]["isolated_cpus"] == "none", docs["isolated"]["environment"]
+    assert "isolcpus=1 nohz_full=1 rcu_nocbs=1" in (tmp_path / "iso-job.yaml").read_text()
+    assert docs["isolated"]["environment"]["machine"]["isolated_cpus"] == "1", docs["isolated"]["environment"]
+    bare = iso[("bare", "max", "all")]
+    assert bare["value"] is None and bare["reason"].endswith(
+        "on the board: ERROR: not measured: requires bare metal; running under QEMU (devicetree linux,dummy-virt)"
+    ), bare
+    print(f"isolated_cpus: cpu 1 isolated by the job's kernel command line; bare_metal: {bare['reason']}")

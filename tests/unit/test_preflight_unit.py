@@ -134,3 +134,23 @@ def test_a_load_group_is_alive_while_any_member_is() -> None:
 
     assert _group_alive(os.getpgid(0))
     assert not _group_alive(2**22 + 1)
+
+
+def test_a_thread_pinned_to_an_isolated_cpu_is_measured_there(tmp_path: Path) -> None:
+    """On a board booted isolcpus=N the kernel leaves CPU N out of rtgate's own affinity, yet that is
+    where the file pins its thread: an isolated CPU counts as available, one neither allowed nor
+    isolated does not (this machine's affinity, plus what its record says the kernel isolates)."""
+    from rtgate.measure.preflight import requirement_checks
+
+    spec = tmp_path / "t.yaml"
+    spec.write_text(
+        "platform: p\nmeasurements:\n  m:\n    sampler: {duration: 2s, threads: [{name: a, cpus: [61]}]}\n"
+        "    gates: [{name: max, kind: max, limit_us: 100}]\n"
+    )
+    m = load_thresholds(spec).measurements["m"]
+    plan = plan_here(m)
+    env = capture()
+    lacking = [c for c in requirement_checks(m, env, plan, live=True) if c.check == "cpus"]
+    assert lacking and "pinned cpu 61 not available here" in lacking[0].what
+    env["machine"] = {**env["machine"], "isolated_cpus": [61]}
+    assert [c for c in requirement_checks(m, env, plan, live=True) if c.check == "cpus"] == []

@@ -93,6 +93,14 @@ def competing_text(tasks: list[Any], lead: str) -> str:
     return f"{lead} " + ", ".join(t.describe() if isinstance(t, RtTask) else validity.describe_task(t) for t in tasks)
 
 
+def isolated_here(env: dict[str, Any]) -> set[int]:
+    """The CPUs the kernel isolates: left out of rtgate's own affinity, yet a thread may be pinned there
+    (as the engine allows, sampler/sysprep.c), and that is where a board's budget is measured."""
+    machine = env.get("machine")
+    listed = machine.get("isolated_cpus") if isinstance(machine, dict) else None
+    return {c for c in listed or [] if isinstance(c, int)}
+
+
 def requirement_checks(
     m: Measurement, env: dict[str, Any], plan: ThreadPlan, live: bool, rt_tasks: list[RtTask] | None = None
 ) -> list[Check]:
@@ -104,7 +112,7 @@ def requirement_checks(
         for key, reason in unmet_by_key(m.require, env, plan.measured_cpus)
     ]
     pinned = sorted({t.cpu for t in plan.threads if t.cpu is not None})
-    have = set(local_cpus()) if live else set(range(int(env.get("cpu_count") or 0)))
+    have = set(local_cpus()) | isolated_here(env) if live else set(range(int(env.get("cpu_count") or 0)))
     lacking = [c for c in pinned if c not in have]
     if lacking and (live or have):
         out.append(
