@@ -279,3 +279,24 @@ def test_inline_definitions_are_the_definition_rtgate_made(tmp_path: Path) -> No
 def test_block_yaml_reads_back_as_the_same_data(value: dict) -> None:
     text = "top:\n" + block_yaml(value, 2) + "\n"
     assert yaml.safe_load(text) == {"top": value}
+
+
+@pytest.mark.parametrize(
+    "tests,ok",
+    [
+        # LAVA's interactive tests, as the suite's local-shell boards run: no inline definition, each
+        # measurement's test named
+        ('- test:\n    interactive:\n    - name: "rtgate-smp"\n      prompts: ["# "]\n', True),
+        ("- test:\n    interactive: []\n", False),  # the measurement's test is gone: the job would say nothing
+        ("- test:\n    definitions:\n    - {from: inline, name: rtgate-smp, path: x.yaml, repository: {}}\n", False),
+    ],
+    ids=["interactive", "dropped", "edited"],
+)
+def test_a_template_that_drops_or_edits_the_inline_test_is_refused(tmp_path: Path, tests: str, ok: bool) -> None:
+    own = tmp_path / "own.jinja2"
+    own.write_text("device_type: own\njob_name: j\nactions:\n" + tests)
+    r = rtgate("lava", "job", str(ROOT / "thresholds" / "default.yaml"), "--template", str(own), "--inline")
+    if ok:
+        assert r.returncode == 0, r.stderr
+    else:
+        assert r.returncode == 2 and "do not read back as rtgate wrote them" in r.stderr, r.stderr
