@@ -5,7 +5,6 @@ every P ms), so a 'regression' is known by construction."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -78,14 +77,9 @@ def sampler_run(
 
 
 def measured_cpu(priority: int = 80) -> int:
-    """The last CPU we may run on that no other real-time task competes for at the sampler's priority:
-    a shared CI runner's real-time jobs hold a CPU of their own, and a known injection measured beside
-    one drowns in its stalls (rtgate itself names such a task as the likely cause). CPU 0 takes most
-    housekeeping, so it comes last."""
-    from rtgate.measure.rt_tasks import competitors, scan
+    """The last CPU no other real-time task competes for at the sampler's priority: a shared CI
+    runner's real-time jobs hold a CPU of their own, and a known injection measured beside one drowns
+    in its stalls (rtgate itself names such a task as the likely cause)."""
+    from rtgate.measure.rt_tasks import free_cpu
 
-    cpus = sorted(os.sched_getaffinity(0), reverse=True)
-    for cpu in cpus:
-        if not competitors(scan({cpu: priority})):
-            return cpu
-    return cpus[0]
+    return free_cpu(priority)
