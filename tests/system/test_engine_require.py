@@ -36,7 +36,9 @@ pytestmark = needs_two
 
 CPU = 1  # the measured CPU; the main thread goes to cpu 0
 T = TypeVar("T")
-GATES = ["--gate=name=max,kind=max,limit=100000", "--gate=name=tail,kind=miss_rate,above=50000,rate=0.5"]
+# Limits no wake-up on a shared VM reaches (its stalls reach tens of ms): a verdict here says what the engine
+# decided about the run, never how busy the machine was.
+GATES = ["--gate=name=max,kind=max,limit=10000000", "--gate=name=tail,kind=miss_rate,above=5000000,rate=0.5"]
 LINE = re.compile(r"^RTGATE-GATE (\S+) (\S+) (\S+) (\S+) (\S+) (\S+) (\S+) (\S+) (.*)$", re.M)
 
 
@@ -166,7 +168,7 @@ def test_an_unmet_requirement_measures_nothing(sampler: str, tmp_path: Path) -> 
     assert r.returncode == 1, r.stdout + r.stderr
     why = python_reasons({"preempt_rt": True})["preempt_rt"]
     assert gate_lines(r.stdout) == [
-        ("max", "all", "ERROR", "-", "100000", "-", "0", "us", f"not measured: {why}"),
+        ("max", "all", "ERROR", "-", "1e+07", "-", "0", "us", f"not measured: {why}"),
         ("tail", "all", "ERROR", "-", "50", "-", "0", "%", f"not measured: {why}"),
     ]
     assert "T:" not in r.stdout
@@ -194,7 +196,7 @@ def test_a_competitor_before_the_run_measures_nothing(
     shown = f"?LAVA_SIGNAL_TE (pid {pid}, FIFO 90, cpu {CPU})"
     lines = gate_lines(r.stdout)
     assert [line[:8] for line in lines] == [
-        ("max", "all", "ERROR", "-", "100000", "-", "0", "us"),
+        ("max", "all", "ERROR", "-", "1e+07", "-", "0", "us"),
         ("tail", "all", "ERROR", "-", "50", "-", "0", "%"),
     ]
     for line in lines:
@@ -266,7 +268,7 @@ def test_a_competitor_that_starts_mid_run_makes_the_run_invalid(
     lines = gate_lines(stdout)
     assert [(g[0], g[1], g[2]) for g in lines] == [("max", f"cpu{CPU}", "ERROR"), ("tail", f"cpu{CPU}", "ERROR")]
     max_line = lines[0]
-    assert float(max_line[3]) == worst and max_line[4] == "100000"
+    assert float(max_line[3]) == worst and max_line[4] == "1e+07"
     assert max_line[8] == f"invalid: {'; '.join(rec['invalid'])} (measured {worst:g} us)"
     assert lines[1][8].startswith("invalid: ") and lines[1][8].endswith(" %)")
     # the record was written for these figures, as core/validity.py checks it
@@ -279,16 +281,17 @@ def test_a_stop_signal_mid_run_judges_what_was_measured(sampler: str, tmp_path: 
     proc = subprocess.Popen(
         [sampler, *base(out, 30), "--measurement=m"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    deadline = time.monotonic() + 10
-    while not out.exists() and time.monotonic() < deadline:
+    # Mid-run: the measuring thread runs (the engine's main thread alone checks and scans before it).
+    deadline = time.monotonic() + 60
+    while len(os.listdir(f"/proc/{proc.pid}/task")) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
-    time.sleep(1.0)
+    time.sleep(1.0)  # a few hundred periods measured
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, stdout + stderr
     rec = record(out)
     assert rec["measured"] is True and rec["stopped_by"] == sig.name and rec["results"]["stop_reason"] == "signal"
-    assert 1.0 <= rec["results"]["elapsed_s"] < 20 and rec["results"]["cycles"][0] > 0
+    assert 0.5 <= rec["results"]["elapsed_s"] < 20 and rec["results"]["cycles"][0] > 0
     for g in gate_lines(stdout):
         assert g[2] == "INCONCLUSIVE" and g[8].endswith(f"; but the run was stopped early by {sig.name}"), g
     assert rec["results"] == validity.digest(load_results(out))
