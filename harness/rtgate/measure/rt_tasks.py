@@ -133,7 +133,5 @@ def free_cpu(priority: int, cpus: list[int] | None = None) -> int:
     """The last of `cpus` (default: those this process may use) that no other real-time task competes
     for at `priority`, else the last one: where a measurement with a known answer can run on a machine
     whose other real-time jobs hold CPUs of their own. CPU 0, which takes most housekeeping, comes last."""
-    import os
-
     order = sorted(cpus if cpus is not None else os.sched_getaffinity(0), reverse=True)
     return next((c for c in order if not competitors(scan({c: priority}))), order[0])
