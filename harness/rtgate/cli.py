@@ -157,22 +157,21 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def main(argv: list[str] | None = None, started: Callable[[], None] | None = None) -> int:
-    """Run the command argv names; `started` is called once it is imported and its options parsed."""
+def main(argv: list[str] | None = None, started: Callable[[], None] | None = None, whole_process: bool = False) -> int:
+    """Run the command argv names; `started` is called once it is imported and its options parsed.
+    whole_process: the command is this process's (the console script), which ends when it returns."""
     if argv is None:
         argv = sys.argv[1:]
     try:
-        try:
-            _Parser.argv = tuple(argv)
-            parser = build_parser(argv)
-            args, extra = parser.parse_known_args(argv)
-            if extra:  # named under the command that refused them, not under `rtgate`
-                parser.deepest(argv).error(f"unrecognized arguments: {' '.join(extra)}")
-            if started is not None:
-                started()
-            return int(args.handler(args))
-        finally:
-            _ending()
+        _Parser.argv = tuple(argv)
+        parser = build_parser(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # named under the command that refused them, not under `rtgate`
+            parser.deepest(argv).error(f"unrecognized arguments: {' '.join(extra)}")
+        if started is not None:
+            started()
+        args.whole_process = whole_process
+        return int(args.handler(args))
     except RtgateError as e:
         print(f"rtgate: error: {_one_line(str(e))}", file=sys.stderr)
         return EXIT_USAGE
@@ -209,19 +208,6 @@ def _interrupted(e: BaseException) -> bool:
         seen.add(id(cause))
         cause = cause.__cause__ or cause.__context__
     return False
-
-
-def _ending() -> None:
-    """After a run that was asked to stop, rtgate is on its way out with its report written: a second
-    stop signal (a CI runner's repeated SIGTERM) must not turn the verdict's exit status into 143."""
-    stop = sys.modules.get("rtgate.measure.stop")
-    if stop is None or not stop.STOP.requested:
-        return
-    import signal  # loaded already by rtgate.measure.stop: the other commands need not build its enums
-
-    for s in stop.STOP_SIGNALS:
-        if signal.getsignal(s) in (signal.SIG_DFL, signal.default_int_handler):
-            signal.signal(s, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

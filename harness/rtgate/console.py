@@ -39,7 +39,7 @@ def main() -> int:
     gc.disable()
     try:
         _signal.signal(_signal.SIGINT, _AT_START)  # from here cli.main()'s own guard catches a Ctrl-C
-        return cli_main(started=lambda: _started(collect))
+        return cli_main(started=lambda: _started(collect), whole_process=True)
     except KeyboardInterrupt:  # in the instants before that guard, or in its own except clauses
         os.write(2, b"rtgate: interrupted\n")
         return 130

@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def handle(args: argparse.Namespace) -> int:
     # SIGINT, SIGTERM and SIGHUP all stop the run the same way: what was measured is judged and reported.
-    with STOP.handling():
+    with STOP.handling(ignore_after=args.whole_process):
         return _handle(args)
 
 

@@ -35,9 +35,13 @@ class StopRequest:
             self.signal = signal.Signals(signum).name
 
     @contextmanager
-    def handling(self) -> Iterator[StopRequest]:
+    def handling(self, ignore_after: bool = False) -> Iterator[StopRequest]:
         """Turn the stop signals into a request for the duration of the block (nests; main thread only:
-        elsewhere the caller's handlers stay)."""
+        elsewhere the caller's handlers stay).
+
+        ignore_after: the block is a process's whole command (`rtgate run`). When it ends, the reports
+        are written: a stop signal while the interpreter exits (a CI runner's SIGTERM, sent again) is
+        ignored, so that it cannot turn the command's exit status into a kill by that signal."""
         if self._depth == 0:
             self.signal = None
             try:
@@ -53,7 +57,8 @@ class StopRequest:
             self._depth -= 1
             if self._depth == 0:
                 for saved, previous in self._saved.items():
-                    signal.signal(saved, previous)
+                    ends = previous in (signal.SIG_DFL, signal.default_int_handler)
+                    signal.signal(saved, signal.SIG_IGN if ignore_after and ends else previous)
                 self._saved = {}
 
     def sleep(self, seconds: float) -> bool:
