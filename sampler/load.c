@@ -310,6 +310,8 @@ static int name_dirs(struct loads *ls, const struct params *p, char *err, size_t
 		if (n > 5 && strcmp(p->json_path + n - 5, ".json") == 0)
 			n -= 5;
 		snprintf(base, sizeof(base), "%.*s.load", (int)n, p->json_path);
+	} else if (p->check_only) { /* measures nothing: no load runs, no log is written */
+		return 0;
 	} else {
 		set_err(err, errlen, "--load needs --json or --load-dir (where its log goes)");
 		return -1;

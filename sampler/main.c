@@ -873,6 +873,42 @@ static int dump_system(const char *root)
 	return fflush(stdout) ? 1 : 0;
 }
 
+/* Where the engine reads /proc, /sys and /boot: "/", or a copy of another machine's (--sysroot). */
+static const char *sysroot(const struct sampler *s)
+{
+	return s->p.sysroot[0] ? s->p.sysroot : "/";
+}
+
+/*
+ * --sysroot DIR, looked for before the options are parsed: the CPUs that -a and -t may name are
+ * then the copied machine's, not this one's. NULL without it.
+ */
+static const char *sysroot_arg(int argc, char **argv)
+{
+	const char *found = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strncmp(argv[i], "--sysroot=", 10))
+			found = argv[i] + 10;
+		else if (!strcmp(argv[i], "--sysroot") && i + 1 < argc)
+			found = argv[++i];
+	}
+	return found && found[0] && strcmp(found, "/") ? found : NULL;
+}
+
+/* The CPUs of the copied machine: as many as its proc/cpuinfo lists; when it lists none, which CPUs
+ * it has cannot be judged, and any CPU may be named. */
+static void sysroot_cpu_info(const char *root, struct cpu_info *cpus)
+{
+	struct sysinfo *si = malloc(sizeof(*si));
+	int n = si && !sysinfo_capture(si, root) ? sysinfo_cpu_count(si) : 0;
+
+	free(si);
+	sys_cpu_info_at(cpus, root, n > 0 ? n : MAX_CPUS);
+}
+
 /*
  * The engine before anything is measured: the machine, the requirements, the real-time tasks
  * already there. The main thread moves off the measured CPUs first, so that the scans and the
@@ -908,10 +944,10 @@ static struct engine *engine_prepare(struct sampler *s, const struct cpu_info *c
 			fprintf(stderr, "rtgate-sampler: cannot move the main thread off the measured CPUs: %s\n",
 				strerror(errno));
 	}
-	sysinfo_capture(&e->sys, "/");
+	sysinfo_capture(&e->sys, sysroot(s));
 	require_judge(&s->p.require, &e->sys, measured, n, &e->require);
 	rtscan_priorities(&s->p, cpus, &e->prio);
-	competitors = rtscan("/", &e->prio, (int)getpid(), &e->before, RTSCAN_ALL);
+	competitors = rtscan(sysroot(s), &e->prio, (int)getpid(), &e->before, RTSCAN_ALL);
 	require_judge_competing(&s->p.require, &e->before, competitors, &e->require);
 	e->competing_matters = !!(s->p.require.given & REQ_NO_COMPETING_RT);
 	record_attach(&e->sys, &e->require, &e->prio, e->competing_matters, &e->before, &e->during, &e->after);
@@ -989,6 +1025,7 @@ int main(int argc, char **argv)
 {
 	static struct sampler s;
 	struct cpu_info cpus;
+	const char *root;
 	char err[512];
 	int rc;
 
@@ -999,6 +1036,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rtgate-sampler: %s (see --help)\n", err);
 		return 2;
 	}
+	root = sysroot_arg(argc, argv);
+	if (root)
+		sysroot_cpu_info(root, &cpus);
 	switch (options_parse(argc, argv, &cpus, &s.p, err, sizeof(err))) {
 	case OPTIONS_EXIT_OK:
 		return 0;
@@ -1007,6 +1047,10 @@ int main(int argc, char **argv)
 		return 2;
 	default:
 		break;
+	}
+	if (strcmp(sysroot(&s), "/") && !s.p.dump_system && !s.p.check_only) {
+		fprintf(stderr, "rtgate-sampler: --sysroot: only with --check-only or --dump-system (see --help)\n");
+		return 2;
 	}
 	/* Handlers first: a stop signal from here on ends the run cleanly (it only sets a flag). */
 	install_signals();

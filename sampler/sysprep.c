@@ -12,11 +12,14 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-/* The kernel's isolated CPUs ("2-3,5" in /sys/devices/system/cpu/isolated; absent or empty: none). */
-static void isolated_cpus(struct cpu_info *cpus)
+/* The kernel's isolated CPUs ("2-3,5" in ROOT/sys/devices/system/cpu/isolated; absent or empty: none). */
+static void isolated_cpus(struct cpu_info *cpus, const char *root)
 {
 	char buf[4096], *tok, *save = NULL;
-	FILE *f = fopen("/sys/devices/system/cpu/isolated", "re");
+	FILE *f;
+
+	snprintf(buf, sizeof(buf), "%s/sys/devices/system/cpu/isolated", root);
+	f = fopen(buf, "re");
 
 	if (!f)
 		return;
@@ -60,7 +63,17 @@ void sys_cpu_info(struct cpu_info *cpus)
 			cpus->allowed[i] = 1;
 		cpus->nallowed = cpus->ncpus;
 	}
-	isolated_cpus(cpus);
+	isolated_cpus(cpus, "");
+}
+
+void sys_cpu_info_at(struct cpu_info *cpus, const char *root, int ncpus)
+{
+	memset(cpus, 0, sizeof(*cpus));
+	cpus->ncpus = ncpus > MAX_CPUS ? MAX_CPUS : ncpus;
+	for (int i = 0; i < cpus->ncpus; i++)
+		cpus->allowed[i] = 1;
+	cpus->nallowed = cpus->ncpus;
+	isolated_cpus(cpus, root);
 }
 
 void sys_facts(struct sys_facts *f)

@@ -12,6 +12,8 @@ struct sys_facts {
 };
 
 void sys_cpu_info(struct cpu_info *cpus);
+/* The CPUs of the machine whose /proc and /sys are copied under root (--sysroot): all `ncpus` usable. */
+void sys_cpu_info_at(struct cpu_info *cpus, const char *root, int ncpus);
 void sys_facts(struct sys_facts *f);
 int sys_cpu_node(int cpu);
 /* Open /dev/cpu_dma_latency and hold it; returns fd or -1 (errno kept). */

@@ -22,7 +22,8 @@ from rtgate.core.thread_plan import plan_here
 from rtgate.core.thresholds import load_thresholds
 from rtgate.measure.conditions import CHECK_IDS
 from rtgate.measure.environment import capture
-from rtgate.measure.preflight import system_checks
+from rtgate.measure.preflight import preflight
+from rtgate.measure.runner import find_sampler
 
 needs_root = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
 # Checks whose answer moves on a shared machine between two looks: the load average, other people's RT tasks.
@@ -35,7 +36,7 @@ def _rtgate(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str
 def _warnings_here(tmp_path: Path) -> list[Any]:
     """What preflight warns of on this machine for measurement a (which a strict run turns into ERROR)."""
     m = load_thresholds(two_measurements(tmp_path)).measurements["a"]
-    return [c for c in system_checks(capture(), m.require, plan_here(m), live=True) if c.status != "ok"]
+    return [c for c in preflight(find_sampler(), m, plan_here(m)).checks if c.status != "ok"]
 
 
 # ---------------------------------------------------------------- live: run makes doctor's checks
@@ -157,19 +158,20 @@ REQUIRES = {
 @pytest.mark.parametrize("strict", [False, True], ids=["lenient", "strict"])
 @pytest.mark.parametrize("cpu", ["0", "1000"], ids=["cpu-here", "cpu-missing"])
 @pytest.mark.parametrize("name", sorted(REQUIRES))
-def test_doctor_fails_exactly_where_run_refuses(tmp_path: Path, name: str, cpu: str, strict: bool) -> None:
+def test_doctor_fails_exactly_where_run_refuses(
+    tmp_path: Path, sampler: str, name: str, cpu: str, strict: bool
+) -> None:
     """For every requirement (and a pinned CPU this machine lacks, and strict), doctor's failed check ids
     are the ones that keep run from measuring, with the same words. In-process: doctor's checks, then
-    the measurement (its sampler a path that does not exist: a measurement not refused ends ERROR there)."""
+    the measurement (one not refused measures its second)."""
     from rtgate.commands.doctor import measurement_checks
     from rtgate.measure.orchestrate import measure_and_judge
 
     path = tmp_path / "t.yaml"
     path.write_text(REQUIRED.format(require=REQUIRES[name], cpu=cpu, extra="    strict: true\n" if strict else ""))
     m = load_thresholds(path).measurements["m"]
-    doctor_fails = [c for c in measurement_checks(m, capture(), live=True, strict=False) if c.status == "fail"]
-    outcome = measure_and_judge(str(tmp_path / "no-sampler"), m, tmp_path / "out")
-    assert outcome.run is None
+    doctor_fails = [c for c in measurement_checks(sampler, m, "/", strict=False)[1] if c.status == "fail"]
+    outcome = measure_and_judge(sampler, m, tmp_path / "out")
     assert [c.check for c in doctor_fails] == [c.check for c in outcome.refused]
     if "strict" not in [c.check for c in outcome.refused]:  # strict words name the load average: it moves
         assert [c.what for c in doctor_fails] == [c.what for c in outcome.refused]

@@ -160,9 +160,9 @@ from rtgate import cli, console
 log = []
 gc.callbacks.append(lambda phase, info: phase == "start" and log.append("collect"))
 real = cli.main
-def logged(argv=None, started=None):
+def logged(argv=None, started=None, **options):
     log.append("main")
-    return real(argv, started=lambda: (log.append("started"), started()))
+    return real(argv, started=lambda: (log.append("started"), started()), **options)
 console.cli_main = logged
 sys.argv = ["rtgate", *sys.argv[1:]]
 try:

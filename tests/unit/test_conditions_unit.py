@@ -11,7 +11,6 @@ import pytest
 
 from conftest import FIXTURES
 from in_process import rtgate
-from rtgate.measure.conditions import doctor, unmet
 from rtgate.measure.environment import capture
 
 SYSTEMS = FIXTURES / "systems"
@@ -45,31 +44,6 @@ def test_capture_this_machine() -> None:
     assert env["kernel_release"] == os.uname().release
     assert env["preemption"] in ("PREEMPT_RT", "PREEMPT", "VOLUNTARY", "NONE", "unknown")
     assert env["cpu_count"] == os.cpu_count() and len(env["loadavg"]) == 3
-
-
-def test_requirements_met_and_unmet() -> None:
-    rt, vm = capture(SYSTEMS / "rt-arm64"), capture(SYSTEMS / "nonrt-x86-vm")
-    want = {
-        "preempt_rt": True,
-        "isolated_cpus": True,
-        "governor": "performance",
-        "bare_metal": True,
-        "rt_throttling_off": True,
-    }
-    assert unmet(want, rt, [2, 3]) == []
-    assert unmet(want, rt, [1, 2]) == ["requires isolated CPUs; cpu 1 not in isolcpus ([2, 3])"]
-    assert len(unmet(want, vm, [0])) == 5
-    assert [c.status for c in doctor(rt, want, [2, 3], live=False)] == ["ok"] * 6
-
-
-def test_an_arm64_guest_is_no_bare_metal() -> None:
-    """QEMU's arm64 virt machine (what LAVA's qemu type boots for arm64) has no DMI and no cpuinfo flag:
-    its devicetree says it is a guest, so require: bare_metal is unmet and doctor warns, as on x86."""
-    guest = capture(SYSTEMS / "qemu-virt-arm64")
-    assert guest["virtualisation"] == "QEMU (devicetree linux,dummy-virt)"
-    why = "requires bare metal; running under QEMU (devicetree linux,dummy-virt)"
-    assert unmet({"bare_metal": True}, guest, [0]) == [why]
-    assert capture(SYSTEMS / "rt-arm64")["virtualisation"] is None  # a board's tree: no guest
 
 
 def test_no_load_leaves_nothing_behind(tmp_path: Path) -> None:

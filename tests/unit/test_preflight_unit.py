@@ -10,13 +10,12 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 from in_process import rtgate as _rtgate
-from preflight_specs import VOLATILE, two_measurements
+from preflight_specs import two_measurements
 from rtgate.core.thread_plan import plan_here
 from rtgate.core.thresholds import load_thresholds
 from rtgate.errors import ThresholdsError
-from rtgate.measure.conditions import CHECK_IDS, doctor, unmet
+from rtgate.measure.conditions import CHECK_IDS, doctor
 from rtgate.measure.environment import capture
-from rtgate.measure.preflight import preflight, system_checks
 
 SYSTEMS = FIXTURES / "systems"
 
@@ -39,42 +38,6 @@ def test_every_check_has_a_documented_id(root: Path) -> None:
                 if c.status != "ok":
                     assert f"``{c.check}``" in readme, f"doc/conditions.rst does not list the check id {c.check}"
                     assert c.fix, c
-
-
-def test_requirements_this_machine_cannot_answer_are_not_met(tmp_path: Path) -> None:
-    env = capture(tmp_path)  # an empty tree: no cpufreq, no /proc/sys, no kernel config
-    reasons = unmet({"governor": "performance", "rt_throttling_off": True, "preempt_rt": True}, env, None)
-    assert len(reasons) == 3 and all("cannot be judged here" in r for r in reasons), reasons
-    checks = {c.check: c for c in doctor(env, {"governor": "performance", "rt_throttling_off": True}, None, False)}
-    assert checks["governor"].status == "fail" and "cannot be judged here" in checks["governor"].what
-    assert checks["rt_throttling"].status == "fail" and "cannot be judged here" in checks["rt_throttling"].what
-    # without the requirement, an unreadable setting is a warning, never "ok"
-    assert {c.check: c.status for c in doctor(env, {}, None, False)}["rt_throttling"] == "warn"
-
-
-def test_requirements_on_the_recorded_trees() -> None:
-    rt, vm = capture(SYSTEMS / "rt-arm64"), capture(SYSTEMS / "nonrt-x86-vm")
-    require = {"preempt_rt": True, "rt_throttling_off": True, "governor": "performance"}
-    assert unmet(require, rt, [2, 3]) == []
-    assert [r.split(";")[0] for r in unmet(require, vm, [1])] == [
-        "requires a PREEMPT_RT kernel",
-        "requires governor performance",
-        "requires RT throttling off",
-    ]
-    assert not any("cannot be judged" in r for r in unmet(require, vm, [1]))
-
-
-def test_requirements_on_this_machine() -> None:
-    """This machine's real /proc and /sys: a requirement is met only where a value says so."""
-    env = capture()
-    governor = unmet({"governor": "performance"}, env, None)
-    if not env["governors"]:
-        assert governor == ["requires governor performance; cannot be judged here: no cpufreq governor on this machine"]
-    else:
-        assert (governor == []) == all(g == "performance" for g in env["governors"].values())
-    throttling = unmet({"rt_throttling_off": True}, env, None)
-    assert (throttling == []) == (env["sched_rt_runtime_us"] == -1)
-    assert (unmet({"preempt_rt": True}, env, None) == []) == (env["preemption"] == "PREEMPT_RT")
 
 
 def test_doctor_fails_a_governor_it_cannot_judge(tmp_path: Path) -> None:
@@ -103,22 +66,6 @@ def test_strict_in_threshold_files(tmp_path: Path) -> None:
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "strict: must be true or false" in r.stderr
 
 
-def test_preflight_of_a_measurement_is_doctors(tmp_path: Path) -> None:
-    """The measurement's preflight and doctor's checks are one computation: same checks, same order."""
-    m = load_thresholds(two_measurements(tmp_path, top="require: {governor: performance}")).measurements["a"]
-    plan = plan_here(m)
-    checked = preflight(m, plan)
-    again = system_checks(checked.system, m.require, plan, live=True, rt_tasks=checked.rt_before)
-    ok = [c.check for c in checked.checks if c.check not in VOLATILE]
-    assert ok == [c.check for c in again if c.check not in VOLATILE]
-    assert checked.record() == [c.as_dict() for c in checked.checks if c.status != "ok"]
-    env = checked.system
-    if not env["governors"]:
-        assert checked.unmet == [
-            "requires governor performance; cannot be judged here: no cpufreq governor on this machine"
-        ]
-
-
 def test_the_rt_scan_reads_only_tasks_that_may_be_real_time() -> None:
     """scan's one-system-call filter: this (SCHED_OTHER) process is skipped; a task it cannot ask about
     (ended, or never was) is read and judged as before, never silently dropped."""
@@ -140,7 +87,7 @@ def test_a_thread_pinned_to_an_isolated_cpu_is_measured_there(tmp_path: Path) ->
     """On a board booted isolcpus=N the kernel leaves CPU N out of rtgate's own affinity, yet that is
     where the file pins its thread: an isolated CPU counts as available, one neither allowed nor
     isolated does not (this machine's affinity, plus what its record says the kernel isolates)."""
-    from rtgate.measure.preflight import requirement_checks
+    from rtgate.measure.preflight import pinned_lacking
 
     spec = tmp_path / "t.yaml"
     spec.write_text(
@@ -150,7 +97,7 @@ def test_a_thread_pinned_to_an_isolated_cpu_is_measured_there(tmp_path: Path) ->
     m = load_thresholds(spec).measurements["m"]
     plan = plan_here(m)
     env = capture()
-    lacking = [c for c in requirement_checks(m, env, plan, live=True) if c.check == "cpus"]
+    lacking = [c for c in pinned_lacking(plan, env, live=True) if c.check == "cpus"]
     assert lacking and "pinned cpu 61 not available here" in lacking[0].what
     env["machine"] = {**env["machine"], "isolated_cpus": [61]}
-    assert [c for c in requirement_checks(m, env, plan, live=True) if c.check == "cpus"] == []
+    assert [c for c in pinned_lacking(plan, env, live=True) if c.check == "cpus"] == []

@@ -18,7 +18,7 @@ OS_PROCESS_PREFIXES = ("exec", "spawn")
 # Fixtures that start a process (pytester can run pytest in a child) or hand out a tool to run.
 PROCESS_FIXTURES = {"sampler", "static_sampler", "cyclictest", "tool", "pytester", "testdir"}
 # Helpers from tests/conftest.py and tests/ that run something.
-PROCESS_HELPERS = {"run_tool", "injector", "history_live", "record_injected"}
+PROCESS_HELPERS = {"run_tool", "injector", "history_live", "record_injected", "engine_require"}
 
 
 def _offences(path: Path) -> list[str]:

@@ -93,7 +93,7 @@ def _measure_and_judge(
         return Outcome(m, not_measured(m, reason), stopped_by=STOP.signal, reason=reason)
     try:
         plan = plan_here(m, duration_s)
-        checked = preflight(m, plan)
+        checked = preflight(sampler, m, plan, duration_s)
     except StoppedBeforeMeasuring:
         raise
     except RtgateError as e:  # e.g. a pinned CPU this machine does not have: the gates say so, ERROR

@@ -12,11 +12,12 @@ from typing import Any
 from rtgate.core import validity
 from rtgate.core.thread_plan import ThreadPlan, local_cpus
 from rtgate.core.thresholds import Measurement
-from rtgate.measure.conditions import Check, doctor, rt_task_checks, unmet_by_key
-from rtgate.measure.environment import capture
-from rtgate.measure.rt_tasks import RtTask, competitors, scan
+from rtgate.errors import SamplerError
+from rtgate.measure import engine_check
+from rtgate.measure.conditions import Check, doctor, rt_task_checks
+from rtgate.measure.rt_tasks import RtTask
 
-DEFAULT_PRIORITY = 80  # the sampler's priority when no threshold file says
+DEFAULT_PRIORITY = engine_check.DEFAULT_PRIORITY
 
 
 @dataclass
@@ -77,15 +78,15 @@ def system_checks(
     require: dict[str, Any],
     plan: ThreadPlan | None,
     live: bool,
-    rt_tasks: list[RtTask] | None = None,
+    rt_tasks: list[RtTask],
 ) -> list[Check]:
-    """doctor's checks for one measurement's plan (None: no threshold file). live: this machine, not a
-    copy of its /proc and /sys; only then are privileges, load and real-time tasks looked at."""
+    """doctor's checks for one measurement's plan (None: no threshold file, the sampler's threads at
+    DEFAULT_PRIORITY on every CPU). live: this machine, not a copy of its /proc and /sys; only then
+    are privileges, load and the real-time tasks the engine found (`rt_tasks`) looked at."""
     checks = doctor(env, require, plan.measured_cpus if plan else None, live=live)
     if live:
         priorities = plan.priorities if plan else {c: DEFAULT_PRIORITY for c in local_cpus()}
-        tasks = scan(priorities) if rt_tasks is None else rt_tasks
-        checks += rt_task_checks(tasks, require, priorities)
+        checks += rt_task_checks(rt_tasks, require, priorities)
     return checks
 
 
@@ -101,50 +102,59 @@ def isolated_here(env: dict[str, Any]) -> set[int]:
     return {c for c in listed or [] if isinstance(c, int)}
 
 
-def requirement_checks(
-    m: Measurement, env: dict[str, Any], plan: ThreadPlan, live: bool, rt_tasks: list[RtTask] | None = None
-) -> list[Check]:
-    """Every requirement of `m` this machine does not meet, as a failed check: the threshold file's
-    `require:`, pinned CPUs the machine has, the timerlat backend's tools. doctor and every measurement
-    take them from here, so doctor fails exactly where run would refuse to measure."""
-    out = [
-        Check("fail", reason, check=f"require.{key}")
-        for key, reason in unmet_by_key(m.require, env, plan.measured_cpus)
-    ]
+def pinned_lacking(plan: ThreadPlan, env: dict[str, Any], live: bool) -> list[Check]:
+    """The plan's pinned CPUs this machine lacks, as a failed check (none: the plan can run here)."""
     pinned = sorted({t.cpu for t in plan.threads if t.cpu is not None})
     have = set(local_cpus()) | isolated_here(env) if live else set(range(int(env.get("cpu_count") or 0)))
     lacking = [c for c in pinned if c not in have]
-    if lacking and (live or have):
-        out.append(
-            Check(
-                "fail",
-                f"pinned cpu {','.join(map(str, lacking))} not available here (this machine lets rtgate use "
-                f"cpu {','.join(map(str, sorted(have))) or 'none'})",
-                fix="pin the threads to CPUs this machine has (cpus: in the threshold file)",
-                check="cpus",
-            )
+    if not lacking or not (live or have):
+        return []
+    return [
+        Check(
+            "fail",
+            f"pinned cpu {','.join(map(str, lacking))} not available here (this machine lets rtgate use "
+            f"cpu {','.join(map(str, sorted(have))) or 'none'})",
+            fix="pin the threads to CPUs this machine has (cpus: in the threshold file)",
+            check="cpus",
         )
-    if live and m.require.get("no_competing_rt"):
-        tasks = competitors(scan(plan.priorities) if rt_tasks is None else rt_tasks)
-        if tasks:
-            what = competing_text(tasks, "requires no competing real-time task on the measured CPUs; found")
-            out.append(Check("fail", what, check="require.no_competing_rt"))
+    ]
+
+
+def engine_findings(
+    sampler: str, m: Measurement, plan: ThreadPlan, root: str = "/", duration_s: int | None = None
+) -> tuple[engine_check.Findings, list[Check]]:
+    """What the engine finds for `m` on this machine (or the copy under `root`), and every requirement
+    of `m` not met there, as failed checks: the threshold file's `require:` as the engine judged it,
+    pinned CPUs the machine lacks, the timerlat backend's tools. doctor and every measurement take
+    them from here, so doctor fails exactly where run would refuse to measure.
+
+    A plan pinned to CPUs the machine lacks is one the engine refuses outright: that alone is said
+    then, beside the machine as the engine finds it without the plan."""
+    live = root == "/"
+    try:
+        found = engine_check.ask(sampler, m, root, duration_s)
+    except SamplerError:
+        found = engine_check.ask(sampler, None, root)
+        lacking = pinned_lacking(plan, found.system, live)
+        if not lacking:
+            raise
+        return found, lacking
+    out = [Check("fail", reason, check=f"require.{key}") for key, reason in found.unmet]
+    out += pinned_lacking(plan, found.system, live)
     if live and m.backend == "timerlat":
         from rtgate.measure import timerlat
 
         out += [Check("fail", reason, check="timerlat") for reason in timerlat.unavailable(m)]
-    return out
+    return found, out
 
 
-def preflight(m: Measurement, plan: ThreadPlan) -> Preflight:
-    """Look at this machine before measuring `m` as planned."""
-    system = capture()
-    before = scan(plan.priorities)
-    required = requirement_checks(m, system, plan, live=True, rt_tasks=before)
-    checks = system_checks(system, m.require, plan, live=True, rt_tasks=before)
+def preflight(sampler: str, m: Measurement, plan: ThreadPlan, duration_s: int | None = None) -> Preflight:
+    """Look at this machine before measuring `m` as planned: the engine's findings, judged."""
+    found, required = engine_findings(sampler, m, plan, duration_s=duration_s)
+    checks = system_checks(found.system, m.require, plan, live=True, rt_tasks=found.rt_tasks)
     return Preflight(
-        system=system,
-        rt_before=before,
+        system=found.system,
+        rt_before=found.rt_tasks,
         checks=checks,
         unmet=[c.what for c in required],
         requirements=required,

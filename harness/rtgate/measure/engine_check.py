@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""What the measurement engine finds on a machine before it measures: `rtgate-sampler --check-only`
+with the measurement's plan. It prints the system record, each requirement judged, and the
+real-time tasks already there, and measures nothing.
+
+`rtgate doctor` and every measurement's preflight ask it, so that doctor, `rtgate run` and a board,
+which all run the same engine, cannot find a machine different (issue 44)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass, fields
+from typing import Any
+
+from rtgate.core.thresholds import Measurement
+from rtgate.errors import SamplerError
+from rtgate.measure.rt_tasks import RtTask
+from rtgate.measure.sampler_args import engine_args
+
+DEFAULT_PRIORITY = 80  # the sampler's priority when no threshold file says
+TIMEOUT_S = 60  # it reads /proc and /sys once: seconds only on a machine that is barely running
+_TASK_FIELDS = {f.name for f in fields(RtTask)}
+
+
+@dataclass
+class Findings:
+    system: dict[str, Any]  # the system record, as the engine writes it into every results file
+    unmet: list[tuple[str, str]]  # (require: key, reason) of each requirement not met; "board" for the machine keys
+    rt_tasks: list[RtTask]  # real-time tasks that can preempt the measuring threads
+
+
+def ask(sampler: str, m: Measurement | None, root: str = "/", duration_s: int | None = None) -> Findings:
+    """The engine's findings for measurement `m` (None: no threshold file, the sampler's defaults) on
+    this machine, or on the copy of another machine's /proc, /sys and /boot under `root`."""
+    argv = [sampler, "--check-only"]
+    if root != "/":
+        argv.append(f"--sysroot={root}")
+    # No threshold file: a thread on every CPU at preflight's DEFAULT_PRIORITY, for the task scan.
+    argv += engine_args(m, duration_s) if m is not None else ["-S", f"-p{DEFAULT_PRIORITY}"]
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=TIMEOUT_S)
+    except OSError as e:
+        raise SamplerError(f"cannot start {sampler}: {e.strerror}") from e
+    except subprocess.TimeoutExpired as e:
+        raise SamplerError(f"{sampler} --check-only did not answer within {TIMEOUT_S} s") from e
+    said = "; ".join(line.strip() for line in r.stderr.splitlines() if line.strip())
+    if r.returncode not in (0, 1):
+        what = f"for measurement {m.name!r}" if m is not None else "for this machine"
+        raise SamplerError(f"{sampler} --check-only {what}: " + (said or f"exit status {r.returncode}"))
+    try:
+        found = json.loads(r.stdout)
+        return Findings(
+            system=found["system"],
+            unmet=[(str(q["key"]), str(q["reason"])) for q in found["require"] if not q["met"]],
+            rt_tasks=[RtTask(**{k: v for k, v in t.items() if k in _TASK_FIELDS}) for t in found["rt_tasks"]],
+        )
+    except (ValueError, KeyError, TypeError) as e:  # what it said on stderr first: that is the why
+        raise SamplerError(f"{sampler} --check-only: " + (said or f"printed what this rtgate cannot read ({e})")) from e
