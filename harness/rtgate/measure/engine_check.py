@@ -16,7 +16,7 @@ from typing import Any
 from rtgate.core.thresholds import Measurement
 from rtgate.errors import SamplerError
 from rtgate.measure.rt_tasks import RtTask
-from rtgate.measure.sampler_args import engine_args
+from rtgate.measure.sampler_args import check_args
 
 DEFAULT_PRIORITY = 80  # the sampler's priority when no threshold file says
 TIMEOUT_S = 60  # it reads /proc and /sys once: seconds only on a machine that is barely running
@@ -37,7 +37,7 @@ def ask(sampler: str, m: Measurement | None, root: str = "/", duration_s: int | 
     if root != "/":
         argv.append(f"--sysroot={root}")
     # No threshold file: a thread on every CPU at preflight's DEFAULT_PRIORITY, for the task scan.
-    argv += engine_args(m, duration_s) if m is not None else ["-S", f"-p{DEFAULT_PRIORITY}"]
+    argv += check_args(m, duration_s) if m is not None else ["-S", f"-p{DEFAULT_PRIORITY}"]
     try:
         r = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=TIMEOUT_S)
     except OSError as e:

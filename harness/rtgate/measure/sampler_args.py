@@ -128,7 +128,18 @@ def engine_args(m: Measurement, duration_s: int | None = None, rt_priority: int 
                 f"measurement {m.name}: --rt-priority needs one real-time thread group (set priorities in the file)"
             )
         args[args.index("-p") + 1] = str(rt_priority)
-    args += [f"--checkpoint={m.sampler.checkpoint_seconds}", f"--measurement={m.name}"]
+    args += [f"--checkpoint={m.sampler.checkpoint_seconds}", f"--measurement={m.name}", *require_args(m)]
+    for spec in m.loads:
+        if spec.kind != "none":
+            args += load_args(m, spec)
+    return args
+
+
+def require_args(m: Measurement) -> list[str]:
+    """The measurement's `require:` as the engine's --require options."""
+    from rtgate.errors import RtgateError
+
+    args = []
     for key, value in m.require.items():
         if key not in ENGINE_REQUIREMENTS:
             raise RtgateError(
@@ -139,10 +150,25 @@ def engine_args(m: Measurement, duration_s: int | None = None, rt_priority: int 
             args.append(f"--require={key}")
         elif value is not False and value is not None:
             args.append(f"--require={key}={value}")
-    for spec in m.loads:
-        if spec.kind != "none":
-            args += load_args(m, spec)
     return args
+
+
+def check_args(m: Measurement, duration_s: int | None = None) -> list[str]:
+    """What the engine's --check-only is asked about `m`: its whole plan; for the timerlat backend
+    (rtla measures), where its threads go and at which priorities, and the requirements."""
+    if m.backend == "sampler":
+        return engine_args(m, duration_s)
+    plan = plan_here(m, duration_s)
+    cpus = plan.measured_cpus
+    if cpus is None:
+        lowest = min((t.priority for t in plan.threads), default=0)
+        where = ["-S", f"-p{lowest}"]
+    else:
+        where = [
+            f"--thread-cpus={','.join(str(t.cpu) for t in plan.threads)}",
+            f"--thread-priorities={','.join(str(t.priority) for t in plan.threads)}",
+        ]
+    return [*where, f"--measurement={m.name}", *require_args(m)]
 
 
 def load_args(m: Measurement, spec: LoadSpec) -> list[str]:
