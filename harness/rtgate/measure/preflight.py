@@ -9,15 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rtgate.core import validity
 from rtgate.core.thread_plan import ThreadPlan, local_cpus
 from rtgate.core.thresholds import Measurement
 from rtgate.errors import SamplerError
 from rtgate.measure import engine_check
 from rtgate.measure.conditions import Check, doctor, rt_task_checks
 from rtgate.measure.rt_tasks import RtTask
-
-DEFAULT_PRIORITY = engine_check.DEFAULT_PRIORITY
 
 
 @dataclass
@@ -81,17 +78,13 @@ def system_checks(
     rt_tasks: list[RtTask],
 ) -> list[Check]:
     """doctor's checks for one measurement's plan (None: no threshold file, the sampler's threads at
-    DEFAULT_PRIORITY on every CPU). live: this machine, not a copy of its /proc and /sys; only then
+    the engine's DEFAULT_PRIORITY on every CPU). live: this machine, not a copy of its /proc and /sys; only then
     are privileges, load and the real-time tasks the engine found (`rt_tasks`) looked at."""
     checks = doctor(env, require, plan.measured_cpus if plan else None, live=live)
     if live:
-        priorities = plan.priorities if plan else {c: DEFAULT_PRIORITY for c in local_cpus()}
+        priorities = plan.priorities if plan else {c: engine_check.DEFAULT_PRIORITY for c in local_cpus()}
         checks += rt_task_checks(rt_tasks, require, priorities)
     return checks
-
-
-def competing_text(tasks: list[Any], lead: str) -> str:
-    return f"{lead} " + ", ".join(t.describe() if isinstance(t, RtTask) else validity.describe_task(t) for t in tasks)
 
 
 def isolated_here(env: dict[str, Any]) -> set[int]:
