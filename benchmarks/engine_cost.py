@@ -91,9 +91,9 @@ def main() -> None:
 
     sampler = find_sampler()
     if args.cpu is None:  # a shared runner's own real-time jobs hold a CPU: --require=no_competing_rt refuses there
-        from rtgate.measure.rt_tasks import free_cpu
+        from rtgate.measure.engine_check import free_cpu
 
-        args.cpu = free_cpu(80)
+        args.cpu = free_cpu(sampler, 80)
     options = f"-q -m -p 80 -t 1 -a {args.cpu} -i 1000 -D {args.seconds}s".split()
     bare = [sampler, *options, *args.sampler_arg]
     engine = [*bare, "--measurement=engine_cost", "--require=no_competing_rt"]

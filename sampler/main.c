@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +31,7 @@
 #include "rtscan.h"
 #include "sysinfo.h"
 #include "sysprep.h"
+#include "timerlat.h"
 
 #define BLOCK_CAP 4096        /* block-maxima entries per thread before coarsening */
 #define RING_SIZE 16384       /* -v: samples buffered per thread between prints */
@@ -949,6 +951,13 @@ static struct engine *engine_prepare(struct sampler *s, const struct cpu_info *c
 	rtscan_priorities(&s->p, cpus, &e->prio);
 	competitors = rtscan(sysroot(s), &e->prio, (int)getpid(), &e->before, RTSCAN_ALL);
 	require_judge_competing(&s->p.require, &e->before, competitors, &e->require);
+	if (s->p.timerlat.given && !strcmp(sysroot(s), "/") && e->require.n < REQUIRE_MAX) {
+		/* the backend's needs are the machine's like any requirement: doctor fails where run would */
+		struct require_result *q = &e->require.r[e->require.n++];
+
+		q->key = "timerlat";
+		q->met = !timerlat_unavailable(&s->p.timerlat, q->reason, sizeof(q->reason));
+	}
 	e->competing_matters = !!(s->p.require.given & REQ_NO_COMPETING_RT);
 	record_attach(&e->sys, &e->require, &e->prio, e->competing_matters, &e->before, &e->during, &e->after);
 	record_expected_seconds(&s->p);
@@ -959,7 +968,8 @@ static struct engine *engine_prepare(struct sampler *s, const struct cpu_info *c
 	return e;
 }
 
-/* --check-only: doctor's questions, answered by the engine itself; nothing is measured. */
+/* --check-only: doctor's questions, answered by the engine itself; nothing is measured. With
+ * --timerlat, the command line rtla would be run with too. */
 static int check_only(struct sampler *s, const struct cpu_info *cpus)
 {
 	struct engine *e = engine_prepare(s, cpus, 0);
@@ -971,6 +981,16 @@ static int check_only(struct sampler *s, const struct cpu_info *cpus)
 	require_write_json(stdout, &e->require);
 	printf(",\n\"rt_tasks\": ");
 	rtscan_write_json(stdout, &e->before, 0);
+	if (s->p.timerlat.given) { /* the command rtla would run with (null: no rtla here) */
+		static struct timerlat_run t;
+		char err[PATH_LEN + 64];
+
+		printf(",\n\"backend\": ");
+		if (timerlat_prepare(&t, &s->p, cpus, err, sizeof(err)))
+			printf("null");
+		else
+			timerlat_write_json(stdout, &t);
+	}
 	printf("}\n");
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "rtgate-sampler: cannot write to standard output: %s\n", strerror(errno));
@@ -1019,6 +1039,125 @@ static int write_not_measured(struct sampler *s)
 		rc = 1;
 	}
 	return rc;
+}
+
+/*
+ * --timerlat: rtla measures in place of the threads, and the engine watches it as it watches them:
+ * competing real-time tasks about once a second, a stop signal passed on as SIGINT (repeated: rtla
+ * ignores it until its handler is in place), SIGKILL only if rtla does not stop; then the loads'
+ * level, and the record written with the results (no threads: rtgate reads rtla's histogram).
+ */
+static int measure_timerlat(struct sampler *s, const struct cpu_info *cpus)
+{
+	static struct timerlat_run t; /* read by the record's writer until the end */
+	char err[PATH_LEN + 160];
+	const int64_t second = 1000000000LL, start = now_ns(CLOCK_MONOTONIC);
+	const int64_t deadline = start + ((int64_t)s->p.duration_s + TIMERLAT_GRACE_S) * second;
+	int64_t asked = 0, next_int = 0;
+	int late = 0, stuck = 0, measured;
+	struct run_result r;
+
+	if (sig_stop) {
+		record_not_measured(GATE_INCONCLUSIVE, "stopped by %s before the measurement started",
+				    signal_name(sig_stop));
+		stop_loads();
+		return write_not_measured(s);
+	}
+	if (timerlat_prepare(&t, &s->p, cpus, err, sizeof(err)) || timerlat_start(&t, err, sizeof(err))) {
+		record_not_measured(GATE_ERROR, "%s", err);
+		stop_loads();
+		return write_not_measured(s);
+	}
+	rtscan_timerlat_measures((int)t.pid);
+	record_backend_writer(timerlat_write_json, &t);
+	s->start_rt_ns = now_ns(CLOCK_REALTIME);
+	s->eng->next_scan_ns = start + SCAN_NS;
+	for (;;) {
+		struct timespec nap = {0, 100000000L}; /* off the measured CPUs: ten wake-ups a second */
+		pid_t w = waitpid(t.pid, &t.status, WNOHANG);
+		int64_t now = now_ns(CLOCK_MONOTONIC);
+
+		if (w == t.pid || (w < 0 && errno != EINTR))
+			break;
+		if (!asked && (sig_stop || now > deadline)) {
+			asked = now;
+			late = !sig_stop;
+		}
+		if (asked && now - asked > (TIMERLAT_GRACE_S + TIMERLAT_KILL_WAIT_S) * second) {
+			stuck = 1;
+			break;
+		} else if (asked && now - asked > TIMERLAT_GRACE_S * second) {
+			kill(t.pid, SIGKILL);
+		} else if (asked && now >= next_int) {
+			kill(t.pid, SIGINT);
+			next_int = now + 2 * second;
+		}
+		if (now >= s->eng->next_scan_ns) {
+			int64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID), period;
+
+			rtscan("/", &s->eng->prio, (int)getpid(), &s->eng->during, RTSCAN_NEW_COMPETITORS);
+			period = (now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu) * SCAN_BUDGET;
+			s->eng->next_scan_ns = now_ns(CLOCK_MONOTONIC) + (period > SCAN_NS ? period : SCAN_NS);
+		}
+		nanosleep(&nap, NULL);
+	}
+	s->end_mono_ns = now_ns(CLOCK_MONOTONIC);
+	rtscan("/", &s->eng->prio, (int)getpid(), &s->eng->after, RTSCAN_ALL);
+	if (loads) {
+		char (*problems)[LOAD_REASON_LEN] = xcalloc(LOAD_MAX, LOAD_REASON_LEN);
+		int n;
+
+		loads_finish(loads);
+		loads_stop(loads);
+		n = load_problems(loads, problems, LOAD_MAX);
+		for (int i = 0; i < n; i++)
+			record_invalid("%s", problems[i]);
+		free(problems);
+	}
+	measured = !stuck && !late && !timerlat_measured(&t, err, sizeof(err));
+	if (stuck) {
+		char wchan[128] = "?";
+		FILE *f;
+
+		snprintf(err, sizeof(err), "/proc/%d/wchan", (int)t.pid);
+		if ((f = fopen(err, "re")) != NULL) {
+			if (!fgets(wchan, sizeof(wchan), f) || !wchan[0])
+				snprintf(wchan, sizeof(wchan), "?");
+			fclose(f);
+		}
+		record_not_measured(GATE_ERROR, "rtla (pid %d) does not die even with SIGKILL: stuck in the kernel at "
+				    "%s; the tracer may be left on", (int)t.pid, wchan);
+	} else if (late) {
+		record_not_measured(GATE_ERROR, "rtla did not stop %llu s after it started; stopped it",
+				    (unsigned long long)s->p.duration_s + TIMERLAT_GRACE_S);
+	} else if (!measured && sig_stop) {
+		record_not_measured(GATE_INCONCLUSIVE, "stopped by %s before rtla measured anything",
+				    signal_name(sig_stop));
+	} else if (!measured) {
+		record_not_measured(GATE_ERROR, "rtla measured nothing: %s", err);
+	}
+	if (!measured)
+		return write_not_measured(s);
+	memset(&r, 0, sizeof(r));
+	r.p = &s->p;
+	r.layout = &s->ctl.layout;
+	r.sys = &s->sys;
+	r.complete = 1;
+	r.reason = sig_stop ? STOP_SIGNAL : STOP_DURATION;
+	r.signal = sig_stop;
+	r.start_rt_ns = s->start_rt_ns;
+	r.end_rt_ns = now_ns(CLOCK_REALTIME);
+	r.elapsed_s = (double)(s->end_mono_ns - start) / 1e9;
+	r.latency_target = s->p.latency_given ? s->p.latency_target : -1;
+	r.break_thread = -1;
+	engine_judge(s, &r);
+	print_gates(s, &r);
+	fflush(stdout);
+	if (json_write_file(s->p.json_path, &r)) {
+		fprintf(stderr, "rtgate-sampler: cannot write %s: %s\n", s->p.json_path, strerror(errno));
+		return 1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -1073,7 +1212,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rtgate-sampler: %s (see --help)\n", plan_problem());
 		return 2;
 	}
-	if (s.p.measurement[0] || s.p.require.given || s.p.nload_opts) {
+	if (s.p.measurement[0] || s.p.require.given || s.p.nload_opts || s.p.timerlat.given) {
 		s.eng = engine_prepare(&s, &cpus, 1);
 		if (record_not_measured_reason(NULL))
 			return write_not_measured(&s);
@@ -1094,6 +1233,8 @@ int main(int argc, char **argv)
 			return write_not_measured(&s);
 		}
 	}
+	if (s.p.timerlat.given)
+		return measure_timerlat(&s, &cpus);
 	if (s.p.main_affinity) {
 		cpu_set_t set;
 		CPU_ZERO(&set);

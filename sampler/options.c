@@ -18,6 +18,7 @@
 #include "gate.h"
 #include "load.h"
 #include "require.h"
+#include "timerlat.h"
 #include "version.h"
 
 enum opt_id {
@@ -31,7 +32,7 @@ enum opt_id {
 	O_CHECKPOINT, O_BLOCK, O_LOOPS_PER_THREAD, O_THREAD_CPUS, O_THREAD_PRIOS, O_THREAD_LABELS,
 	O_GATE, O_LOAD, O_LOAD_ARG, O_LOAD_DIR, O_DUMP_CONTRACT, O_SYSROOT, O_DUMP_SYSTEM,
 	/* the measurement engine */
-	O_MEASUREMENT, O_REQUIRE, O_CHECK_ONLY, O_PLAN, O_PARAM, O_OUTPUT_DIR,
+	O_MEASUREMENT, O_REQUIRE, O_CHECK_ONLY, O_PLAN, O_PARAM, O_OUTPUT_DIR, O_TIMERLAT,
 	O_COUNT
 };
 
@@ -189,6 +190,11 @@ static const struct opt_def opts[O_COUNT] = {
 		"(a bad one: every gate ERROR)", F_EXT, BY_APPLY},
 	[O_OUTPUT_DIR] = {"output-dir", 0, 'r', TEXT, "", "DIR", "",
 		"write DIR/<measurement>.json (and .hist with a histogram)", F_EXT, BY_APPLY},
+	[O_TIMERLAT] = {"timerlat", 0, 'r', TEXT, "", "SPEC", "",
+		"measure with the kernel's timerlat tracer through 'rtla timerlat hist' instead of the sampler's threads "
+		"(-i, -D, the threads' CPUs and --latency become rtla's; its histogram goes beside --json as .rtla.txt); "
+		"SPEC: bucket=US,entries=N, then any of sched=P:N (rtla -P), user, irq=US and thread=US (stop tracing at "
+		"that latency)", F_EXT, BY_APPLY},
 };
 
 static FILE *warn_stream;
@@ -620,6 +626,15 @@ static enum options_result apply(int id, const char *name, struct value *v, cons
 		memcpy(p->measurement, v->text, n + 1);
 		break;
 	}
+	case O_TIMERLAT: {
+		char terr[256];
+
+		if (timerlat_parse(v->text, &p->timerlat, terr, sizeof(terr))) {
+			set_err(err, errlen, "%s=%s: %s", name, v->text, terr);
+			return OPTIONS_ERROR;
+		}
+		break;
+	}
 	case O_REQUIRE: {
 		char rerr[256];
 
@@ -881,6 +896,24 @@ static int check_loads(const struct params *p, const struct cpu_info *cpus, char
 	return bad;
 }
 
+/* rtla measures in place of the threads: what only the threads do is refused beside it. */
+static int check_timerlat(const struct params *p, const struct parse_state *st, char *err, size_t errlen)
+{
+	if (!p->timerlat.given)
+		return 0;
+	if (p->ngates || st->histogram_given || p->loops || p->verbose || p->breaktrace || p->spike ||
+	    p->posix_timers || p->relative || p->nsecs || p->clock_id != CLOCK_MONOTONIC) {
+		set_err(err, errlen, "--timerlat: rtla measures, so --gate, -h/-H, -l, -v, -b, --spike, -x, -r, -N and "
+			"-c 1 do not apply (rtgate judges the gates from rtla's histogram)");
+		return -1;
+	}
+	if (!p->check_only && (!p->json_path[0] || !p->duration_s)) {
+		set_err(err, errlen, "--timerlat needs -D and --json (or --output-dir): rtla's files go beside it");
+		return -1;
+	}
+	return 0;
+}
+
 static enum options_result parse_all(int argc, char **argv, const struct cpu_info *cpus,
 				     struct params *p, char *err, size_t errlen, struct parse_state *st)
 {
@@ -945,7 +978,7 @@ static enum options_result parse_all(int argc, char **argv, const struct cpu_inf
 	if (st->histogram_given)
 		p->distance_us = 0; /* cyclictest: same interval on every thread with a histogram */
 	if (resolve_threads(p, cpus, st, err, errlen) || resolve_priorities(p, err, errlen) ||
-	    check_schedule(p, err, errlen) || check_loads(p, cpus, err, errlen))
+	    check_schedule(p, err, errlen) || check_loads(p, cpus, err, errlen) || check_timerlat(p, st, err, errlen))
 		return OPTIONS_ERROR;
 	return OPTIONS_OK;
 }

@@ -46,6 +46,17 @@ struct require_spec {
 	int cpu_count;
 };
 
+/* --timerlat: the kernel's timerlat tracer measures, through rtla (timerlat.c). */
+struct timerlat_spec {
+	int given;
+	uint64_t bucket_us;              /* rtla -b */
+	uint64_t entries;                /* rtla -E */
+	uint64_t stop_irq_us;            /* rtla -i: stop tracing at an IRQ latency >= this; 0: never */
+	uint64_t stop_thread_us;         /* rtla -T (and -s): the same for the thread latency */
+	int user;                        /* rtla -u: user-space threads */
+	char sched[16];                  /* rtla -P: f:95, r:50 or o:0; "": rtla's default */
+};
+
 struct params {
 	/* scheduling */
 	int priority;            /* of thread 0; -1 = not given */
@@ -113,6 +124,7 @@ struct params {
 	char measurement[MEASUREMENT_NAME_LEN];
 	struct require_spec require;
 	int check_only;
+	struct timerlat_spec timerlat;
 	/* command line, for the JSON */
 	int argc;
 	char **argv;

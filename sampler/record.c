@@ -25,6 +25,8 @@ struct record {
 	const struct rt_tasks *before, *during, *after;
 	void (*load)(FILE *f, const void *ctx);
 	const void *load_ctx;
+	void (*backend)(FILE *f, const void *ctx);
+	const void *backend_ctx;
 };
 
 static struct record *rec;
@@ -130,6 +132,14 @@ void record_attach(const struct sysinfo *system, const struct require_report *re
 	rec->before = before;
 	rec->during = during;
 	rec->after = after;
+}
+
+void record_backend_writer(void (*write)(FILE *f, const void *ctx), const void *ctx)
+{
+	if (!rec)
+		return;
+	rec->backend = write;
+	rec->backend_ctx = ctx;
 }
 
 void record_load_writer(void (*write)(FILE *f, const void *ctx), const void *ctx)
@@ -275,6 +285,10 @@ void record_write_json(FILE *f, const struct run_result *r)
 		rec->load(f, rec->load_ctx);
 	else
 		fputs("{\"kind\": \"none\"}", f);
+	if (rec->backend) {
+		fputs(",\n    \"backend\": ", f);
+		rec->backend(f, rec->backend_ctx);
+	}
 	fputs(",\n    \"rt_tasks\": ", f);
 	rt_tasks(f);
 	fputs("\n  }", f);

@@ -43,6 +43,9 @@ void record_attach(const struct sysinfo *system, const struct require_report *re
 		   const struct rt_tasks *during, const struct rt_tasks *after);
 /* The "load" object's writer (load.c); without one the record says {"kind": "none"}. */
 void record_load_writer(void (*write)(FILE *f, const void *ctx), const void *ctx);
+/* The "backend" object's writer (timerlat.c: what measured in place of the sampler's threads); without
+ * one the record has no "backend" key: the sampler's own threads measured. */
+void record_backend_writer(void (*write)(FILE *f, const void *ctx), const void *ctx);
 /* The "rtgate_run" value, for the results r (r->nthreads == 0: not measured). */
 void record_write_json(FILE *f, const struct run_result *r);
 /* A JSON string (NULL: null), as valid UTF-8: a byte that is not is written as U+FFFD. */

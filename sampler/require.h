@@ -14,11 +14,12 @@
 #include "rtscan.h"
 #include "sysinfo.h"
 
-#define REQUIRE_MAX 8
+#define REQUIRE_MAX 10
 #define REQUIRE_REASON_LEN 4096
 
 struct require_result {
-	const char *key;       /* preempt_rt, isolated_cpus, governor, bare_metal, rt_throttling_off, board, no_competing_rt */
+	const char *key;       /* preempt_rt, isolated_cpus, governor, bare_metal, rt_throttling_off, board, no_competing_rt;
+				* timerlat: what the timerlat backend needs (rtla, root, the tracer) */
 	int met;
 	char reason[REQUIRE_REASON_LEN];
 };

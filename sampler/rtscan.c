@@ -73,11 +73,23 @@ static int prefix_digits(const char *comm, const char *prefixes)
 	return 0;
 }
 
+static int timerlat_measures, rtla_pid;
+
+void rtscan_timerlat_measures(int pid)
+{
+	timerlat_measures = 1;
+	rtla_pid = pid;
+}
+
 /* rt_tasks.py EXPECTED: kernel threads every (RT) kernel runs per CPU or per interrupt. */
-static const char *expected_why(const char *comm, int kernel, int own)
+static const char *expected_why(const char *comm, int kernel, int own, int pid)
 {
 	if (own)
 		return "the sampler's own thread";
+	if (timerlat_measures && rtla_pid && pid == rtla_pid)
+		return "rtla's own thread: the timerlat backend measures";
+	if (timerlat_measures && kernel && prefix_digits(comm, "timerlat"))
+		return "the timerlat tracer's thread: the timerlat backend measures";
 	if (!kernel)
 		return NULL; /* a user task can take any name */
 	if (prefix_digits(comm, "migration"))
@@ -221,7 +233,7 @@ static void look_at(struct scan *sc, int pid, int tid)
 	}
 	if (!any)
 		return;
-	t.expected = expected_why(t.comm, t.kernel, pid == sc->own_pid);
+	t.expected = expected_why(t.comm, t.kernel, pid == sc->own_pid, pid);
 	if (!t.expected)
 		sc->competitors++;
 	if (sc->mode == RTSCAN_NEW_COMPETITORS && (t.expected || known(sc->out, pid, tid)))

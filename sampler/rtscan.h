@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Competing real-time tasks: a port of the harness's measure/rt_tasks.py scan(). A SCHED_FIFO,
+ * Competing real-time tasks: a port of the Python scan rtgate made before
+ * (tests/reference_rt_tasks.py scan(), the reference it is held to). A SCHED_FIFO,
  * SCHED_RR or SCHED_DEADLINE task (kernel threads included) allowed on a CPU a sampler thread may
  * run on, at or above the sampler's lowest priority there (DEADLINE at any), can hold that CPU,
  * and the latency then measures it. Known per-CPU kernel threads are listed as expected, with why.
@@ -56,6 +57,9 @@ void rtscan_priorities(const struct params *p, const struct cpu_info *allowed, s
  * own_pid's threads are expected ("the sampler's own thread"). Returns the competitors found. */
 int rtscan(const char *root, const struct rt_priorities *pr, int own_pid, struct rt_tasks *out,
 	   enum rtscan_mode mode);
+/* The timerlat backend measures (--timerlat): its kernel threads (timerlat/N) are expected, and so is
+ * every thread of rtla's process `pid` (0 until it runs), e.g. its user-space timerlat threads. */
+void rtscan_timerlat_measures(int pid);
 /* "kernel thread comm (pid P, tid T, FIFO 50, cpu 0,1)", as core/validity.py describe_task(). */
 void rtscan_describe(const struct rt_task *t, char *buf, size_t len);
 /* Competitors of the lists, each (pid, tid) once in order of first appearance with its latest data,

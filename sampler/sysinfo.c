@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The machine record: a port of the harness's measure/environment.py capture() and
- * measure/machine.py describe(), key by key. Python's text reading is followed where it shows
+ * The machine record: a port of the Python capture rtgate made before (tests/reference_environment.py
+ * capture() and tests/reference_machine.py describe()), key by key. Python's text reading is followed where it shows
  * in values: universal newlines, str.strip(), undecodable bytes as U+FFFD, its regular
  * expressions' exact matches (written out by hand below, each beside the pattern it follows).
  * The record is built as a small JSON tree in the struct's fixed storage; the accessors read it.

@@ -2,7 +2,8 @@
 /*
  * The machine record ("system"): what the system looked like when it was measured, read from
  * /proc, /sys and /boot under a root directory ("/", or a fixture copy of another system's).
- * A port of the harness's measure/environment.py capture() and measure/machine.py describe():
+ * A port of the Python capture rtgate made before (tests/reference_environment.py capture() and
+ * tests/reference_machine.py describe(), the reference it is held to):
  * the same keys, values and wording, so that a record reads the same whoever wrote it.
  *
  * Everything is read by sysinfo_capture(), before measuring (it may run `gzip -dc` for

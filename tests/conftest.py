@@ -73,6 +73,18 @@ def run_tool(argv: list[str], timeout: float = 120, **kw: Any) -> subprocess.Com
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
 
 
+def pgid_processes(pgid: int) -> list[int]:
+    """The processes of a process group (zombies included): what a load left behind."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[2]) == pgid:
+                pids.append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return pids
+
+
 def load_json(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 

@@ -80,6 +80,7 @@ def measured_cpu(priority: int = 80) -> int:
     """The last CPU no other real-time task competes for at the sampler's priority: a shared CI
     runner's real-time jobs hold a CPU of their own, and a known injection measured beside one drowns
     in its stalls (rtgate itself names such a task as the likely cause)."""
-    from rtgate.measure.rt_tasks import free_cpu
+    from rtgate.measure.engine_check import free_cpu
+    from rtgate.measure.runner import find_sampler
 
-    return free_cpu(priority)
+    return free_cpu(find_sampler(), priority)

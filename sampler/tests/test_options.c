@@ -197,6 +197,28 @@ int main(void)
 	expect_error("ct --policy fifo --thread-priorities=0,5", "does not fit");
 
 	/* strict errors, each naming what is wrong */
+	/* --timerlat: rtla's fields, strictly; what only the sampler's threads do is refused beside it */
+	CHECK(parse("ct -S -p 95 -D 5s --json=k.json --timerlat=bucket=2,entries=500,sched=f:95,user,irq=31,thread=81",
+		    &p, err) == OPTIONS_OK);
+	CHECK(p.timerlat.given && p.timerlat.user);
+	CHECK_EQ(p.timerlat.bucket_us, 2);
+	CHECK_EQ(p.timerlat.entries, 500);
+	CHECK_EQ(p.timerlat.stop_irq_us, 31);
+	CHECK_EQ(p.timerlat.stop_thread_us, 81);
+	CHECK(strcmp(p.timerlat.sched, "f:95") == 0);
+	CHECK(parse("ct -S -p 95 --check-only --timerlat=bucket=1,entries=10,sched=o:-5", &p, err) == OPTIONS_OK);
+	CHECK(strcmp(p.timerlat.sched, "o:-5") == 0);
+	expect_error("ct -D 5s --json=k.json --timerlat=bucket=1", "entries=N");
+	expect_error("ct -D 5s --json=k.json --timerlat=bucket=1,entries=9", "entries=9");
+	expect_error("ct -D 5s --json=k.json --timerlat=bucket=1,entries=10,sched=f:100", "sched=f:100");
+	expect_error("ct -D 5s --json=k.json --timerlat=bucket=1,entries=10,sched=x:1", "sched=x:1");
+	expect_error("ct -D 5s --json=k.json --timerlat=bucket=1,entries=10,trace", "unknown field 'trace'");
+	expect_error("ct -D 5s --json=k.json --timerlat=bucket=1,entries=10 -h 100", "--timerlat: rtla measures");
+	expect_error("ct -D 5s --json=k.json --timerlat=bucket=1,entries=10 --gate=name=m,kind=max,limit=10",
+		     "--timerlat: rtla measures");
+	expect_error("ct --json=k.json --timerlat=bucket=1,entries=10", "needs -D");
+	expect_error("ct -D 5s --timerlat=bucket=1,entries=10", "needs -D and --json");
+
 	expect_error("ct --bogus-option", "--bogus-option");
 	expect_error("ct -Z", "-Z");
 	expect_error("ct -i abc", "'abc'");

@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import IS_ROOT
-from rtgate.measure.load import pgid_processes
+from conftest import IS_ROOT, pgid_processes
 
 
 def _sigint_default() -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import IS_ROOT, junit_figures
 from described_runs import DEFAULT, LOAD, PREFLIGHT, machine_truth, saved_folder
-from rtgate.measure.environment import capture
+from reference_environment import capture
 
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "junit-10.xsd"
 

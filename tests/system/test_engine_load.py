@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import RT_OPTS, run_tool
+from conftest import FIXTURES, RT_OPTS, run_tool
 
 pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="loads go on a CPU the sampler does not use")
 
@@ -337,25 +337,39 @@ def test_a_load_carries_its_own_bound_when_the_sampler_hangs(sampler: str, tmp_p
     assert "the custom load stopped during the measurement (exit status -15)" in record(out)["invalid"]
 
 
-@pytest.mark.parametrize(
-    "kinds",
-    [["cpu"], ["memory"], ["io"], ["timer"], ["network"], ["hackbench"], ["kcompile"], ["custom"], ["cpu", "io"]],
-)
-def test_the_record_of_loads_that_never_ran_is_measure_loads(sampler: str, tmp_path: Path, kinds: list[str]) -> None:
-    """Key for key and value for value, the load object is Loads.summary() of measure/load.py (temporary: the
-    Python goes when `rtgate run` reads the sampler's record). No tool on PATH: nothing runs on either side."""
-    from rtgate.core.load_spec import LoadSpec
-    from rtgate.measure.load import Load, Loads
+NEVER_RAN = json.loads((FIXTURES / "rtgate-sampler" / "loads-never-ran.json").read_text())
 
+
+@pytest.mark.parametrize("kinds", list(NEVER_RAN))
+def test_the_record_of_loads_that_never_ran(sampler: str, tmp_path: Path, kinds: str) -> None:
+    """Key for key, value for value and in its key order, the load object is the known answer the Python load
+    supervisor gave before the engine replaced it (tests/fixtures/rtgate-sampler/README.md). No tool on PATH:
+    nothing runs."""
     out = tmp_path / "m.json"
-    args = [f"--load=kind={k},cpus=1" for k in kinds] + (["--load-arg=x"] if kinds == ["custom"] else [])
+    args = [f"--load=kind={k},cpus=1" for k in kinds.split("+")] + (["--load-arg=x"] if kinds == "custom" else [])
     r = run_tool([sampler, *MEASURED, "-D", "1", "--json", str(out), *args], env={"PATH": str(tmp_path)})
     c_record = _not_measured(r, out, json.loads(out.read_text())["rtgate_run"]["not_measured"])["load"]
-    specs = [LoadSpec(kind=k, cpus=[1], command=["x"] if k == "custom" else []) for k in kinds]
-    python = Loads(
-        [
-            Load(s, [1], tmp_path / ("m.load" if len(kinds) == 1 else f"m.load-{i}-{s.kind}"))
-            for i, s in enumerate(specs)
-        ]
-    )
-    assert c_record == python.summary() and list(c_record) == list(python.summary())  # in its key order too
+    assert c_record == NEVER_RAN[kinds] and list(c_record) == list(NEVER_RAN[kinds])
+
+
+def test_load_folders_left_by_a_sigkill_are_reclaimed(sampler: str, tmp_path: Path) -> None:
+    """A sampler killed by SIGKILL cannot remove its loads' folders; the next one that runs a load does: those whose
+    owner is gone, never a live owner's, a name that is no pid's, or a link."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # its pid is free now (reuse within this test is the one case left alone, and harmless)
+    left = tmp / f"rtgate-load-{dead.pid}-abc123"
+    (left / "project").mkdir(parents=True)
+    alive = tmp / f"rtgate-load-{os.getpid()}-def456"
+    alive.mkdir()
+    other = tmp / "rtgate-load-notapid"
+    other.mkdir()
+    link = tmp / f"rtgate-load-{dead.pid}-link"
+    link.symlink_to(alive)
+    load = ["--load=kind=custom,cpus=1,warmup=0", "--load-arg=sleep", "--load-arg=30"]
+    argv = [sampler, *MEASURED, "-D", "1", "--json", str(tmp_path / "m.json"), *load]
+    r = run_tool(argv, env={**os.environ, "TMPDIR": str(tmp)})
+    assert r.returncode in (0, 1), r.stderr
+    assert not left.exists() and alive.is_dir() and other.is_dir() and link.is_symlink()
+    assert sorted(p.name for p in tmp.iterdir()) == sorted([alive.name, other.name, link.name])  # its own: gone too

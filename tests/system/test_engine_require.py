@@ -22,11 +22,11 @@ from typing import Any, TypeVar
 import pytest
 
 from conftest import IS_ROOT
+from reference_environment import capture
+from reference_machine import parse_cpulist
+from reference_rt_tasks import competitors, scan
 from rtgate.core import validity
-from rtgate.measure.environment import capture
 from rtgate.measure.lock import measurement_lock
-from rtgate.measure.machine import parse_cpulist
-from rtgate.measure.rt_tasks import competitors, scan
 from rtgate.parsers import load_results
 from test_sampler import public_sampler  # noqa: F401 (a fixture, declared once)
 

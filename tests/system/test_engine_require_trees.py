@@ -10,10 +10,10 @@ from pathlib import Path
 from conftest import FIXTURES
 from engine_require import engine_unmet
 from preflight_specs import VOLATILE, two_measurements
+from reference_environment import capture
 from rtgate.core.thread_plan import plan_here
 from rtgate.core.thresholds import load_thresholds
 from rtgate.measure.conditions import doctor
-from rtgate.measure.environment import capture
 from rtgate.measure.preflight import preflight, system_checks
 
 SYSTEMS = FIXTURES / "systems"

@@ -26,8 +26,8 @@ import pytest
 
 from conftest import IS_ROOT, ROOT
 from junit_views import jenkins_view
+from reference_rt_tasks import competitors, scan
 from rtgate.measure.lock import measurement_lock
-from rtgate.measure.rt_tasks import competitors, scan
 from test_lava import LAVA_SHELL, run_script
 
 pytestmark = pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the load goes on another CPU than the sampler's")

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from rtgate.measure.machine import describe
+from reference_machine import describe
 
 
 def test_this_machine_matches_its_own_sources() -> None:

@@ -18,10 +18,10 @@ import pytest
 
 from conftest import IS_ROOT
 from preflight_specs import SPEC, VOLATILE, two_measurements
+from reference_environment import capture
 from rtgate.core.thread_plan import plan_here
 from rtgate.core.thresholds import load_thresholds
 from rtgate.measure.conditions import CHECK_IDS
-from rtgate.measure.environment import capture
 from rtgate.measure.preflight import preflight
 from rtgate.measure.runner import find_sampler
 

@@ -300,39 +300,6 @@ def test_a_stopped_hackbench_load_leaves_no_process(tmp_path: Path, tool: object
     assert run.verdicts()[0]["status"] == "INCONCLUSIVE"
 
 
-def test_a_load_carries_its_own_bound(tmp_path: Path) -> None:
-    """Even if nothing stopped it, a load ends by itself shortly after the measurement's end."""
-    from rtgate.core.thread_plan import plan_here
-    from rtgate.core.thresholds import load_thresholds
-    from rtgate.measure.load import load_argv
-    from rtgate.measure.runner import load_bound
-
-    spec = tmp_path / "t.yaml"
-    spec.write_text(SPEC.format(seconds=60, load="{kind: cpu, cpus: others, warmup_seconds: 2}"))
-    m = load_thresholds(spec).measurements["m"]
-    bound = load_bound(m, plan_here(m))
-    assert 62 < bound <= 2 + 60 * 1.1 + 30
-    for kind in ("cpu", "hackbench", "custom"):
-        m.load.kind, m.load.command = kind, ["sleep", "1000"]
-        argv = load_argv(m.load, [1], str(tmp_path), bound)
-        assert argv[:4] == ["timeout", "-k", "5", f"{bound + 5}s"]
-        if kind == "cpu":
-            assert argv[argv.index("--timeout") + 1] == f"{bound}s"
-    # and for real: a bounded load ends by itself
-    from rtgate.measure.load import Load
-
-    m.load.kind, m.load.command, m.load.warmup_seconds = "custom", ["sleep", "1000"], 0
-    load = Load(m.load, [1], tmp_path / "log", bound_s=1)
-    load.start()
-    try:
-        assert load.proc is not None
-        t0 = time.monotonic()
-        assert load.proc.wait(timeout=30) == 124  # timeout's status: the bound ended it
-        assert 1.0 <= time.monotonic() - t0 + 0.1
-    finally:
-        load.stop()
-
-
 def test_a_second_sigterm_while_the_report_is_written_waits_for_it(tmp_path: Path, tool: object) -> None:
     """A CI runner sends SIGTERM, then again: the verdict's exit status (3, stopped early), never 143."""
     tool("stress-ng", "stress-ng")  # type: ignore[operator]
@@ -365,22 +332,6 @@ def test_a_killed_sampler_is_named_as_killed(tmp_path: Path) -> None:
     v = run.verdicts()[0]
     assert rc == 1 and v["status"] == "ERROR", (rc, out, err)
     assert "the sampler was killed by SIGKILL" in v["reason"], v["reason"]
-
-
-def test_load_folders_left_by_a_sigkill_are_reclaimed(tmp_path: Path) -> None:
-    from rtgate.measure.load import WORKDIR_PREFIX, reclaim_workdirs
-
-    dead = subprocess.Popen(["true"])
-    dead.wait()  # its pid is free now (reuse within this test is the one case left alone, and harmless)
-    left = tmp_path / f"{WORKDIR_PREFIX}{dead.pid}-abc123"
-    (left / "project").mkdir(parents=True)
-    alive = tmp_path / f"{WORKDIR_PREFIX}{os.getpid()}-def456"
-    alive.mkdir()
-    other = tmp_path / "rtgate-load-notapid"
-    other.mkdir()
-    (tmp_path / f"{WORKDIR_PREFIX}{dead.pid}-link").symlink_to(alive)
-    assert reclaim_workdirs(str(tmp_path)) == [str(left)]
-    assert not left.exists() and alive.exists() and other.exists()
 
 
 def test_ctrl_c_while_rtgate_starts_is_one_line() -> None:

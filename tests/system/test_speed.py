@@ -143,7 +143,7 @@ def test_run_imports_no_load_machinery() -> None:
     watch = (*HEAVY, *NOT_FOR_RUN, "rtgate.measure.preflight", "rtgate.parsers.json_results")
     code = (
         "import json, sys\nimport rtgate.console\nfrom rtgate.cli import build_parser\nbuild_parser(['run'])\n"
-        "import rtgate.measure.orchestrate, rtgate.measure.environment, rtgate.measure.machine\n"
+        "import rtgate.measure.orchestrate, rtgate.measure.engine_check, rtgate.measure.runner\n"
         "import rtgate.parsers.json_results, rtgate.core.setup, rtgate.reports.junit, rtgate.reports.text\n"
         f"print(json.dumps(sorted(m for m in sys.modules if m in {watch!r})))\n"
     )

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The sampler's system record (sampler/sysinfo.c, `rtgate-sampler --dump-system`) against the harness's
-rtgate.measure.environment.capture(), key by key, on this machine and on every fixture tree.
+the Python reference (tests/reference_environment.py capture()), key by key, on this machine and on every fixture tree.
 
 Temporary: it holds the C port to the Python it replaces while both exist (issue 44). When the Python capture
 goes, the known answers stay in sampler/tests/test_sysinfo.c on the same fixture trees."""
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import FIXTURES, ROOT
-from rtgate.measure.environment import capture
+from reference_environment import capture
 
 TREES = sorted(p.name for p in (FIXTURES / "systems").iterdir() if p.is_dir())
 

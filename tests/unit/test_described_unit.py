@@ -13,7 +13,7 @@ import pytest
 from conftest import FIXTURES, ROOT, RT_TESTS, junit_figures
 from described_runs import DEFAULT, LOAD, PREFLIGHT, machine_truth, read_sys, saved_folder
 from in_process import rtgate
-from rtgate.measure.environment import capture
+from reference_environment import capture
 from rtgate.parsers import load_results
 from rtgate.reports.described import NOT_RECORDED, describe_run, header_lines
 

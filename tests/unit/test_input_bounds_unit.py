@@ -48,7 +48,7 @@ def test_a_device_is_refused_as_input() -> None:
 
 
 def test_removing_a_name_refuses_a_fifo_as_writing_it_does(tmp_path: Path) -> None:
-    """measure/load.py removes stress-ng.yaml before a run: a FIFO there was removed without a word."""
+    """A stale name (a load's stress-ng.yaml) removed before a run: a FIFO there was removed without a word."""
     os.mkfifo(tmp_path / "stress-ng.yaml")
     (tmp_path / "gone.yaml").write_text("x")
     with Folder(tmp_path) as d:

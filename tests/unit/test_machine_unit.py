@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from rtgate.measure.environment import capture
-from rtgate.measure.machine import describe
+from reference_environment import capture
+from reference_machine import describe
 
 BOARD = FIXTURES / "systems" / "rt-arm64"
 
@@ -154,7 +154,7 @@ def test_the_kernel_config_is_read_from_proc_config_gz(tmp_path: Path) -> None:
     a later line winning as the kernel's own parser has it; a damaged file is no config, never an error."""
     import gzip
 
-    from rtgate.measure.environment import preemption_model
+    from reference_environment import preemption_model
 
     (tmp_path / "proc").mkdir()
     lines = ["# CONFIG_PREEMPT_NONE is not set", "CONFIG_HZ=250", "CONFIG_PREEMPT_VOLUNTARY=y"]

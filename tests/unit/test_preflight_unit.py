@@ -11,11 +11,11 @@ import pytest
 from conftest import FIXTURES, ROOT
 from in_process import rtgate as _rtgate
 from preflight_specs import two_measurements
+from reference_environment import capture
 from rtgate.core.thread_plan import plan_here
 from rtgate.core.thresholds import load_thresholds
 from rtgate.errors import ThresholdsError
 from rtgate.measure.conditions import CHECK_IDS, doctor
-from rtgate.measure.environment import capture
 
 SYSTEMS = FIXTURES / "systems"
 
@@ -69,18 +69,11 @@ def test_strict_in_threshold_files(tmp_path: Path) -> None:
 def test_the_rt_scan_reads_only_tasks_that_may_be_real_time() -> None:
     """scan's one-system-call filter: this (SCHED_OTHER) process is skipped; a task it cannot ask about
     (ended, or never was) is read and judged as before, never silently dropped."""
-    from rtgate.measure.machine import may_be_rt
+    from reference_machine import may_be_rt
 
     assert os.sched_getscheduler(0) == os.SCHED_OTHER
     assert not may_be_rt(os.getpid())
     assert may_be_rt(2**22 + 1)  # above pid_max's ceiling: no such task
-
-
-def test_a_load_group_is_alive_while_any_member_is() -> None:
-    from rtgate.measure.load import _group_alive
-
-    assert _group_alive(os.getpgid(0))
-    assert not _group_alive(2**22 + 1)
 
 
 def test_a_thread_pinned_to_an_isolated_cpu_is_measured_there(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The timerlat backend on real rtla outputs recorded on Debian's PREEMPT_RT kernel (tests/fixtures/rtla):
-read, gated, checked and kept in history in-process; threshold file mistakes; rtla's command line."""
+read, gated, checked and kept in history in-process; threshold file mistakes. rtla's command line, which the engine
+builds: tests/system/test_timerlat.py."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from in_process import rtgate
 from rtgate.core.gates import Status, evaluate
 from rtgate.core.thresholds import load_thresholds
 from rtgate.errors import ResultsError, ThresholdsError
-from rtgate.measure.timerlat import TRACE_LINES, analysis_text, rtla_args
+from rtgate.measure.timerlat import TRACE_LINES, analysis_text
 from rtgate.parsers import load_results
 from rtgate.safe_io import Folder
 from rtla_specs import RTLA, spec, verdicts
@@ -192,31 +193,6 @@ def test_threshold_file_mistakes_are_named(tmp_path: Path, body: str, message: s
     with pytest.raises(ThresholdsError, match=message) as e:
         load_thresholds(p)
     assert str(e.value).startswith(f"{p}:")
-
-
-def test_rtla_command_line(tmp_path: Path) -> None:
-    tf = load_thresholds(
-        spec(
-            tmp_path,
-            "{name: i, kind: max, threads: [irq], limit_us: 30.5};"
-            "{name: t, kind: max, limit_us: 80};{name: c, kind: max, cpus: [1], limit_us: 5};"
-            "{name: r, kind: miss_rate, above_us: 2000, rate: 1%}",
-            "{interval_us: 200, duration: 1m, priority: 90, cpus: '0-1', latency_us: 0}",
-        )
-    )
-    m = tf.measurements["kernel"]
-    args = rtla_args(m, None, "/out/kernel.trace.txt")
-    assert args[:2] == ["timerlat", "hist"]
-    opt = {args[i]: args[i + 1] for i in range(2, len(args) - 1) if args[i].startswith("-")}
-    assert (opt["-p"], opt["-d"], opt["-c"], opt["-P"], opt["--dma-latency"]) == ("200", "60s", "0,1", "f:90", "0")
-    # Stop thresholds: floor(limit) + 1, the lowest of each context; a gate on some CPUs only sets none.
-    assert (opt["-i"], opt["-T"], opt["-s"]) == ("31", "81", "81")
-    assert args[-1] == "-t=/out/kernel.trace.txt"
-    assert (opt["-b"], opt["-E"]) == ("1", "4000")  # twice the largest figure of any gate
-    assert "-d" in rtla_args(m, 7, None) and rtla_args(m, 7, None)[rtla_args(m, 7, None).index("-d") + 1] == "7s"
-    tf = load_thresholds(spec(tmp_path, "{name: t, kind: max, limit_us: 80}", "{duration: 5s, analysis: false}"))
-    args = rtla_args(tf.measurements["kernel"], None, "/x")
-    assert "-i" not in args and "-T" not in args and not any(a.startswith("-t") for a in args)
 
 
 def test_newer_rtla_totals_and_dashes_are_read(tmp_path: Path) -> None:

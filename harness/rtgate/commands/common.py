@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from rtgate.commands import add_thresholds
 from rtgate.core.gates import Verdict, exit_code
@@ -42,19 +43,18 @@ def report(
     extra: dict[str, object] | None = None,
     runs: list[tuple[str, RunResult]] | None = None,
     refused: dict[str, list[dict[str, str]]] | None = None,
+    system: dict[str, Any] | None = None,
     lost: list[str] | None = None,
 ) -> int:
     """`runs`: the measurements' results, whose recorded conditions every report shows. `refused` (rtgate run):
-    the measurements it did not make, with their preflight warnings; this machine as it is now describes them.
+    the measurements it did not make, with their preflight warnings; `system`, the machine as the engine found it
+    before measuring, describes them.
     `lost`: outputs already lost (a history that could not be written), said with the reports that fail."""
     allow = bool(args.allow_inconclusive or tf.allow_inconclusive)
-    system = None
     measured = {name for name, _ in runs or []}
     unmeasured = {v.measurement: (refused or {}).get(v.measurement) for v in verdicts if v.measurement not in measured}
-    if refused is not None and unmeasured:
-        from rtgate.measure.environment import capture
-
-        system = capture()
+    if refused is None or not unmeasured:
+        system = None
     check_report_outputs(args)
     described = describe_runs(runs or [], unmeasured, system)
     summary = summary_table(tf.platform, verdicts, allow, header_lines(described))

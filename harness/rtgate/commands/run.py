@@ -7,14 +7,16 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from rtgate.commands import add_command
 from rtgate.commands.common import add_report_options, report
 from rtgate.core.gates import Verdict
 from rtgate.core.model import RunResult
 from rtgate.core.thresholds import ThresholdFile, default_thresholds_path, load_thresholds
-from rtgate.errors import RtgateError
+from rtgate.errors import RtgateError, SamplerError
 from rtgate.history.record import add_run_options, run_adder
+from rtgate.measure import engine_check
 from rtgate.measure.orchestrate import HistoryRow, measure_and_judge
 from rtgate.measure.runner import find_sampler, output_names
 from rtgate.measure.stop import STOP
@@ -65,6 +67,7 @@ def _handle(args: argparse.Namespace) -> int:
     notes: list[str] = []
     measured: list[tuple[str, RunResult]] = []  # their recorded conditions go into every report
     refused: dict[str, list[dict[str, str]]] = {}  # not measured: their preflight warnings
+    system: dict[str, Any] | None = None  # the machine as the engine found it, for those not measured
     lost: list[str] = []  # history rows that could not be added: said with the reports
     for name in names:
         m = tf.measurements[name]
@@ -80,10 +83,24 @@ def _handle(args: argparse.Namespace) -> int:
             measured.append((name, outcome.run))
         else:
             refused[name] = [c.as_dict() for c in outcome.warnings]
+            system = system or outcome.system
     if STOP.requested:
         print(f"rtgate: stopped by {STOP.signal}: evaluating what was measured", file=sys.stderr, flush=True)
+    if refused and system is None:  # none got as far as the engine's preflight (stopped first)
+        try:
+            system = engine_check.machine(sampler)
+        except SamplerError:
+            system = {}
     code = report(
-        tf, verdicts, args, durations, {"results_dir": str(outdir)}, runs=measured, refused=refused, lost=lost
+        tf,
+        verdicts,
+        args,
+        durations,
+        {"results_dir": str(outdir)},
+        runs=measured,
+        refused=refused,
+        system=system,
+        lost=lost,
     )
     for line in notes:
         print(line, flush=True)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """A threshold file's `load:`: which background load runs during a measurement, where, and the
-level it must hold. Only the declaration; measure/load.py runs it."""
+level it must hold. Only the declaration; the measurement engine runs it (sampler/load.c)."""
 
 from __future__ import annotations
 

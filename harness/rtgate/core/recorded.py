@@ -38,7 +38,7 @@ def recorded_environment(run: RunResult) -> dict[str, Any]:
         env = {**doc, **env}
     record = env.get(validity.RECORD)
     if isinstance(record, dict):
-        # The engine's record holds the machine (key for key as measure/machine.py captures it): a
+        # The engine's record holds the machine (key for key as tests/reference_machine.py captures it): a
         # board's results describe the board without an environment file beside them.
         if record.get("format") == validity.ENGINE_FORMAT and isinstance(record.get("system"), dict):
             env.setdefault("system", record["system"])

@@ -53,6 +53,11 @@ def board_params(m: Measurement, duration_s: int | None, rt_priority: int | None
             f"require: keys the engine checks ({', '.join(ENGINE_REQUIREMENTS)}), or run rtgate doctor --strict / "
             "rtgate run on the board"
         )
+    if m.backend != "sampler":  # the engine runs rtla, but its gates are judged from rtla's histogram in Python
+        raise RtgateError(
+            f"measurement {m.name} uses the {m.backend} backend, whose gates a board without Python cannot "
+            "judge yet: run rtgate run on the board for it"
+        )
     words = engine_args(m, duration_s, rt_priority)
     return {"RTGATE_PLAN": plan_text(words), **named_values(" ".join(words))}
 

@@ -284,7 +284,7 @@ def machine_checks(machine: dict[str, Any], measured: list[int] | None, isolatio
 
 
 def rt_task_checks(tasks: list[Any], require: dict[str, Any], priorities: dict[int, int]) -> list[Check]:
-    """Doctor's view of the real-time tasks that may preempt the sampler (measure/rt_tasks.py)."""
+    """Doctor's view of the real-time tasks that may preempt the sampler, as the engine found them."""
     from rtgate.core.validity import describe_task
 
     where = ",".join(map(str, sorted(priorities)))

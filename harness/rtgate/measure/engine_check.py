@@ -9,6 +9,7 @@ which all run the same engine, cannot find a machine different (issue 44)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from dataclasses import dataclass, fields
 from typing import Any
@@ -30,14 +31,34 @@ class Findings:
     rt_tasks: list[RtTask]  # real-time tasks that can preempt the measuring threads
 
 
-def ask(sampler: str, m: Measurement | None, root: str = "/", duration_s: int | None = None) -> Findings:
-    """The engine's findings for measurement `m` (None: no threshold file, the sampler's defaults) on
-    this machine, or on the copy of another machine's /proc, /sys and /boot under `root`."""
+def machine(sampler: str) -> dict[str, Any]:
+    """The system record alone (`rtgate-sampler --dump-system`): this machine as the engine finds it,
+    which describes a measurement that never got as far as asking the engine about its plan."""
+    try:
+        r = subprocess.run(
+            [sampler, "--dump-system"], capture_output=True, text=True, errors="replace", timeout=TIMEOUT_S
+        )
+        found = json.loads(r.stdout) if r.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError) as e:
+        raise SamplerError(f"{sampler} --dump-system: {e}") from e
+    if not isinstance(found, dict):
+        raise SamplerError(f"{sampler} --dump-system: " + (r.stderr.strip() or f"exit status {r.returncode}"))
+    return found
+
+
+def ask(
+    sampler: str,
+    m: Measurement | None,
+    root: str = "/",
+    duration_s: int | None = None,
+    priority: int = DEFAULT_PRIORITY,
+) -> Findings:
+    """The engine's findings for measurement `m` (None: no threshold file, a thread on every CPU at
+    `priority`) on this machine, or on the copy of another machine's /proc, /sys and /boot under `root`."""
     argv = [sampler, "--check-only"]
     if root != "/":
         argv.append(f"--sysroot={root}")
-    # No threshold file: a thread on every CPU at preflight's DEFAULT_PRIORITY, for the task scan.
-    argv += check_args(m, duration_s) if m is not None else ["-S", f"-p{DEFAULT_PRIORITY}"]
+    argv += check_args(m, duration_s) if m is not None else ["-S", f"-p{priority}"]
     try:
         r = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=TIMEOUT_S)
     except OSError as e:
@@ -57,3 +78,12 @@ def ask(sampler: str, m: Measurement | None, root: str = "/", duration_s: int | 
         )
     except (ValueError, KeyError, TypeError) as e:  # what it said on stderr first: that is the why
         raise SamplerError(f"{sampler} --check-only: " + (said or f"printed what this rtgate cannot read ({e})")) from e
+
+
+def free_cpu(sampler: str, priority: int = DEFAULT_PRIORITY) -> int:
+    """The last CPU this process may use that no other real-time task competes for at `priority`, as the
+    engine finds them, else the last one: where a measurement with a known answer can run on a machine
+    whose other real-time jobs hold CPUs of their own. CPU 0, which takes most housekeeping, comes last."""
+    held = {c for t in ask(sampler, None, priority=priority).rt_tasks if not t.expected for c in t.on_cpus}
+    order = sorted(os.sched_getaffinity(0), reverse=True)
+    return next((c for c in order if c not in held), order[0])

@@ -48,6 +48,7 @@ class Outcome:
     notes: list[str] = field(default_factory=list)  # the machine's load around the run, for after the report
     reason: str = ""  # why it was not measured ("not measured: ..."); empty when it was
     refused: list[Check] = field(default_factory=list)  # the checks that kept it from being measured (doctor's fails)
+    system: dict[str, Any] | None = None  # the machine as the engine found it before measuring (None: not asked)
 
 
 def not_measured(m: Measurement, reason: str) -> list[Verdict]:
@@ -105,7 +106,9 @@ def _measure_and_judge(
     refused = checked.refusals(strict or m.strict)  # what `rtgate doctor` prints as fail
     if refused:
         reason = "not measured: " + "; ".join(c.what for c in refused)
-        return Outcome(m, error_verdicts(m, reason), plan, warnings=warnings, reason=reason, refused=refused)
+        return Outcome(
+            m, error_verdicts(m, reason), plan, warnings=warnings, reason=reason, refused=refused, system=checked.system
+        )
     try:
         request = {"duration_s": duration_s, "strict": bool(strict or m.strict)}
         run, stopped_by = run_measurement(
@@ -113,17 +116,27 @@ def _measure_and_judge(
         )
     except StoppedBeforeMeasuring as e:
         reason = f"not measured: {e}"
-        return Outcome(m, not_measured(m, reason), plan, stopped_by=e.signal, warnings=warnings, reason=reason)
+        return Outcome(
+            m,
+            not_measured(m, reason),
+            plan,
+            stopped_by=e.signal,
+            warnings=warnings,
+            reason=reason,
+            system=checked.system,
+        )
     except SamplerError as e:
         # The sampler could not start or measured nothing (no privilege, a CPU it cannot use): every
         # requested report still gets the measurement's gates, ERROR with the reason.
         reason = f"not measured: {e}"
-        return Outcome(m, error_verdicts(m, reason), plan, warnings=warnings, reason=reason)
+        return Outcome(m, error_verdicts(m, reason), plan, warnings=warnings, reason=reason, system=checked.system)
     verdicts = evaluate_measured(m, run, duration_s=duration_s)
     unmeasured = validity.not_measured(run)
     if unmeasured is not None:  # the engine measured nothing (a requirement, a load, a stop): its record says why
         reason = f"not measured: {unmeasured[1]}"
-        return Outcome(m, verdicts, plan, stopped_by=stopped_by, warnings=warnings, reason=reason)
+        return Outcome(
+            m, verdicts, plan, stopped_by=stopped_by, warnings=warnings, reason=reason, system=checked.system
+        )
     if history is not None:
         history(run, verdicts)
     notes = busy_notes(m.name, run.environment.get("machine_load"), verdicts)

@@ -2,8 +2,8 @@
 """Run one measurement: the engine (rtgate-sampler with the measurement's compiled plan, as on a
 board) checks the requirements, runs and holds the loads, watches for competing real-time tasks,
 records the machine and writes its record; rtgate shows progress on a terminal, passes a stop
-signal on (SIGINT, SIGTERM, SIGHUP) and adds to the record what only it knows. The timerlat
-backend still runs its loads from here (measure/load.py) around rtla."""
+signal on (SIGINT, SIGTERM, SIGHUP) and adds to the record what only it knows. Either backend runs
+inside the engine: its own threads, or rtla (timerlat)."""
 
 from __future__ import annotations
 
@@ -22,14 +22,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from rtgate.core import validity
-from rtgate.core.load_spec import LoadSpec
 from rtgate.core.model import RunResult
 from rtgate.core.thread_plan import ThreadPlan
 from rtgate.core.thresholds import Measurement
 from rtgate.errors import RtgateError, SamplerError
-from rtgate.measure import busy
-from rtgate.measure.environment import loadavg
-from rtgate.measure.load import Load, Loads
+from rtgate.measure import busy, timerlat
 from rtgate.measure.lock import StoppedWhileWaiting, measurement_lock
 from rtgate.measure.preflight import Preflight
 from rtgate.measure.sampler_args import engine_args
@@ -44,7 +41,18 @@ STDERR_READ_MAX = 1 << 20  # of the sampler's stderr, what its error lines are l
 
 def output_names(m: Measurement) -> list[str]:
     """Every name a measurement writes in the output folder (a report named as one of them is refused)."""
-    suffixes = ("json", "environment.json", "cmdline", "stdout", "stderr", "hist", "load/", "rtla.txt", "trace.txt")
+    suffixes = (
+        "json",
+        "environment.json",
+        "cmdline",
+        "stdout",
+        "stderr",
+        "hist",
+        "load/",
+        "rtla.txt",
+        "rtla.stderr",
+        "trace.txt",
+    )
     return [f"{m.name}.{s}" for s in suffixes]  # a folder's name ends with "/"
 
 
@@ -54,27 +62,6 @@ class StoppedBeforeMeasuring(RtgateError):
     def __init__(self, signal_name: str, phase: str) -> None:
         super().__init__(f"stopped by {signal_name} {phase}")
         self.signal = signal_name
-
-
-def load_cpus(spec: LoadSpec, plan: ThreadPlan) -> list[int]:
-    """Where a load runs: on the measured CPUs, on the others, on all, or on a list."""
-    allowed = list(plan.usable_cpus)
-    measured = plan.measured_cpus or allowed
-    if spec.cpus == "measured":
-        return measured
-    if spec.cpus == "all":
-        return allowed
-    if spec.cpus == "others":
-        others = [c for c in allowed if c not in measured]
-        if not others:
-            raise RtgateError(
-                f"measurement {plan.measurement}: the load goes on the other CPUs, but the measurement "
-                "uses every CPU (set load cpus: measured or all)"
-            )
-        return others
-    if isinstance(spec.cpus, list):
-        return list(spec.cpus)
-    raise RtgateError(f"measurement {plan.measurement}: load cpus {spec.cpus!r} (measured, others, all or a list)")
 
 
 SAMPLER = "rtgate-sampler"
@@ -157,29 +144,6 @@ class _Progress:
             self.out.write("\n")
 
 
-def load_bound(m: Measurement, plan: ThreadPlan) -> int:
-    """How long a load may run at most: its warm-up and the measurement, with room for a slow start."""
-    expected = plan.expected_seconds or 86400.0
-    return int(max((ld.warmup_seconds for ld in m.loads), default=0.0) + expected * 1.1 + 30)
-
-
-def measurement_loads(m: Measurement, plan: ThreadPlan, outdir: Path) -> Loads:
-    """The measurement's loads, each with its CPUs and its own log folder beside the results: NAME.load
-    for one, NAME.load-<i>-<kind> for several (siblings, so none is opened through another)."""
-    one = len(m.loads) == 1
-    return Loads(
-        [
-            Load(
-                spec,
-                load_cpus(spec, plan),
-                outdir / (f"{m.name}.load" if one else f"{m.name}.load-{i}-{spec.kind}"),
-                bound_s=load_bound(m, plan),
-            )
-            for i, spec in enumerate(m.loads)
-        ]
-    )
-
-
 def run_measurement(
     sampler: str,
     m: Measurement,
@@ -216,13 +180,11 @@ def _measure(
     quiet_before = busy.snapshot()  # before rtgate's own load and sampler add to it
     if STOP.requested:
         raise StoppedBeforeMeasuring(STOP.signal or "a signal", "before the measurement started")
-    if m.backend == "timerlat":
-        return _measure_timerlat(m, outdir, duration_s, plan, checked, request)
     with Folder(outdir, create=True) as out:
-        return _measure_sampler(sampler, m, out, duration_s, plan, progress, checked, quiet_before, request)
+        return _measure_engine(sampler, m, out, duration_s, plan, progress, checked, quiet_before, request)
 
 
-def _measure_sampler(
+def _measure_engine(
     sampler: str,
     m: Measurement,
     out: Folder,
@@ -235,10 +197,11 @@ def _measure_sampler(
 ) -> tuple[RunResult, str | None]:
     """The engine measures, as on a board: rtgate-sampler runs the measurement's compiled plan
     (sampler_args.engine_args), checks its requirements, runs the loads and holds each to its level,
-    watches for competing real-time tasks off the measured CPUs, records the machine and writes its
-    record ("rtgate_run", format 2) into the results. rtgate adds to that record only what the engine
-    cannot know: what rtgate was told (request), doctor's warnings (preflight) and how busy the machine
-    was around the run (machine_load)."""
+    measures with its threads or runs rtla (the timerlat backend), watches for competing real-time
+    tasks off the measured CPUs, records the machine and writes its record ("rtgate_run", format 2)
+    into the results. rtgate adds to that record only what the engine cannot know: what rtgate was
+    told (request), doctor's warnings (preflight) and how busy the machine was around the run
+    (machine_load)."""
     outdir = out.path
     json_path = outdir / f"{m.name}.json"
     env_path = validity.environment_path(json_path)
@@ -254,7 +217,7 @@ def _measure_sampler(
         # One measurement at a time on this machine, its load included: a second sampler or load
         # at once would be measured by this one.
         with measurement_lock(m.name):
-            killed = _run_sampler(argv, m, out, plan, progress)
+            killed = _run_sampler(argv, m, out, plan, progress if m.backend == "sampler" else False)
             busy_after = busy.snapshot()
     except StoppedWhileWaiting as e:
         out.replace(env_path.name, _dumps({**state, "state": "not measured", "stopped_by": STOP.signal}))
@@ -267,55 +230,20 @@ def _measure_sampler(
     }
     if not killed:  # a killed engine left its last checkpoint, which has no record: it stays without one
         add_to_record(out, json_path.name, extra, sync=False)  # the environment's replace below syncs
-    run = load_results(json_path)  # judged from the file, exactly as `rtgate check` will judge it
+    # Judged from the files, exactly as `rtgate check` will judge them: with the timerlat backend the
+    # figures are rtla's histogram, beside the engine's record.
+    run = timerlat.read(m, out, json_path.name) if m.backend == "timerlat" else load_results(json_path)
+    results_name = f"{m.name}.rtla.txt" if run.format == "rtla-timerlat-hist" else json_path.name
     if killed:  # said with its checkpoint's verdicts (and in the environment file)
         run.environment["invalid"] = [killed]
     record = run.environment.get(validity.RECORD)
     recorded = record if isinstance(record, dict) else {}
     run.environment["system"] = recorded.get("system") or checked.system
-    run.environment["loadavg_after"] = loadavg()
+    run.environment["loadavg_after"] = busy_after["loadavg"]
     run.environment["load"] = recorded.get("load") or {"kind": "none"}
     run.environment["machine_load"] = extra["machine_load"]
     run.environment["preflight"] = extra["preflight"]
-    out.replace(env_path.name, _dumps({"results": json_path.name, "state": "done", **run.environment}))
-    return run, STOP.signal
-
-
-def _measure_timerlat(
-    m: Measurement, outdir: Path, duration_s: int | None, plan: ThreadPlan, checked: Preflight, request: dict[str, Any]
-) -> tuple[RunResult, str | None]:
-    """The timerlat backend: rtla instead of the sampler, with the same load and stop handling around it."""
-    with Folder(outdir, create=True) as out:
-        return _measure_rtla(m, out, duration_s, plan, checked, request)
-
-
-def _measure_rtla(
-    m: Measurement, out: Folder, duration_s: int | None, plan: ThreadPlan, checked: Preflight, request: dict[str, Any]
-) -> tuple[RunResult, str | None]:
-    from rtgate.measure import timerlat
-
-    outdir = out.path
-    env_name = f"{m.name}.environment.json"
-    out.unlink(env_name)
-    load = measurement_loads(m, plan, outdir)
-    try:
-        load.start()
-        if STOP.requested:
-            raise StoppedBeforeMeasuring(STOP.signal or "a signal", "during the load's warm-up")
-        run = timerlat.run(m, out, duration_s, stop_requested=lambda: STOP.requested)
-        load.finish()  # did the load hold until rtla stopped?
-    finally:
-        load.stop()
-    if load.problem:
-        run.environment.setdefault("invalid", []).append(load.problem)
-    if STOP.signal:
-        run.stop_reason, run.signal = "signal", STOP.signal
-    run.environment["system"] = checked.system
-    run.environment["loadavg_after"] = loadavg()
-    run.environment["load"] = load.summary()
-    run.environment["preflight"] = checked.record()
-    run.environment["request"] = request
-    out.replace(env_name, _dumps({"results": f"{m.name}.rtla.txt", "state": "done", **run.environment}))
+    out.replace(env_path.name, _dumps({"results": results_name, "state": "done", **run.environment}))
     return run, STOP.signal
 
 

@@ -116,23 +116,57 @@ ENGINE_REQUIREMENTS = (
 
 def engine_args(m: Measurement, duration_s: int | None = None, rt_priority: int | None = None) -> list[str]:
     """The whole measurement as the engine runs it, on this machine (rtgate run) and on a board
-    (RTGATE_PLAN): the sampler's options, its gates, the requirements and the loads. No output path:
-    the caller names the folder (--output-dir). `rt_priority` (`--rt-priority`, one real-time thread
-    group) replaces the file's priority."""
+    (RTGATE_PLAN): the sampler's options, its gates, the requirements and the loads; for the timerlat
+    backend, rtla's (timerlat_args). No output path: the caller names the folder (--output-dir).
+    `rt_priority` (`--rt-priority`, one real-time thread group) replaces the file's priority."""
     from rtgate.errors import RtgateError
 
-    args = sampler_args(m, None, duration_s=duration_s, native_gates=True)
-    if rt_priority is not None:
-        if "-p" not in args or len(m.sampler.threads) != 1:
-            raise RtgateError(
-                f"measurement {m.name}: --rt-priority needs one real-time thread group (set priorities in the file)"
-            )
-        args[args.index("-p") + 1] = str(rt_priority)
-    args += [f"--checkpoint={m.sampler.checkpoint_seconds}", f"--measurement={m.name}", *require_args(m)]
+    if m.backend == "timerlat":
+        if rt_priority is not None:
+            raise RtgateError(f"measurement {m.name}: --rt-priority is for the sampler; set timerlat: priority")
+        args = timerlat_args(m, duration_s)
+    else:
+        args = sampler_args(m, None, duration_s=duration_s, native_gates=True)
+        if rt_priority is not None:
+            if "-p" not in args or len(m.sampler.threads) != 1:
+                raise RtgateError(
+                    f"measurement {m.name}: --rt-priority needs one real-time thread group (set priorities in the file)"
+                )
+            args[args.index("-p") + 1] = str(rt_priority)
+        args.append(f"--checkpoint={m.sampler.checkpoint_seconds}")
+    args += [f"--measurement={m.name}", *require_args(m)]
     for spec in m.loads:
         if spec.kind != "none":
             args += load_args(m, spec)
     return args
+
+
+def timerlat_args(m: Measurement, duration_s: int | None = None) -> list[str]:
+    """The timerlat backend: where rtla measures (the threads' CPUs and priorities, which the
+    requirements, the loads' placement and the competing-task scans read), its period and length,
+    the PM QoS latency, and --timerlat's fields (measure/timerlat.py engine_spec)."""
+    from rtgate.measure.timerlat import engine_spec
+
+    s = m.timerlat
+    plan = plan_here(m, duration_s)
+    if plan.measured_cpus is None:
+        where = ["-S", f"-p{min((t.priority for t in plan.threads), default=0)}"]
+    else:
+        where = [
+            f"--thread-cpus={','.join(str(t.cpu) for t in plan.threads)}",
+            f"--thread-priorities={','.join(str(t.priority) for t in plan.threads)}",
+        ]
+    latency = "--default-system" if s.latency_us is None else f"--latency={s.latency_us}"
+    return [
+        *where,
+        "-i",
+        str(s.interval_us),
+        "-D",
+        f"{duration_s or s.duration_s}s",
+        latency,
+        "-q",
+        f"--timerlat={engine_spec(m)}",
+    ]
 
 
 def require_args(m: Measurement) -> list[str]:
@@ -154,21 +188,8 @@ def require_args(m: Measurement) -> list[str]:
 
 
 def check_args(m: Measurement, duration_s: int | None = None) -> list[str]:
-    """What the engine's --check-only is asked about `m`: its whole plan; for the timerlat backend
-    (rtla measures), where its threads go and at which priorities, and the requirements."""
-    if m.backend == "sampler":
-        return engine_args(m, duration_s)
-    plan = plan_here(m, duration_s)
-    cpus = plan.measured_cpus
-    if cpus is None:
-        lowest = min((t.priority for t in plan.threads), default=0)
-        where = ["-S", f"-p{lowest}"]
-    else:
-        where = [
-            f"--thread-cpus={','.join(str(t.cpu) for t in plan.threads)}",
-            f"--thread-priorities={','.join(str(t.priority) for t in plan.threads)}",
-        ]
-    return [*where, f"--measurement={m.name}", *require_args(m)]
+    """What the engine's --check-only is asked about `m`: its whole plan, as it would measure it."""
+    return engine_args(m, duration_s)
 
 
 def load_args(m: Measurement, spec: LoadSpec) -> list[str]:

@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The timerlat backend: a measurement made by the kernel's timerlat tracer through `rtla timerlat hist`.
+"""The timerlat backend: a measurement made by the kernel's timerlat tracer through `rtla timerlat hist`,
+which the measurement engine runs (rtgate-sampler --timerlat: sampler/timerlat.c) inside everything
+else it does for a measurement: the requirements, the loads, the competing tasks, the stop signals.
+Here: what the engine is told (engine_spec), and its results read back (read).
 
 Per CPU, rtla reports the IRQ latency (timer expiry to the timer IRQ handler), the thread
 latency (expiry to the timerlat thread running) and, with user-space threads, the user latency;
@@ -11,33 +14,25 @@ saved is kept with the results as the analysis.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shlex
-import shutil
-import signal
-import subprocess
-import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rtgate.core import validity
 from rtgate.core.model import RunResult
 from rtgate.core.spec import TimerlatSettings
 from rtgate.core.timerlat_spec import MAX_ENTRIES, POLICIES, with_all_cpus
-from rtgate.errors import RtgateError, SamplerError
-from rtgate.measure.stop import die_with_parent
+from rtgate.errors import RtgateError
+from rtgate.parsers import load_results
 from rtgate.parsers import rtla as rtla_parser
 from rtgate.safe_io import Folder
 
 if TYPE_CHECKING:
     from rtgate.core.thresholds import Measurement
 
-RTLA = "rtla"
 TRACE_LINES = 60  # of the saved trace, quoted as the analysis
-READ_MAX = 1 << 20  # of rtla's stderr, what its first error line is looked for in
-KILL_WAIT_S = 30  # after SIGKILL, before rtgate gives up waiting for rtla
-GRACE_S = 120  # beyond its duration, for rtla to set up the tracer (slow under emulation) and stop
 
 
 def stop_limits(m: Measurement) -> dict[str, int]:
@@ -77,172 +72,44 @@ def measured_cpu_list(s: TimerlatSettings) -> list[int]:
     return sorted(os.sched_getaffinity(0)) if s.cpus == "all" else list(s.cpus)  # type: ignore[arg-type]
 
 
-def rtla_args(m: Measurement, duration_s: int | None, trace_path: str | None) -> list[str]:
-    """Options of `rtla timerlat hist` for a measurement (no program name)."""
+def engine_spec(m: Measurement) -> str:
+    """The engine's --timerlat value: rtla's histogram layout, scheduling, user-space threads and
+    stop-tracing thresholds (the engine turns it, -i, -D, the threads' CPUs and --latency into
+    rtla's command line)."""
     s = m.timerlat
-    args = [
-        "timerlat",
-        "hist",
-        "-p",
-        str(s.interval_us),
-        "-d",
-        f"{duration_s or s.duration_s}s",
-        "-c",
-        ",".join(map(str, measured_cpu_list(s))),
-        "-b",
-        str(s.bucket_us),
-        "-E",
-        str(entries(m)),
-    ]
+    fields = [f"bucket={s.bucket_us}", f"entries={entries(m)}"]
     if s.priority is not None:
-        args += ["-P", f"{POLICIES[s.policy]}:{s.priority}"]
-    if s.latency_us is not None:
-        args += ["--dma-latency", str(s.latency_us)]
+        fields.append(f"sched={POLICIES[s.policy]}:{s.priority}")
     if s.user_threads:
-        args.append("-u")
+        fields.append("user")
     limits = stop_limits(m) if s.analysis else {}
-    if "irq" in limits:
-        args += ["-i", str(limits["irq"])]
-    if "thread" in limits:
-        args += ["-T", str(limits["thread"]), "-s", str(limits["thread"])]
-    if limits and trace_path:
-        # rtla 6.1 drops the first character of -t's argument (meant to be '='); later rtla drops
-        # a leading '=': this spelling names the file for both.
-        args.append(f"-t={trace_path}")
-    return args
+    fields += [f"{option}={limits[option]}" for option in ("irq", "thread") if option in limits]
+    return ",".join(fields)
 
 
-def find_rtla() -> str | None:
-    return shutil.which(RTLA)
-
-
-def _tracefs() -> Path | None:
-    for d in (Path("/sys/kernel/tracing"), Path("/sys/kernel/debug/tracing")):
-        if (d / "available_tracers").is_file():
-            return d
-    return None
-
-
-def unavailable(m: Measurement) -> list[str]:
-    """Why this system cannot run the measurement (empty when it can): the measurement is then
-    not made and its gates are ERROR with these reasons."""
-    reasons = []
-    if find_rtla() is None:
-        reasons.append("rtla not found (apt-get install rtla)")
-    if os.geteuid() != 0:
-        reasons.append("rtla needs root")
-    tracefs = _tracefs()
-    if tracefs is None:
-        reasons.append("tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)")
-    else:
-        try:
-            tracers = (tracefs / "available_tracers").read_text().split()
-        except OSError as e:
-            tracers = []
-            reasons.append(f"cannot read {tracefs}/available_tracers: {e.strerror}")
-        if tracers and "timerlat" not in tracers:
-            reasons.append(f"kernel {os.uname().release} has no timerlat tracer (CONFIG_TIMERLAT_TRACER)")
-    rtla = find_rtla()
-    if rtla and m.timerlat.user_threads and "--user-threads" not in _help(rtla):
-        reasons.append("this rtla has no user-space threads (-u/--user-threads: rtla from Linux 6.6 on)")
-    return reasons
-
-
-def _help(rtla: str) -> str:
-    try:
-        r = subprocess.run([rtla, "timerlat", "hist", "--help"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return r.stdout + r.stderr
-
-
-def run(
-    m: Measurement, folder: Folder, duration_s: int | None = None, stop_requested: Callable[[], bool] = lambda: False
-) -> RunResult:
-    """Run rtla for a measurement, its outputs in `folder`. When stop_requested() turns true, rtla gets
-    SIGINT: it stops and prints what it has, which is returned (the caller marks the run stopped)."""
-    rtla = find_rtla()
-    if rtla is None:
-        raise SamplerError("rtla not found (apt-get install rtla)")
-    outdir = folder.path
-    out_name, trace_name, err_name = f"{m.name}.rtla.txt", f"{m.name}.trace.txt", f"{m.name}.stderr"
-    out_path = outdir / out_name
-    trace_path = (outdir / trace_name).resolve()
-    for stale in (out_name, trace_name):
-        folder.unlink(stale)
-    argv = [rtla] + rtla_args(m, duration_s, str(trace_path))
-    folder.replace(f"{m.name}.cmdline", shlex.join(argv) + "\n")
-    with folder.create(out_name) as out, folder.create(err_name) as err:
-        try:
-            proc = subprocess.Popen(
-                argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=outdir, preexec_fn=_child_setup()
-            )
-        except OSError as e:
-            raise SamplerError(f"cannot start {rtla}: {e.strerror}") from e
-        rc = _wait(proc, (duration_s or m.timerlat.duration_s) + GRACE_S, stop_requested)
-    text = folder.read_text(out_name)
-    if rtla_parser.MAGIC not in text:
-        detail = folder.read_text(err_name, READ_MAX).strip().splitlines()
-        first = next((ln for ln in detail + text.splitlines() if ln.strip()), f"exit status {rc}")
-        raise SamplerError(f"measurement {m.name!r}: rtla measured nothing: {first.strip()}")
+def read(m: Measurement, folder: Folder, json_name: str) -> RunResult:
+    """The measurement's results: rtla's histogram, with the engine's record (what it checked, the
+    load, the competing tasks, a stop signal) as their environment. A measurement the engine did not
+    make is the engine's results file: no threads, and its record says why."""
+    doc = json.loads(folder.read_bytes(json_name).decode("utf-8", errors="replace"))
+    record = doc.get(validity.RECORD) if isinstance(doc, dict) else None
+    if not isinstance(record, dict) or record.get("measured") is not True:
+        return load_results(folder.path / json_name)
     s = m.timerlat
-    run_result = rtla_parser.parse(out_path, bucket=s.bucket_us, entries=entries(m))
-    run_result = with_all_cpus(run_result, m, measured_cpu_list(s))
-    run_result.cmdline = shlex.join(argv)
-    if run_result.stop_reason == "threshold":
-        run_result.environment["analysis"] = analysis_text(
-            run_result.environment.get("analysis", ""), folder, trace_name
-        )
-    return run_result
-
-
-def _child_setup() -> Callable[[], None]:
-    """rtla starts with SIGINT ignored: a SIGINT before it installs its own handler (setting up the
-    tracer takes seconds under emulation) would otherwise kill it with nothing printed and the
-    tracer left on; _wait repeats its SIGINT until rtla stops. If rtgate dies, rtla gets SIGINT."""
-    on_parent_death = die_with_parent(signal.SIGINT)
-
-    def setup() -> None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        on_parent_death()
-
-    return setup
-
-
-def _wait(proc: subprocess.Popen[bytes], seconds: float, stop_requested: Callable[[], bool]) -> int:
-    """rtla's exit status. On a stop request, or when rtla outlives its duration, it gets SIGINT (it
-    stops and prints what it has), then SIGKILL: a CI gate never hangs on it."""
-    deadline = time.monotonic() + seconds
-    asked: float | None = None
-    next_int = 0.0
-    while True:
-        try:
-            rc = proc.wait(timeout=0.1)
-            break
-        except subprocess.TimeoutExpired:
-            pass
-        now = time.monotonic()
-        if asked is None and (stop_requested() or now > deadline):
-            asked = now
-        if asked is not None:
-            if now - asked > GRACE_S + KILL_WAIT_S:
-                # SIGKILL did not end it: stuck in the kernel. Say where instead of waiting forever.
-                try:
-                    where = Path(f"/proc/{proc.pid}/wchan").read_text().strip() or "?"
-                except OSError:
-                    where = "?"
-                raise SamplerError(
-                    f"rtla (pid {proc.pid}) does not die even with SIGKILL: stuck in the kernel "
-                    f"at {where}; the tracer may be left on"
-                )
-            if now - asked > GRACE_S:
-                proc.kill()
-            elif now >= next_int:  # again and again: rtla ignores it until its handler is installed
-                proc.send_signal(signal.SIGINT)
-                next_int = now + 2.0
-    if asked is not None and not stop_requested():
-        raise SamplerError(f"rtla did not stop {seconds:.0f} s after it started; stopped it")
-    return rc
+    out_name, trace_name = f"{m.name}.rtla.txt", f"{m.name}.trace.txt"
+    run = rtla_parser.parse(folder.path / out_name, bucket=s.bucket_us, entries=entries(m))
+    run = with_all_cpus(run, m, measured_cpu_list(s))
+    backend = record.get("backend")
+    command = backend.get("command") if isinstance(backend, dict) else None
+    if isinstance(command, list):
+        run.cmdline = shlex.join(str(w) for w in command)
+    run.environment[validity.RECORD] = record
+    engine = doc.get("rtgate") if isinstance(doc.get("rtgate"), dict) else {}
+    if engine.get("stop_reason") == "signal" and isinstance(engine.get("signal"), str):
+        run.stop_reason, run.signal = "signal", engine["signal"]
+    elif run.stop_reason == "threshold":
+        run.environment["analysis"] = analysis_text(run.environment.get("analysis", ""), folder, trace_name)
+    return run
 
 
 def analysis_text(printed: str, folder: Folder, trace_name: str) -> str:

@@ -57,6 +57,7 @@ _LONG_VALUE = {
     "plan",
     "param",
     "output-dir",
+    "timerlat",
 }
 _LONG_OPTIONAL = {"threads", "affinity", "aligned", "secaligned"}
 _SHORT_TO_LONG = {

@@ -16,7 +16,7 @@ from rtgate.core.recorded import refuse_own_files
 from rtgate.core.setup import evaluate_measured, parse_accept
 from rtgate.core.thresholds import Measurement, ThresholdFile, find_thresholds, parse_duration
 from rtgate.errors import RtgateError
-from rtgate.measure.environment import capture
+from rtgate.measure import engine_check
 from rtgate.measure.orchestrate import measure_and_judge
 from rtgate.measure.runner import find_sampler
 from rtgate.parsers import load_results
@@ -121,9 +121,9 @@ class GateSession:
             run = outcome.run
             if outcome.run is not None:
                 self.described.setdefault(m.name, describe_run(outcome.run))
-            else:  # refused: this machine as it is now, and its preflight warnings
+            else:  # refused: the machine as the engine found it, and its preflight warnings
                 warnings = [c.as_dict() for c in outcome.warnings]
-                self.described.setdefault(m.name, describe_unmeasured(capture(), warnings))
+                self.described.setdefault(m.name, describe_unmeasured(outcome.system or self._machine(), warnings))
         else:
             # Results from elsewhere go through the same reconciliation as `rtgate check`.
             verdicts = evaluate_measured(m, run, self.accept)
@@ -151,6 +151,13 @@ class GateSession:
                 f"(unexpected: {sorted(got - want)}, missing: {sorted(want - got)})"
             )
         return table
+
+    def _machine(self) -> dict[str, Any]:
+        """This machine as the engine finds it now: for a measurement stopped before the engine was asked."""
+        try:
+            return engine_check.machine(find_sampler(self.settings.sampler))
+        except RtgateError:
+            return {}
 
     def measure_for_test(self, settings: dict[str, Any], test_name: str) -> LatencyResult:
         """rt_latency(...): a measurement of its own, made now; its gates (if given) judged."""

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""What the system looked like when it was measured: kernel, preemption model, isolation,
-governors, RT throttling, virtualisation, load average. Reads a root directory, so fixture
-copies of another system's /proc, /sys and /boot work the same as the live ones."""
+"""The reference the engine's system record (sampler/sysinfo.c) is held to: the Python capture rtgate
+made before the engine did. What the system looked like when it was measured: kernel, preemption
+model, isolation, governors, RT throttling, virtualisation, load average. Reads a root directory, so
+fixture copies of another system's /proc, /sys and /boot work the same as the live ones."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from rtgate.measure.machine import describe, parse_cpulist
+from reference_machine import describe, parse_cpulist
 
 
 def _read(root: Path, rel: str) -> str | None:

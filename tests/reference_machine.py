@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The machine, described as rteval's report describes it: clocksource, CPU topology and SMT, idle states, PM QoS
+"""The reference the engine's machine record (sampler/sysinfo.c) is held to, as rtgate captured it in
+Python before the engine did.
+
+The machine, described as rteval's report describes it: clocksource, CPU topology and SMT, idle states, PM QoS
 holders, IRQ placement, timer migration, transparent hugepages, memory and NUMA, kernel modules, tuning services,
 real-time kernel threads and their priorities, isolation as the kernel applies it, and the board's identity.
 
