@@ -999,6 +999,20 @@ static int check_only(struct sampler *s, const struct cpu_info *cpus)
 	return rc;
 }
 
+/* Results without threads of their own (nothing measured, or rtla measured): complete, ending now. */
+static void threadless_result(struct sampler *s, struct run_result *r, int reason)
+{
+	memset(r, 0, sizeof(*r));
+	r->p = &s->p;
+	r->layout = &s->ctl.layout;
+	r->sys = &s->sys;
+	r->complete = 1;
+	r->reason = sig_stop ? STOP_SIGNAL : reason;
+	r->signal = sig_stop;
+	r->end_rt_ns = now_ns(CLOCK_REALTIME);
+	r->break_thread = -1;
+}
+
 /*
  * Nothing measured (a requirement, a stop signal before the start, a load that could not run):
  * no measuring thread started; the JSON still carries the record ("thread": {}), and every gate
@@ -1009,17 +1023,10 @@ static int write_not_measured(struct sampler *s)
 	struct run_result r;
 	int rc = 1;
 
-	memset(&r, 0, sizeof(r));
-	r.p = &s->p;
-	r.layout = &s->ctl.layout;
-	r.sys = &s->sys;
-	r.complete = 1;
-	r.reason = sig_stop ? STOP_SIGNAL : STOP_ERROR;
-	r.signal = sig_stop;
+	threadless_result(s, &r, STOP_ERROR);
 	r.return_code = 1;
-	r.start_rt_ns = r.end_rt_ns = now_ns(CLOCK_REALTIME);
+	r.start_rt_ns = r.end_rt_ns;
 	r.latency_target = -1;
-	r.break_thread = -1;
 	r.record = record_write_json;
 	if (sig_stop)
 		record_stopped_by(signal_name(sig_stop));
@@ -1138,18 +1145,10 @@ static int measure_timerlat(struct sampler *s, const struct cpu_info *cpus)
 	}
 	if (!measured)
 		return write_not_measured(s);
-	memset(&r, 0, sizeof(r));
-	r.p = &s->p;
-	r.layout = &s->ctl.layout;
-	r.sys = &s->sys;
-	r.complete = 1;
-	r.reason = sig_stop ? STOP_SIGNAL : STOP_DURATION;
-	r.signal = sig_stop;
+	threadless_result(s, &r, STOP_DURATION);
 	r.start_rt_ns = s->start_rt_ns;
-	r.end_rt_ns = now_ns(CLOCK_REALTIME);
 	r.elapsed_s = (double)(s->end_mono_ns - start) / 1e9;
 	r.latency_target = s->p.latency_given ? s->p.latency_target : -1;
-	r.break_thread = -1;
 	engine_judge(s, &r);
 	print_gates(s, &r);
 	fflush(stdout);

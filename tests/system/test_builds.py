@@ -91,6 +91,14 @@ def test_sampler_runs_clean_under_sanitizers(asan_build: Path, tmp_path: Path) -
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 0 and "Sanitizer" not in err and "runtime error" not in err, err[-4000:]
+    # The timerlat backend's paths this kernel takes (its needs judged, rtla's command line built, the
+    # record of a run not measured); tests/system/test_timerlat_qemu.py runs rtla itself.
+    timerlat = ["-S", "-p", "95", "-D", "2s", "--measurement=k", "--timerlat=bucket=1,entries=100,sched=f:95,irq=9"]
+    for extra in ([f"--output-dir={tmp_path}"], ["--check-only", f"--output-dir={tmp_path}"]):
+        r = run_tool([str(exe), *timerlat, *extra], env=env)
+        assert r.returncode in (0, 1), r.stderr[-4000:]
+        assert "Sanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr[-4000:]
+    assert json.loads(r.stdout)["backend"]["command"][1:3] == ["timerlat", "hist"]
 
 
 CROSS = [
