@@ -211,6 +211,7 @@ NEEDS_ROOT = {
     "fidelity_matrix.py",
     "footprint.py",
     "lab_scale.py",
+    "module_walk.py",
     "run_overhead.py",
     "sampler_vs_cyclictest.py",
 }

@@ -17,7 +17,7 @@ from typing import Any
 from rtgate.core.thresholds import Measurement
 from rtgate.errors import SamplerError
 from rtgate.measure.rt_tasks import RtTask
-from rtgate.measure.sampler_args import check_args
+from rtgate.measure.sampler_args import engine_args
 
 DEFAULT_PRIORITY = 80  # the sampler's priority when no threshold file says
 TIMEOUT_S = 60  # it reads /proc and /sys once: seconds only on a machine that is barely running
@@ -52,13 +52,18 @@ def ask(
     root: str = "/",
     duration_s: int | None = None,
     priority: int = DEFAULT_PRIORITY,
+    words: list[str] | None = None,
 ) -> Findings:
     """The engine's findings for measurement `m` (None: no threshold file, a thread on every CPU at
-    `priority`) on this machine, or on the copy of another machine's /proc, /sys and /boot under `root`."""
+    `priority`) on this machine, or on the copy of another machine's /proc, /sys and /boot under `root`.
+    `words`: `m`'s plan as already compiled (sampler_args.engine_args), which is then what is asked."""
     argv = [sampler, "--check-only"]
     if root != "/":
         argv.append(f"--sysroot={root}")
-    argv += check_args(m, duration_s) if m is not None else ["-S", f"-p{priority}"]
+    if m is None:
+        argv += ["-S", f"-p{priority}"]
+    else:
+        argv += words if words is not None else engine_args(m, duration_s)
     try:
         r = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=TIMEOUT_S)
     except OSError as e:

@@ -28,6 +28,7 @@ from rtgate.measure import busy
 from rtgate.measure.conditions import Check
 from rtgate.measure.preflight import preflight
 from rtgate.measure.runner import StoppedBeforeMeasuring, run_measurement
+from rtgate.measure.sampler_args import engine_args
 from rtgate.measure.stop import STOP
 
 # Adds a measured run and its verdicts to a history database (history/ comes after measure/: the
@@ -94,7 +95,8 @@ def _measure_and_judge(
         return Outcome(m, not_measured(m, reason), stopped_by=STOP.signal, reason=reason)
     try:
         plan = plan_here(m, duration_s)
-        checked = preflight(sampler, m, plan, duration_s)
+        words = engine_args(m, duration_s)  # the plan compiled once: what the engine is asked, then runs
+        checked = preflight(sampler, m, plan, words)
     except StoppedBeforeMeasuring:
         raise
     except RtgateError as e:  # e.g. a pinned CPU this machine does not have: the gates say so, ERROR
@@ -112,7 +114,7 @@ def _measure_and_judge(
     try:
         request = {"duration_s": duration_s, "strict": bool(strict or m.strict)}
         run, stopped_by = run_measurement(
-            sampler, m, outdir, duration_s, progress, plan=plan, checked=checked, request=request
+            sampler, m, outdir, progress, plan=plan, words=words, checked=checked, request=request
         )
     except StoppedBeforeMeasuring as e:
         reason = f"not measured: {e}"

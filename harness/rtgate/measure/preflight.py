@@ -114,18 +114,19 @@ def pinned_lacking(plan: ThreadPlan, env: dict[str, Any], live: bool) -> list[Ch
 
 
 def engine_findings(
-    sampler: str, m: Measurement, plan: ThreadPlan, root: str = "/", duration_s: int | None = None
+    sampler: str, m: Measurement, plan: ThreadPlan, root: str = "/", words: list[str] | None = None
 ) -> tuple[engine_check.Findings, list[Check]]:
     """What the engine finds for `m` on this machine (or the copy under `root`), and every requirement
     of `m` not met there, as failed checks: the threshold file's `require:` as the engine judged it,
     pinned CPUs the machine lacks, the timerlat backend's tools. doctor and every measurement take
-    them from here, so doctor fails exactly where run would refuse to measure.
+    them from here, so doctor fails exactly where run would refuse to measure. `words`: the plan as the
+    engine will run it (default: compiled here).
 
     A plan pinned to CPUs the machine lacks is one the engine refuses outright: that alone is said
     then, beside the machine as the engine finds it without the plan."""
     live = root == "/"
     try:
-        found = engine_check.ask(sampler, m, root, duration_s)
+        found = engine_check.ask(sampler, m, root, words=words)
     except SamplerError:
         found = engine_check.ask(sampler, None, root)
         lacking = pinned_lacking(plan, found.system, live)
@@ -138,9 +139,10 @@ def engine_findings(
     return found, out
 
 
-def preflight(sampler: str, m: Measurement, plan: ThreadPlan, duration_s: int | None = None) -> Preflight:
-    """Look at this machine before measuring `m` as planned: the engine's findings, judged."""
-    found, required = engine_findings(sampler, m, plan, duration_s=duration_s)
+def preflight(sampler: str, m: Measurement, plan: ThreadPlan, words: list[str] | None = None) -> Preflight:
+    """Look at this machine before measuring `m` as planned (`words`: as compiled for the engine): the
+    engine's findings, judged."""
+    found, required = engine_findings(sampler, m, plan, words=words)
     checks = system_checks(found.system, m.require, plan, live=True, rt_tasks=found.rt_tasks)
     return Preflight(
         system=found.system,

@@ -29,7 +29,6 @@ from rtgate.errors import RtgateError, SamplerError
 from rtgate.measure import busy, timerlat
 from rtgate.measure.lock import StoppedWhileWaiting, measurement_lock
 from rtgate.measure.preflight import Preflight
-from rtgate.measure.sampler_args import engine_args
 from rtgate.measure.stop import STOP, die_with_parent
 from rtgate.parsers import load_results
 from rtgate.safe_io import Folder
@@ -148,60 +147,45 @@ def run_measurement(
     sampler: str,
     m: Measurement,
     outdir: Path,
-    duration_s: int | None = None,
     progress: bool | None = None,
     *,
     plan: ThreadPlan,
+    words: list[str],
     checked: Preflight,
     request: dict[str, Any] | None = None,
 ) -> tuple[RunResult, str | None]:
     """Returns the results and the signal that stopped the run early (None: it ran to its end).
 
-    plan: the measurement's threads on this machine (plan_here); checked: its preflight, whose
-    unmet requirements and strict warnings the caller (measure/orchestrate.py, the one caller) has
-    already refused to measure under. The system's conditions, the preflight warnings and competing
-    real-time tasks are recorded with the results; a load runs around the sampler. Raises
-    StoppedBeforeMeasuring when a stop signal came before the sampler started. Whatever happens, no
-    load or sampler process outlives this call."""
+    plan: the measurement's threads on this machine (plan_here); words: the measurement compiled for
+    the engine (sampler_args.engine_args), as its preflight asked the engine about it; checked: that
+    preflight, whose unmet requirements and strict warnings the caller (measure/orchestrate.py, the one
+    caller) has already refused to measure under. Raises StoppedBeforeMeasuring when a stop signal came
+    before the engine started. Whatever happens, no load or sampler process outlives this call."""
     with STOP.handling():
-        return _measure(sampler, m, outdir, duration_s, plan, progress, checked, request or {})
+        quiet_before = busy.snapshot()  # before rtgate's own load and sampler add to it
+        if STOP.requested:
+            raise StoppedBeforeMeasuring(STOP.signal or "a signal", "before the measurement started")
+        with Folder(outdir, create=True) as out:
+            return _measure(sampler, m, out, words, plan, progress, checked, quiet_before, request or {})
 
 
 def _measure(
     sampler: str,
     m: Measurement,
-    outdir: Path,
-    duration_s: int | None,
-    plan: ThreadPlan,
-    progress: bool | None,
-    checked: Preflight,
-    request: dict[str, Any],
-) -> tuple[RunResult, str | None]:
-    quiet_before = busy.snapshot()  # before rtgate's own load and sampler add to it
-    if STOP.requested:
-        raise StoppedBeforeMeasuring(STOP.signal or "a signal", "before the measurement started")
-    with Folder(outdir, create=True) as out:
-        return _measure_engine(sampler, m, out, duration_s, plan, progress, checked, quiet_before, request)
-
-
-def _measure_engine(
-    sampler: str,
-    m: Measurement,
     out: Folder,
-    duration_s: int | None,
+    words: list[str],
     plan: ThreadPlan,
     progress: bool | None,
     checked: Preflight,
     quiet_before: dict[str, Any],
     request: dict[str, Any],
 ) -> tuple[RunResult, str | None]:
-    """The engine measures, as on a board: rtgate-sampler runs the measurement's compiled plan
-    (sampler_args.engine_args), checks its requirements, runs the loads and holds each to its level,
-    measures with its threads or runs rtla (the timerlat backend), watches for competing real-time
-    tasks off the measured CPUs, records the machine and writes its record ("rtgate_run", format 2)
-    into the results. rtgate adds to that record only what the engine cannot know: what rtgate was
-    told (request), doctor's warnings (preflight) and how busy the machine was around the run
-    (machine_load)."""
+    """The engine measures, as on a board: rtgate-sampler runs the measurement's compiled plan, checks
+    its requirements, runs the loads and holds each to its level, measures with its threads or runs
+    rtla (the timerlat backend), watches for competing real-time tasks off the measured CPUs, records
+    the machine and writes its record ("rtgate_run", format 2) into the results. rtgate adds to that
+    record only what the engine cannot know: what rtgate was told (request), doctor's warnings
+    (preflight) and how busy the machine was around the run (machine_load)."""
     outdir = out.path
     json_path = outdir / f"{m.name}.json"
     env_path = validity.environment_path(json_path)
@@ -210,7 +194,7 @@ def _measure_engine(
     # Written first: results beside it without a validity record are then known to be cut short.
     state = {"results": json_path.name, "system": checked.system, "preflight": checked.record()}
     out.replace(env_path.name, _dumps({**state, "state": "measuring"}), sync=False)
-    argv = [sampler, *engine_args(m, duration_s), f"--output-dir={outdir}"]
+    argv = [sampler, *words, f"--output-dir={outdir}"]
     # The command line is written before the lock: inside it, only the engine runs.
     out.replace(f"{m.name}.cmdline", shlex.join(argv) + "\n")
     try:

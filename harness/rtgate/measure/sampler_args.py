@@ -187,11 +187,6 @@ def require_args(m: Measurement) -> list[str]:
     return args
 
 
-def check_args(m: Measurement, duration_s: int | None = None) -> list[str]:
-    """What the engine's --check-only is asked about `m`: its whole plan, as it would measure it."""
-    return engine_args(m, duration_s)
-
-
 def load_args(m: Measurement, spec: LoadSpec) -> list[str]:
     """One load as --load (and, for a custom load, its command's words as --load-arg); the engine
     places it (measured, others, all or a list) and holds it to its level, the kind's default unless
