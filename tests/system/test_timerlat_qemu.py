@@ -55,13 +55,31 @@ measurements:
     timerlat: {interval_us: 1000, duration: 20s, cpus: [0, 1]}
     gates:
       - {name: thread-max, kind: max, threads: [thread], limit_us: 1}
+  loaded:
+    backend: timerlat
+    timerlat: {interval_us: 1000, duration: 3s, cpus: [1], analysis: false}
+    load: {kind: cpu, cpus: others, warmup_seconds: 1, min_cpu_percent: 10}
+    gates:
+      - {name: max, kind: max, limit_us: 10000000}
+  rival:
+    backend: timerlat
+    require: {no_competing_rt: true}
+    timerlat: {interval_us: 1000, duration: 15s, cpus: [1], analysis: false}
+    gates:
+      - {name: max, kind: max, limit_us: 10000000}
 """
 
 SCRIPT = """\
 PY={python}
 "$PY" -m rtgate doctor spec.yaml > doctor.txt 2>&1; echo $? > doctor.rc
 "$PY" -m rtgate run spec.yaml --output-dir out --json verdicts.json --measurement sampler --measurement kernel \
-  --measurement stop > run.txt 2>&1; echo $? > run.rc
+  --measurement stop --measurement loaded > run.txt 2>&1; echo $? > run.rc
+# A real-time task that starts on the measured CPU while rtla measures: the engine's scan sees it.
+"$PY" -m rtgate run spec.yaml --output-dir out-rival --json rival.json --measurement rival > rival.txt 2>&1 &
+pid=$!
+i=0; while [ $i -lt 300 ] && ! pgrep -x rtla > /dev/null; do sleep 1; i=$((i + 1)); done
+sleep 3; chrt -f 99 taskset -c 1 sleep 8 &
+wait $pid; echo $? > rival.rc
 # Stop a 2-minute timerlat run a few seconds after rtla started: what was measured is judged.
 # (SIGTERM: a background job of a script has SIGINT ignored, and rtgate keeps it so.)
 "$PY" -m rtgate run spec.yaml --output-dir out-int --json int.json --measurement long > int.txt 2>&1 &
@@ -240,3 +258,35 @@ def test_a_stop_signal_ends_rtla_and_what_it_measured_is_judged(guest_run: dict[
         assert x["status"] == "INCONCLUSIVE" and "stopped early by SIGTERM" in x["reason"], x["reason"]
         assert x["samples"] > 0
     assert (work / "out-int" / "long.rtla.txt").read_text().startswith("# RTLA timerlat histogram")
+
+
+def test_the_engine_holds_a_load_around_rtla(guest_run: dict[str, Any]) -> None:
+    """The timerlat backend's load runs in the engine, as the sampler's: placed on the other CPU, warmed up,
+    held to its level, recorded; rtla measured the CPU asked (-c 1)."""
+    work = guest_run["work"]
+    doc = json.loads(_text(work, "verdicts.json"))
+    loaded = [v for v in doc["verdicts"] if v["measurement"] == "loaded"]
+    assert sorted(v["thread"] for v in loaded) == ["irq-cpu1", "thread-cpu1"]
+    assert all(v["status"] == "PASS" for v in loaded), [v["reason"] for v in loaded]
+    record = json.loads(_text(work, "out/loaded.json"))["rtgate_run"]
+    assert record["measured"] is True and record["valid"] is True, record["invalid"]
+    load = record["load"]
+    assert load["kind"] == "cpu" and load["cpus"] == [0] and load["problem"] is None
+    assert load["level"]["reached"] >= 10
+    command = record["backend"]["command"]
+    assert command[1:3] == ["timerlat", "hist"] and command[command.index("-c") + 1] == "1"
+
+
+def test_a_competitor_that_starts_while_rtla_measures_makes_the_run_invalid(guest_run: dict[str, Any]) -> None:
+    """The engine scans for competing real-time tasks while rtla measures, as while its own threads do; the
+    tracer's timerlat/N threads and rtla's own are expected there, the FIFO 99 sleep on cpu 1 is not."""
+    work = guest_run["work"]
+    text = _text(work, "rival.txt")
+    assert _text(work, "rival.rc").strip() == "1", text
+    v = json.loads(_text(work, "rival.json"))["verdicts"]
+    assert {x["thread"] for x in v} == {"irq-cpu1", "thread-cpu1"}, text
+    for x in v:
+        assert x["status"] == "ERROR" and "competing real-time task" in x["reason"] and "sleep" in x["reason"], x
+        assert "(measured" in x["reason"] and x["samples"] > 0  # the figures are kept
+    during = json.loads(_text(work, "out-rival/rival.json"))["rtgate_run"]["rt_tasks"]["during"]
+    assert [t["comm"] for t in during] == ["sleep"], during
