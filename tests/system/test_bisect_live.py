@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """A latency bisection, live (issue 48 item 4): real `git bisect run` with the shipped wrapper
 (scripts/bisect-step.sh, the script doc/history.rst prints) over a throwaway git history whose
-commits switch the latency injector on from one commit onwards. Each step measures with
-`rtgate run --history` until `rtgate history bisect` decides; git must name that commit."""
+commits make p99 worse by x1.5 from one commit onwards (the latency injector beside every run,
+stronger from that commit on). Each step measures with `rtgate run --history` until `rtgate
+history bisect` decides; git must name that commit."""
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -18,8 +20,13 @@ from conftest import IS_ROOT, ROOT
 from history_live import measured_cpu
 
 COMMITS = 4
-FIRST_BAD = 3  # commits 1..4 after the known-good commit 0; the injector is on from commit 3
-BUSY_US, PERIOD_MS = 2000, 5  # 40 % of wake-ups delayed up to 2 ms: p99 goes from ~0.1 to ~2 ms
+FIRST_BAD = 3  # commits 1..4 after the known-good commit 0; the regression is in from commit 3
+# Every run has the injector beside it, so that its p99 is the injection's, not this host's noise:
+# the known-good kernel and the good commits steal GOOD_US of every PERIOD_MS (20 % of wake-ups
+# delayed by up to 1 ms: p99 ~0.98 ms), commit 3 and later BAD_US (30 %, up to 1.5 ms: p99 ~1.46 ms).
+# The regression is x1.5 of p99; the bisection is asked to call bad anything worse by x1.2.
+GOOD_US, BAD_US, PERIOD_MS = 1000, 1500, 5
+WORSE_BY = 1.2
 
 THRESHOLDS = """\
 platform: bisect-live
@@ -42,15 +49,13 @@ import random, subprocess, sys
 sys.path.insert(0, {tests!r})
 from history_live import injected_latency
 label, n = sys.argv[1], sys.argv[2]
-def run(release, inject):
+def run(release, busy_us):
     argv = [{python!r}, "-m", "rtgate", "run", {thresholds!r}, "--history", {db!r}, "--release", release,
             "--force-label", "--pair-id", f"{{label}}-{{n}}"]
-    if not inject:
+    with injected_latency({cpu}, busy_us, {period}):
         return subprocess.run(argv).returncode
-    with injected_latency({cpu}, {busy}, {period}):
-        return subprocess.run(argv).returncode
-inject = open("inject").read().strip() == "1"
-order = [("good", False), (label, inject)]
+regressed = open("inject").read().strip() == "1"
+order = [("good", {good}), (label, {bad} if regressed else {good})]
 random.shuffle(order)
 codes = [run(release, on) for release, on in order]
 sys.exit(max(codes))
@@ -77,7 +82,8 @@ def test_git_bisect_run_finds_the_commit_that_injects_latency(tmp_path: Path) ->
             thresholds=str(thresholds),
             db=str(db),
             cpu=cpu,
-            busy=BUSY_US,
+            good=GOOD_US,
+            bad=BAD_US,
             period=PERIOD_MS,
         )
     )
@@ -101,16 +107,19 @@ def test_git_bisect_run_finds_the_commit_that_injects_latency(tmp_path: Path) ->
         "RTGATE_MEASURE": str(measure),
     }
     wrapper = ["sh", str(ROOT / "scripts" / "bisect-step.sh")]
-    # Bad: p99 worse by x4 at least (the injection makes it ~x20); paired runs, whose host drift
-    # cancels and which the drift guard compares on the categorical fingerprint only.
+    # Bad: p99 worse by x1.2 at least; paired runs, whose host drift cancels and which the drift
+    # guard compares on the categorical fingerprint only.
     step = ["--db", str(db), "--thresholds", str(thresholds), "--base", "good", "--paired"]
-    step += ["--metric", "p99", "--worse-by", "4", "--error", "0.05", "--max-runs", "20"]
+    step += ["--metric", "p99", "--worse-by", str(WORSE_BY), "--error", "0.05", "--max-runs", "20"]
     r = subprocess.run(
         ["git", "bisect", "run", *wrapper, *step], cwd=repo, env=env, capture_output=True, text=True, timeout=600
     )
     assert f"{hashes[FIRST_BAD]}" in r.stdout and "is the first bad commit" in r.stdout, r.stdout + r.stderr
     # Every step printed its decision with its error bound, and trend marks the commits measured.
     assert "wrong with chance <= 0.05 each way per step" in r.stdout
+    # The regression found is the one injected: p99 worse by x1.5 (the median ratio of each BAD step's pairs).
+    ratios = [float(x) for x in re.findall(r"BAD .*?median ratio x([0-9.]+)", r.stdout)]
+    assert ratios and all(1.3 <= x <= 1.7 for x in ratios), r.stdout
     trend = subprocess.run(
         [
             sys.executable,
