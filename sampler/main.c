@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1048,6 +1050,31 @@ static int write_not_measured(struct sampler *s)
 	return rc;
 }
 
+/* A descriptor that polls readable when the child ends (pidfd, Linux 5.3), or -1. */
+static int child_fd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	return -1;
+#endif
+}
+
+/* Sleep until the child ends, a signal arrives or CLOCK_MONOTONIC reaches until_ns; without a pidfd,
+ * at most 100 ms at a time. */
+static void wait_child(int pidfd, int64_t until_ns)
+{
+	int64_t left = until_ns - now_ns(CLOCK_MONOTONIC);
+	struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+
+	if (left <= 0)
+		return;
+	if (pidfd < 0 && left > 100000000LL)
+		left = 100000000LL;
+	poll(&pfd, pidfd >= 0 ? 1 : 0, (int)((left + 999999) / 1000000)); /* EINTR on a signal: looked at */
+}
+
 /*
  * --timerlat: rtla measures in place of the threads, and the engine watches it as it watches them:
  * competing real-time tasks about once a second, a stop signal passed on as SIGINT (repeated: rtla
@@ -1061,7 +1088,7 @@ static int measure_timerlat(struct sampler *s, const struct cpu_info *cpus)
 	const int64_t second = 1000000000LL, start = now_ns(CLOCK_MONOTONIC);
 	const int64_t deadline = start + ((int64_t)s->p.duration_s + TIMERLAT_GRACE_S) * second;
 	int64_t asked = 0, next_int = 0;
-	int late = 0, stuck = 0, measured;
+	int late = 0, stuck = 0, measured, pidfd;
 	struct run_result r;
 
 	if (sig_stop) {
@@ -1077,10 +1104,10 @@ static int measure_timerlat(struct sampler *s, const struct cpu_info *cpus)
 	}
 	rtscan_timerlat_measures((int)t.pid);
 	record_backend_writer(timerlat_write_json, &t);
+	pidfd = child_fd(t.pid);
 	s->start_rt_ns = now_ns(CLOCK_REALTIME);
 	s->eng->next_scan_ns = start + SCAN_NS;
 	for (;;) {
-		struct timespec nap = {0, 100000000L}; /* off the measured CPUs: ten wake-ups a second */
 		pid_t w = waitpid(t.pid, &t.status, WNOHANG);
 		int64_t now = now_ns(CLOCK_MONOTONIC);
 
@@ -1106,8 +1133,11 @@ static int measure_timerlat(struct sampler *s, const struct cpu_info *cpus)
 			period = (now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu) * SCAN_BUDGET;
 			s->eng->next_scan_ns = now_ns(CLOCK_MONOTONIC) + (period > SCAN_NS ? period : SCAN_NS);
 		}
-		nanosleep(&nap, NULL);
+		/* until rtla ends, a stop signal, the next scan or the next SIGINT: about a wake-up a second */
+		wait_child(pidfd, asked && next_int < s->eng->next_scan_ns ? next_int : s->eng->next_scan_ns);
 	}
+	if (pidfd >= 0)
+		close(pidfd);
 	s->end_mono_ns = now_ns(CLOCK_MONOTONIC);
 	rtscan("/", &s->eng->prio, (int)getpid(), &s->eng->after, RTSCAN_ALL);
 	if (loads) {

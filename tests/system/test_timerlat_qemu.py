@@ -78,8 +78,9 @@ PY={python}
 "$PY" -m rtgate run spec.yaml --output-dir out-rival --json rival.json --measurement rival > rival.txt 2>&1 &
 pid=$!
 i=0; while [ $i -lt 300 ] && ! pgrep -x rtla > /dev/null; do sleep 1; i=$((i + 1)); done
-sleep 3; chrt -f 99 taskset -c 1 sleep 8 &
-wait $pid; echo $? > rival.rc
+sleep 3; chrt -f 99 taskset -c 1 sleep 60 &
+rival=$!
+wait $pid; echo $? > rival.rc; kill $rival
 # Stop a 2-minute timerlat run a few seconds after rtla started: what was measured is judged.
 # (SIGTERM: a background job of a script has SIGINT ignored, and rtgate keeps it so.)
 "$PY" -m rtgate run spec.yaml --output-dir out-int --json int.json --measurement long > int.txt 2>&1 &
@@ -278,8 +279,8 @@ def test_the_engine_holds_a_load_around_rtla(guest_run: dict[str, Any]) -> None:
 
 
 def test_a_competitor_that_starts_while_rtla_measures_makes_the_run_invalid(guest_run: dict[str, Any]) -> None:
-    """The engine scans for competing real-time tasks while rtla measures, as while its own threads do; the
-    tracer's timerlat/N threads and rtla's own are expected there, the FIFO 99 sleep on cpu 1 is not."""
+    """The engine scans for competing real-time tasks while and after rtla measures, as around its own threads;
+    the tracer's timerlat/N threads and rtla's own are expected there, the FIFO 99 sleep on cpu 1 is not."""
     work = guest_run["work"]
     text = _text(work, "rival.txt")
     assert _text(work, "rival.rc").strip() == "1", text
@@ -288,5 +289,8 @@ def test_a_competitor_that_starts_while_rtla_measures_makes_the_run_invalid(gues
     for x in v:
         assert x["status"] == "ERROR" and "competing real-time task" in x["reason"] and "sleep" in x["reason"], x
         assert "(measured" in x["reason"] and x["samples"] > 0  # the figures are kept
-    during = json.loads(_text(work, "out-rival/rival.json"))["rtgate_run"]["rt_tasks"]["during"]
-    assert [t["comm"] for t in during] == ["sleep"], during
+    # Seen by a scan while rtla measured, or at the latest by the one after it (the task outlives rtla): the
+    # engine spaces its scans by their cost (<= 0.08 % of a CPU), seconds apart under TCG.
+    tasks = json.loads(_text(work, "out-rival/rival.json"))["rtgate_run"]["rt_tasks"]
+    seen = [t for t in tasks["during"] + tasks["after"] if not t.get("expected")]
+    assert any(t["comm"] == "sleep" and t["priority"] == 99 and t["on_cpus"] == [1] for t in seen), tasks
