@@ -53,10 +53,8 @@ def report(
     allow = bool(args.allow_inconclusive or tf.allow_inconclusive)
     measured = {name for name, _ in runs or []}
     unmeasured = {v.measurement: (refused or {}).get(v.measurement) for v in verdicts if v.measurement not in measured}
-    if refused is None or not unmeasured:
-        system = None
     check_report_outputs(args)
-    described = describe_runs(runs or [], unmeasured, system)
+    described = describe_runs(runs or [], unmeasured, system if refused is not None and unmeasured else None)
     summary = summary_table(tf.platform, verdicts, allow, header_lines(described))
     sys.stdout.write(summary)
     lost = list(lost or [])
