@@ -516,6 +516,17 @@ static void wait_tick(struct sampler *s, int64_t tick_ns)
 	sem_timedwait(&s->ctl.finished, &until);
 }
 
+/* One scan for competing real-time tasks while measuring, and when the next is due: about once a
+ * second, less often where a scan costs more than the budget allows. */
+static void scan_during(struct engine *e)
+{
+	int64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID), period;
+
+	rtscan("/", &e->prio, (int)getpid(), &e->during, RTSCAN_NEW_COMPETITORS);
+	period = (now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu) * SCAN_BUDGET;
+	e->next_scan_ns = now_ns(CLOCK_MONOTONIC) + (period > SCAN_NS ? period : SCAN_NS);
+}
+
 static void watch(struct sampler *s)
 {
 	const int live = !s->p.quiet && !s->p.verbose;
@@ -555,14 +566,8 @@ static void watch(struct sampler *s)
 			break;
 		now = now_ns(CLOCK_MONOTONIC);
 		if (s->eng && now >= s->eng->next_scan_ns) {
-			/* here, in main's tick, off the measured CPUs: never in a measurement thread */
-			int64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID), period;
-
-			rtscan("/", &s->eng->prio, (int)getpid(), &s->eng->during, RTSCAN_NEW_COMPETITORS);
-			/* about once a second; less often where a scan costs more than the budget allows */
-			period = (now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu) * SCAN_BUDGET;
+			scan_during(s->eng); /* here, in main's tick, off the measured CPUs: never in a measurement thread */
 			now = now_ns(CLOCK_MONOTONIC);
-			s->eng->next_scan_ns = now + (period > SCAN_NS ? period : SCAN_NS);
 		}
 		if (s->eng && s->eng->next_scan_ns - now < tick)
 			tick = s->eng->next_scan_ns - now > 0 ? s->eng->next_scan_ns - now : 1;
@@ -856,6 +861,24 @@ static void stop_loads(void)
 		loads_stop(loads);
 }
 
+/* When the measurement ends: the loads' level read a second time with them still in place, then
+ * stopped; a load that did not hold makes the record invalid. */
+static void finish_loads(void)
+{
+	char (*problems)[LOAD_REASON_LEN];
+	int n;
+
+	if (!loads)
+		return;
+	problems = xcalloc(LOAD_MAX, LOAD_REASON_LEN);
+	loads_finish(loads);
+	loads_stop(loads);
+	n = load_problems(loads, problems, LOAD_MAX);
+	for (int i = 0; i < n; i++)
+		record_invalid("%s", problems[i]);
+	free(problems);
+}
+
 static void write_load(FILE *f, const void *ctx)
 {
 	load_write_json(f, ctx);
@@ -1126,13 +1149,8 @@ static int measure_timerlat(struct sampler *s, const struct cpu_info *cpus)
 			kill(t.pid, SIGINT);
 			next_int = now + 2 * second;
 		}
-		if (now >= s->eng->next_scan_ns) {
-			int64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID), period;
-
-			rtscan("/", &s->eng->prio, (int)getpid(), &s->eng->during, RTSCAN_NEW_COMPETITORS);
-			period = (now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu) * SCAN_BUDGET;
-			s->eng->next_scan_ns = now_ns(CLOCK_MONOTONIC) + (period > SCAN_NS ? period : SCAN_NS);
-		}
+		if (now >= s->eng->next_scan_ns)
+			scan_during(s->eng);
 		/* until rtla ends, a stop signal, the next scan or the next SIGINT: about a wake-up a second */
 		wait_child(pidfd, asked && next_int < s->eng->next_scan_ns ? next_int : s->eng->next_scan_ns);
 	}
@@ -1140,17 +1158,7 @@ static int measure_timerlat(struct sampler *s, const struct cpu_info *cpus)
 		close(pidfd);
 	s->end_mono_ns = now_ns(CLOCK_MONOTONIC);
 	rtscan("/", &s->eng->prio, (int)getpid(), &s->eng->after, RTSCAN_ALL);
-	if (loads) {
-		char (*problems)[LOAD_REASON_LEN] = xcalloc(LOAD_MAX, LOAD_REASON_LEN);
-		int n;
-
-		loads_finish(loads);
-		loads_stop(loads);
-		n = load_problems(loads, problems, LOAD_MAX);
-		for (int i = 0; i < n; i++)
-			record_invalid("%s", problems[i]);
-		free(problems);
-	}
+	finish_loads();
 	measured = !stuck && !late && !timerlat_measured(&t, err, sizeof(err));
 	if (stuck) {
 		char wchan[128] = "?";
@@ -1339,17 +1347,7 @@ int main(int argc, char **argv)
 		munlockall(); /* measuring is over: what outputs and gates map need not be locked */
 	if (s.eng)
 		rtscan("/", &s.eng->prio, (int)getpid(), &s.eng->after, RTSCAN_ALL);
-	if (loads) {
-		char (*problems)[LOAD_REASON_LEN] = xcalloc(LOAD_MAX, LOAD_REASON_LEN);
-		int n;
-
-		loads_finish(loads); /* the level's second reading, with the loads still in place */
-		loads_stop(loads);
-		n = load_problems(loads, problems, LOAD_MAX);
-		for (int i = 0; i < n; i++)
-			record_invalid("%s", problems[i]);
-		free(problems);
-	}
+	finish_loads();
 	rc = write_outputs(&s);
 	if (s.latency_fd >= 0)
 		close(s.latency_fd);
