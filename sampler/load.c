@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "out_json.h"
+#include "toolpath.h"
 
 #define DEFAULT_WARMUP_S 2.0
 #define DEFAULT_CPU_PERCENT_PER_WORKER 25.0
@@ -656,29 +657,6 @@ static int write_bundled_project(const char *dir)
 
 /* ---------------------------------------------------------------- launching */
 
-/* Whether a program is found as execvp would find it. */
-static int on_path(const char *tool)
-{
-	const char *path = getenv("PATH");
-	char buf[PATH_LEN];
-
-	if (strchr(tool, '/'))
-		return access(tool, X_OK) == 0;
-	if (!path)
-		path = "/usr/bin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-
-		if (n && n < sizeof(buf) - strlen(tool) - 2) {
-			snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, tool);
-			if (access(buf, X_OK) == 0)
-				return 1;
-		}
-		path += n + (path[n] == ':');
-	}
-	return 0;
-}
-
 static char *arg(struct load *ld, size_t *used, const char *fmt, ...)
 {
 	va_list ap;
@@ -779,7 +757,9 @@ static int check_tools(struct load *ld, char *why, size_t len)
 	else if (ld->spec.kind == LOAD_CUSTOM)
 		tools[0] = ld->spec.words[0];
 	for (int i = 0; i < 2 && tools[i]; i++) {
-		if (!on_path(tools[i])) {
+		char found[PATH_LEN];
+
+		if (tool_path(tools[i], found, sizeof(found))) {
 			const char *pkg = strcmp(tools[i], "hackbench") == 0 ? "rt-tests"
 					  : strcmp(tools[i], "cc") == 0     ? "gcc"
 									    : tools[i];

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "record.h"
+#include "toolpath.h"
 
 #define MAX_ENTRIES 100000 /* core/timerlat_spec.py MAX_ENTRIES */
 #define HELP_READ_MAX 65536
@@ -94,24 +95,6 @@ int timerlat_parse(const char *text, struct timerlat_spec *t, char *err, size_t 
 		return -1;
 	}
 	return 0;
-}
-
-/* As execvp would find it. */
-static int find_on_path(const char *tool, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	if (!path)
-		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-
-		if (n && (size_t)snprintf(out, len, "%.*s/%s", (int)n, path, tool) < len && access(out, X_OK) == 0)
-			return 0;
-		path += n + (path[n] == ':');
-	}
-	out[0] = '\0';
-	return -1;
 }
 
 static const char *tracefs(void)
@@ -213,7 +196,7 @@ int timerlat_unavailable(const struct timerlat_spec *t, char *buf, size_t len)
 {
 	char rtla[PATH_LEN], path[160];
 	const char *dir = tracefs();
-	int found = !find_on_path("rtla", rtla, sizeof(rtla));
+	int found = !tool_path("rtla", rtla, sizeof(rtla));
 
 	buf[0] = '\0';
 	if (!found)
@@ -285,7 +268,7 @@ int timerlat_prepare(struct timerlat_run *t, const struct params *p, const struc
 	int n = 0;
 
 	memset(t, 0, sizeof(*t));
-	if (find_on_path("rtla", t->path, sizeof(t->path))) {
+	if (tool_path("rtla", t->path, sizeof(t->path))) {
 		set_err(err, errlen, "rtla not found (apt-get install rtla)");
 		return -1;
 	}
