@@ -106,11 +106,11 @@ def not_measured(run: RunResult) -> tuple[str, str] | None:
     return ("INCONCLUSIVE" if stopped else "ERROR"), reason
 
 
-def _rtla_measured(run: RunResult, rec: dict[str, Any]) -> bool:
-    """The timerlat backend: rtla measured in place of the engine's threads, so the engine's digest
-    counts no figures; the figures are rtla's histogram (rtla-timerlat-hist) beside the record."""
-    backend = rec.get("backend")
-    return run.format == "rtla-timerlat-hist" and isinstance(backend, dict) and backend.get("name") == "timerlat"
+def rtla_measured(rec: Any) -> bool:
+    """The engine's record of a measurement rtla made in place of its threads (--timerlat): the
+    engine's digest counts no figures; they are rtla's histogram beside the results."""
+    backend = rec.get("backend") if isinstance(rec, dict) else None
+    return isinstance(backend, dict) and backend.get("name") == "timerlat" and rec.get("measured") is True
 
 
 def _check_record(run: RunResult, rec: Any) -> list[str]:
@@ -127,7 +127,7 @@ def _check_record(run: RunResult, rec: Any) -> list[str]:
             f"its validity record contradicts itself (valid: {json.dumps(rec.get('valid'))} "
             f"with {len(invalid)} reasons)"
         )
-    if rec.get("results") != digest(run) and not _rtla_measured(run, rec):
+    if rec.get("results") != digest(run) and not (run.format == "rtla-timerlat-hist" and rtla_measured(rec)):
         out.append("its validity record was written for other figures than the results it is in")
     # A --duration asked on purpose is what the sampler ran (-D): one that is not would excuse a short run.
     asked = rec.get("request", {}).get("duration_s") if isinstance(rec.get("request"), dict) else None

@@ -24,6 +24,7 @@ from rtgate.core.model import (
 )
 from rtgate.core.periods import derive_missed
 from rtgate.core.validate import check_run
+from rtgate.core.validity import rtla_measured
 from rtgate.errors import ResultsError
 from rtgate.parsers import foreign
 from rtgate.parsers.cmdline import command_setup, parse_cmdline
@@ -644,7 +645,7 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
                 block_maxima=blocks,
             )
         )
-    if not threads and _rtla_measured(doc):
+    if not threads and rtla_measured(doc.get("rtgate_run")):
         raise ResultsError(
             f"rtla measured this run (the timerlat backend): its figures are in {path.name[:-5]}.rtla.txt beside it",
             path=str(path),
@@ -680,13 +681,6 @@ def _engine_measured_nothing(doc: dict[str, Any]) -> bool:
     not start, a stop before measuring): no thread, and its record says why (core/validity.py)."""
     rec = doc.get("rtgate_run")
     return isinstance(rec, dict) and rec.get("format") == 2 and rec.get("measured") is False
-
-
-def _rtla_measured(doc: dict[str, Any]) -> bool:
-    """The engine's results of a measurement rtla made in place of its threads (--timerlat)."""
-    rec = doc.get("rtgate_run")
-    backend = rec.get("backend") if isinstance(rec, dict) else None
-    return isinstance(backend, dict) and backend.get("name") == "timerlat" and rec.get("measured") is True  # type: ignore[union-attr]
 
 
 _STOPS = ("loops", "duration", "signal", "breaktrace", "error")
