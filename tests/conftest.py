@@ -73,16 +73,29 @@ def run_tool(argv: list[str], timeout: float = 120, **kw: Any) -> subprocess.Com
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
 
 
+def proc_stat(pid: int) -> tuple[str, list[str]] | None:
+    """A process's command name and the fields of /proc/PID/stat after it ([0] its state, then ppid,
+    pgrp, session, ...), or None once it has gone. A name may hold blanks and parentheses: it ends at
+    the last ')'."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    comm, _, rest = text.partition("(")[2].rpartition(")")
+    return comm, rest.split()
+
+
+def processes() -> Iterator[tuple[int, str, list[str]]]:
+    """pid, command name and stat fields (as proc_stat) of every process alive while it is read."""
+    for entry in Path("/proc").glob("[0-9]*"):
+        stat = proc_stat(int(entry.name))
+        if stat is not None:
+            yield int(entry.name), *stat
+
+
 def pgid_processes(pgid: int) -> list[int]:
     """The processes of a process group (zombies included): what a load left behind."""
-    pids = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            if int(stat.read_text().rsplit(")", 1)[1].split()[2]) == pgid:
-                pids.append(int(stat.parent.name))
-        except (OSError, ValueError, IndexError):
-            continue
-    return pids
+    return [pid for pid, _, fields in processes() if int(fields[2]) == pgid]
 
 
 def load_json(path: Path) -> dict[str, Any]:
@@ -104,15 +117,7 @@ def junit_figures(path: Path) -> dict[str, dict[str, str]]:
 
 def sampler_child_of(pid: int) -> bool:
     """An rtgate-sampler runs as a child of process `pid` (rtgate may wait for the measurement lock first)."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            name = stat.read_text().split("(", 1)[1].rsplit(")", 1)[0]
-        except (OSError, IndexError):
-            continue
-        if name == "rtgate-sampler" and int(fields[1]) == pid:
-            return True
-    return False
+    return any(name == "rtgate-sampler" and int(fields[1]) == pid for _, name, fields in processes())
 
 
 @pytest.fixture(scope="session")

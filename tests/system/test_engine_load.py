@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, RT_OPTS, run_tool
+from conftest import FIXTURES, RT_OPTS, processes, run_tool
 
 pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="loads go on a CPU the sampler does not use")
 
@@ -33,15 +33,7 @@ def record(path: Path) -> dict[str, Any]:
 
 def session_processes(sid: int) -> list[int]:
     """Live processes of a session (zombies are their parent's to reap and hold no CPU)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == sid and fields[0] != "Z":
-            found.append(int(stat.parent.name))
-    return found
+    return [pid for pid, _, fields in processes() if int(fields[3]) == sid and fields[0] != "Z"]
 
 
 def gone_within(sid: int, seconds: float) -> list[int]:
@@ -55,12 +47,7 @@ def load_leader(sampler_pid: int, timeout: float = 20) -> int:
     """The first load's leader: the sampler's child that leads its own session."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            pid = int(stat.parent.name)
+        for pid, _, fields in processes():
             if int(fields[1]) == sampler_pid and int(fields[3]) == pid:
                 return pid
         time.sleep(0.02)

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from conftest import IS_ROOT
+from conftest import IS_ROOT, proc_stat
 from reference_environment import capture
 from reference_machine import parse_cpulist
 from reference_rt_tasks import competitors, scan
@@ -58,11 +58,8 @@ def record(json_path: Path) -> dict[str, Any]:
 
 
 def is_fifo(pid: int, comm: str) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.split("(", 1)[1].startswith(comm[:15] + ")") and stat.rsplit(")", 1)[1].split()[38] == "1"
+    stat = proc_stat(pid)
+    return stat is not None and stat[0] == comm[:15] and stat[1][38] == "1"
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from typing import TypeVar
 
 import pytest
 
-from conftest import IS_ROOT, ROOT
+from conftest import IS_ROOT, ROOT, proc_stat
 from junit_views import jenkins_view
 from reference_rt_tasks import competitors, scan
 from rtgate.measure.lock import measurement_lock
@@ -369,12 +369,9 @@ def rt_task() -> Iterator[Callable[[int], int]]:
         p = subprocess.Popen(["chrt", "-f", str(priority), "taskset", "-c", "0", "sleep", "30"])
         started.append(p)
         for _ in range(200):  # until it is sleep under SCHED_FIFO (policy 1 in its stat)
-            try:
-                stat = Path(f"/proc/{p.pid}/stat").read_text()
-                if stat.split("(", 1)[1].startswith("sleep)") and stat.rsplit(")", 1)[1].split()[38] == "1":
-                    return p.pid
-            except (OSError, IndexError):
-                pass
+            stat = proc_stat(p.pid)
+            if stat is not None and stat[0] == "sleep" and stat[1][38:39] == ["1"]:
+                return p.pid
             time.sleep(0.01)
         raise AssertionError("the SCHED_FIFO task did not start")
 

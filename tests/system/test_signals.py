@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import rtgate
-from conftest import IS_ROOT, ROOT
+from conftest import IS_ROOT, ROOT, proc_stat
 
 needs_root = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
 pytestmark = [needs_root, pytest.mark.slow]
@@ -134,11 +134,8 @@ def has_sampler(procs: dict[int, str]) -> bool:
 
 
 def _session(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[3])  # state, ppid, pgrp, session
+    stat = proc_stat(pid)
+    return int(stat[1][3]) if stat else None
 
 
 def load_processes(procs: dict[int, str]) -> int:
