@@ -43,6 +43,53 @@ LAVA_ARM64_DICT = """{% extends 'qemu.jinja2' %}
 LAVA_SHELL_BOARDS = 6
 
 
+# The files whose tests use the suite's one LAVA instance (lava_server below). Under pytest-xdist they are one work
+# unit, run by one worker, so that one server is started; pytest_collection_modifyitems keeps this list honest.
+LAVA_SERVER_FILES = (
+    "test_lava.py",
+    "test_lava_arm64.py",
+    "test_lava_hostile.py",
+    "test_lava_lab.py",
+    "test_lava_lab_scale.py",
+    "test_lava_server.py",
+    "test_tutorial.py",
+)
+# Work units started first, longest first, so that no worker is left with a long one at the end (figures: a serial
+# run's --durations, seconds per unit); every other file keeps the collection order.
+FIRST_UNITS = ("lava-server", "test_timerlat_qemu.py", "test_fuego.py", "test_signals.py", "test_lava_board.py")
+
+
+def work_unit(nodeid: str) -> str:
+    """A test's pytest-xdist work unit: its file (module fixtures, a booted guest or a built tree, are made once), or
+    "lava-server" for the files that share the LAVA instance."""
+    name = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    return "lava-server" if name in LAVA_SERVER_FILES else name
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "lava_server" in getattr(item, "fixturenames", ()) and work_unit(item.nodeid) != "lava-server":
+            raise pytest.UsageError(f"{item.nodeid} uses lava_server: add its file to conftest's LAVA_SERVER_FILES")
+    rank = {unit: i for i, unit in enumerate(FIRST_UNITS)}
+    items.sort(key=lambda item: rank.get(work_unit(item.nodeid), len(rank)))  # stable: file order kept within
+
+
+@pytest.hookimpl(tryfirst=True)  # before rtgate's own plugin, which schedules threshold files' gates
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """The suite's `-n 2`: whole work units to a worker, in collection order (FIRST_UNITS first). Another --dist
+    asked for on the command line is left to pytest-xdist."""
+    if config.getvalue("dist") != "load":
+        return None
+    config.option.loadscopereorder = False  # LoadScopeScheduling would order units by their number of tests
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return ByWorkUnit(config, log)
+
+
 def _required(tool: str, package: str) -> str:
     path = shutil.which(tool)
     if path:

@@ -85,7 +85,7 @@ class Run:
     def children(self) -> dict[int, str]:
         return {p: c for p, c in tagged(self.tag).items() if p != self.proc.pid}
 
-    def wait_for(self, ready: callable[[dict[int, str]], bool], timeout: float = 60.0) -> None:  # type: ignore[valid-type]
+    def wait_for(self, ready: callable[[dict[int, str]], bool], timeout: float = 180.0) -> None:  # type: ignore[valid-type]
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if ready(self.children()):  # type: ignore[misc]
@@ -152,15 +152,21 @@ def has_load(procs: dict[int, str]) -> bool:
     return load_processes(procs) > 0
 
 
-def measuring(procs: dict[int, str]) -> bool:
-    """The engine's measuring threads run (the warm-up is over): a sampler process with more than one task."""
+def measuring_sampler(procs: dict[int, str]) -> int | None:
+    """The engine whose measuring threads run (the warm-up is over): a sampler process with more than one task.
+    Not any sampler: the preflight's --check-only is one too, and a run then waits for the measurement lock while
+    another run measures (another pytest-xdist worker's)."""
     for pid, comm in procs.items():
         try:
             if comm == "rtgate-sampler" and len(os.listdir(f"/proc/{pid}/task")) > 1:
-                return True
+                return pid
         except OSError:
             continue
-    return False
+    return None
+
+
+def measuring(procs: dict[int, str]) -> bool:
+    return measuring_sampler(procs) is not None
 
 
 # Loads here run at min_cpu_percent 0: on this shared machine a load may not reach its level, which
@@ -336,9 +342,10 @@ def test_a_second_sigterm_while_the_report_is_written_waits_for_it(tmp_path: Pat
 def test_a_killed_sampler_is_named_as_killed(tmp_path: Path) -> None:
     run = Run(tmp_path, "{kind: none}", 30)
     try:
-        run.wait_for(has_sampler)
+        run.wait_for(measuring)
+        sampler = measuring_sampler(run.children())
+        assert sampler is not None
         time.sleep(1.5)
-        sampler = next(p for p, c in run.children().items() if c == "rtgate-sampler")
         os.kill(sampler, signal.SIGKILL)
         rc, out, err = run.finish()
     finally:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import IS_ROOT, sampler_child_of
+from rtgate.measure.lock import measurement_lock
 
 needs_root = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
 pytestmark = needs_root
@@ -45,6 +46,12 @@ def stop_hog(hog: subprocess.Popen[bytes]) -> None:
     hog.wait(timeout=30)
 
 
+def alone(tmp_path: Path) -> dict[str, str]:
+    """The environment of an `rtgate run` inside the test's own hold on the machine's measurement lock (a FIFO 99
+    hog must not land in another worker's measurement, nor another's sampler in this one): its lock is private."""
+    return {**os.environ, "RTGATE_LOCK_FILE": str(tmp_path / "inner.lock")}
+
+
 def rtgate(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], list[dict]]:
     r = subprocess.run(
         [sys.executable, "-m", "rtgate", *args, "--json", "v.json"],
@@ -61,6 +68,11 @@ def rtgate(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str]
 def test_a_stall_present_at_start_is_never_a_pass(tmp_path: Path) -> None:
     spec = tmp_path / "t.yaml"
     spec.write_text(SPEC.format(seconds=4, require=""))
+    with measurement_lock("stall"):
+        _stall_at_start(tmp_path, spec)
+
+
+def _stall_at_start(tmp_path: Path, spec: Path) -> None:
     hog, run = start_hog(), None
     try:
         time.sleep(0.3)
@@ -70,6 +82,7 @@ def test_a_stall_present_at_start_is_never_a_pass(tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env=alone(tmp_path),
         )
         deadline = time.monotonic() + 60
         # The sampler itself has started (rtgate may first wait for another session's measurement lock).
@@ -113,12 +126,18 @@ def test_a_stall_present_at_start_is_never_a_pass(tmp_path: Path) -> None:
 def test_a_hog_that_comes_and_goes_mid_run_is_named(tmp_path: Path) -> None:
     spec = tmp_path / "t.yaml"
     spec.write_text(SPEC.format(seconds=5, require=""))
+    with measurement_lock("stall"):
+        _hog_mid_run(tmp_path, spec)
+
+
+def _hog_mid_run(tmp_path: Path, spec: Path) -> None:
     run = subprocess.Popen(
         [sys.executable, "-m", "rtgate", "run", str(spec), "--json", "v.json"],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=alone(tmp_path),
     )
     hog = None
     try:

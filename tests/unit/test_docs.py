@@ -24,7 +24,9 @@ def test_the_readme_reads_in_ten_minutes() -> None:
 def test_the_quick_start_commands_are_the_ones_ci_runs() -> None:
     text = README.read_text()
     assert "    sh scripts/bootstrap && .venv/bin/rtgate run --junit rtgate-junit.xml\n" in text
-    assert "    sh scripts/bootstrap --test && .venv/bin/python -m pytest\n" in text
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()[-1]
+    assert ci == "sh scripts/bootstrap --test && .venv/bin/python -m pytest -n 2"
+    assert f"    {ci}\n" in text
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
