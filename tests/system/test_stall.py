@@ -85,7 +85,7 @@ def _stall_at_start(tmp_path: Path, spec: Path) -> None:
             env=alone(tmp_path),
         )
         deadline = time.monotonic() + 60
-        # The sampler itself has started (rtgate may first wait for another session's measurement lock).
+        # The sampler itself has started (rtgate first reads the plan and runs the preflight; the lock is private).
         while not sampler_child_of(run.pid):
             assert time.monotonic() < deadline and run.poll() is None
             time.sleep(0.02)
