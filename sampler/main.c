@@ -548,22 +548,21 @@ static void watch(struct sampler *s)
 		}
 		if (s->p.verbose)
 			drain_verbose(s);
+		if (done)
+			break; /* the last screen is printed once the threads are joined: print_last_screen */
 		if (live) {
 			uint64_t max_sum = 0;
 
 			for (int i = 0; i < s->p.num_threads; i++)
 				max_sum += ctr_read(&s->ts[i].max, &s->ts[i].wseq);
-			if (!s->p.refresh_on_max || max_sum != last_max_sum || done) {
+			if (!s->p.refresh_on_max || max_sum != last_max_sum) {
 				text_live_header(stdout, &s->p);
 				print_status(stdout, s);
-				if (!done)
-					printf("\033[%dA", s->p.num_threads + 2);
+				printf("\033[%dA", s->p.num_threads + 2);
 				fflush(stdout);
 				last_max_sum = max_sum;
 			}
 		}
-		if (done)
-			break;
 		now = now_ns(CLOCK_MONOTONIC);
 		if (s->eng && now >= s->eng->next_scan_ns) {
 			scan_during(s->eng); /* here, in main's tick, off the measured CPUs: never in a measurement thread */
@@ -579,6 +578,16 @@ static void watch(struct sampler *s)
 			tick = next_checkpoint - now > 0 ? next_checkpoint - now : 1;
 		wait_tick(s, tick);
 	}
+}
+
+/* The screen's last lines, once every thread is joined: the same counts as every other output. */
+static void print_last_screen(struct sampler *s)
+{
+	if (s->p.quiet || s->p.verbose)
+		return;
+	text_live_header(stdout, &s->p);
+	print_status(stdout, s);
+	fflush(stdout);
 }
 
 static void stop_threads(struct sampler *s)
@@ -733,29 +742,38 @@ static void print_gates(struct sampler *s, const struct run_result *r)
 	free(labels);
 }
 
-/* overrun: time the run took that none of its periods accounts for (core/validity.py overrun()). */
+/*
+ * overrun: time within a thread's own schedule, from its first period to its end, that its sampled
+ * and missed periods do not account for (core/validity.py overrun()). The main thread's own delays,
+ * before a thread's first period or joining it after its last, are not measuring time and do not
+ * count. Relative sleeps (-r) stretch every period by its latency: nothing to account against.
+ */
 static void check_overrun(const struct run_result *r)
 {
-	double accounted = 0, longest = 0, unaccounted, floor;
+	double worst = 0, worst_span = 0, worst_accounted = 0, floor;
+	int which = -1;
 
-	if (!r->nthreads)
+	if (!r->nthreads || r->p->relative)
 		return;
 	for (int i = 0; i < r->nthreads; i++) {
-		double span = (double)(r->t[i].cycles + r->t[i].missed) * (double)r->t[i].interval_us / 1e6;
+		const struct thread_result *t = &r->t[i];
+		double accounted = (double)(t->cycles + t->missed) * (double)t->interval_us / 1e6;
 
-		if (!r->t[i].interval_us)
+		if (!t->interval_us)
 			return;
-		if (span > accounted)
-			accounted = span;
-		if ((double)r->t[i].interval_us > longest)
-			longest = (double)r->t[i].interval_us;
+		floor = OVERRUN_PERIODS * (double)t->interval_us / 1e6;
+		if (t->span_s - accounted > (floor > OVERRUN_MIN_S ? floor : OVERRUN_MIN_S) &&
+		    t->span_s - accounted > worst) {
+			worst = t->span_s - accounted;
+			worst_span = t->span_s;
+			worst_accounted = accounted;
+			which = i;
+		}
 	}
-	unaccounted = r->elapsed_s - accounted;
-	floor = OVERRUN_PERIODS * longest / 1e6;
-	if (unaccounted > (floor > OVERRUN_MIN_S ? floor : OVERRUN_MIN_S))
-		record_invalid("overrun: the run took %.3f s but its sampled and missed periods account for %.3f s; "
-			       "%.3f s went unmeasured (a stall before the threads first ran?)",
-			       r->elapsed_s, accounted, unaccounted);
+	if (which >= 0)
+		record_invalid("overrun: thread %d ran %.3f s but its sampled and missed periods account for %.3f s; "
+			       "%.3f s went unmeasured (the thread was held where it could not count what it lost)",
+			       r->t[which].index, worst_span, worst_accounted, worst);
 }
 
 /* After the run: the last scan, and what makes the record invalid. The record goes into the JSON. */
@@ -1343,6 +1361,7 @@ int main(int argc, char **argv)
 		write_checkpoint(&s); /* a run killed before the first period still leaves valid JSON */
 	watch(&s);
 	stop_threads(&s);
+	print_last_screen(&s);
 	if (s.p.mlockall)
 		munlockall(); /* measuring is over: what outputs and gates map need not be locked */
 	if (s.eng)

@@ -253,6 +253,10 @@ void *measure_thread(void *arg)
 	if (atomic_load(&ctl->break_claimed))
 		reason = STOP_BREAKTRACE;
 out:
+	/* under the sequence count: a 32-bit reader sees the whole value (counter.h) */
+	ctr_write_begin(&ts->wseq);
+	SET(ts->end_ns, (uint64_t)now_ns(clock));
+	ctr_write_end(&ts->wseq);
 	if (p->posix_timers && timer)
 		timer_delete(timer);
 	STORE(ts->reason, reason);

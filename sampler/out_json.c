@@ -121,8 +121,8 @@ static void rtgate_thread(FILE *f, const struct run_result *r, const struct thre
 		"\"stop_reason\": \"%s\",\n",
 		(unsigned long long)t->sum, (unsigned long long)t->missed,
 		(unsigned long long)t->overflow, stop_reason_name(t->reason));
-	fprintf(f, "        \"first_wake_ns\": %lld, \"last_wake_ns\": %lld,\n",
-		(long long)t->first_wake_ns, (long long)t->last_wake_ns);
+	fprintf(f, "        \"first_wake_ns\": %lld, \"last_wake_ns\": %lld, \"span_s\": %.6f,\n",
+		(long long)t->first_wake_ns, (long long)t->last_wake_ns, t->span_s);
 	fprintf(f, "        \"overflow_cycles\": [");
 	for (uint64_t k = 0; k < t->n_overflow_cycles; k++)
 		fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)t->overflow_cycles[k]);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "measure.h"
+
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 /* a 64-bit value of a thread that may be running, whole (counter.h) */
 #define READ(x) ctr_read(&(x), &ts->wseq)
@@ -29,7 +31,17 @@ void result_counters(struct thread_result *tr, struct thread_state *ts)
 
 /* The histogram is read in place once the thread is joined: counter.h lays a ctr64 out as a uint64_t. */
 
-static void result_common(struct thread_result *tr, struct thread_state *ts)
+/* From the start of the thread's first period to its end (now, while it runs), on the run's clock. */
+static double thread_span_s(struct thread_state *ts, const struct params *p)
+{
+	int64_t end = (int64_t)READ(ts->end_ns), start = ts->first_next_ns - (int64_t)ts->interval_ns;
+
+	if (!end)
+		end = now_ns(p->clock_id);
+	return end > start ? (double)(end - start) / 1e9 : 0.0;
+}
+
+static void result_common(struct thread_result *tr, struct thread_state *ts, const struct params *p)
 {
 	tr->overflow_cycles = ts->overflow_cycles;
 	tr->n_overflow_cycles = READ(ts->n_overflow_cycles);
@@ -42,6 +54,7 @@ static void result_common(struct thread_result *tr, struct thread_state *ts)
 	tr->reason = LOAD(ts->reason);
 	tr->first_wake_ns = (int64_t)READ(ts->first_wake_ns);
 	tr->last_wake_ns = (int64_t)READ(ts->last_wake_ns);
+	tr->span_s = thread_span_s(ts, p);
 }
 
 void result_final(struct thread_result *tr, struct thread_state *ts, const struct hist_layout *l,
@@ -64,7 +77,7 @@ void result_final(struct thread_result *tr, struct thread_state *ts, const struc
 	tr->bview.block_cycles = READ(ts->maxima.block_cycles);
 	tr->bview.partial_max = READ(ts->maxima.cur_max);
 	tr->bview.partial_n = READ(ts->maxima.cur_n);
-	result_common(tr, ts);
+	result_common(tr, ts, p);
 }
 
 int result_running(struct thread_result *tr, struct thread_state *ts, const struct hist_layout *l,
@@ -130,7 +143,7 @@ int result_running(struct thread_result *tr, struct thread_state *ts, const stru
 	tr->owned[0] = idx;
 	tr->owned[1] = cnt;
 	tr->owned[2] = blocks;
-	result_common(tr, ts);
+	result_common(tr, ts, p);
 	return 0;
 oom:
 	free(idx);

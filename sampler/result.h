@@ -32,6 +32,7 @@ struct thread_result {
 	uint64_t break_value;
 	int reason;
 	int64_t first_wake_ns, last_wake_ns;
+	double span_s;            /* first period's start to the thread's end: what its periods must account for */
 	void *owned[3];           /* buffers of a running snapshot, freed by result_release */
 };
 

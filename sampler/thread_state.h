@@ -66,6 +66,7 @@ struct thread_state {
 	ctr64 break_value;
 	ctr64 first_wake_ns;            /* int64_t values */
 	ctr64 last_wake_ns;
+	ctr64 end_ns;                   /* when the thread stopped measuring; 0 while it runs */
 };
 
 #endif

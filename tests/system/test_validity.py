@@ -127,24 +127,50 @@ def test_results_without_a_record_or_rtgate_run_beside_them_are_judged_on_their_
 
 @needs_root
 def test_an_overrun_is_seen_from_the_samplers_own_figures(good_run: Path, tmp_path: Path) -> None:
-    """A run that took 3 s longer than its periods account for hid a stall: ERROR, with or without a record."""
+    """A thread whose span is 3 s longer than its periods account for hid a stall: ERROR, with or without a
+    record. The run taking 3 s longer than its threads (the main thread's delay) is not one."""
 
     def late(d: dict) -> None:
         d.pop("rtgate_run")
+        d["rtgate"]["threads"][0]["span_s"] += 3.0
         d["rtgate"]["elapsed_s"] += 3.0
 
     path = _variant(good_run, tmp_path, "late", late, with_environment=False)
     rc, v = check(tmp_path, path)
-    assert rc == 1 and v["status"] == "ERROR" and "overrun" in v["reason"]
+    assert rc == 1 and v["status"] == "ERROR" and "overrun: thread 0 ran" in v["reason"]
     assert "s went unmeasured" in v["reason"]
+
+    def main_late(d: dict) -> None:
+        d.pop("rtgate_run")
+        d["rtgate"]["elapsed_s"] += 3.0
+
+    path = _variant(good_run, tmp_path, "main-late", main_late, with_environment=False)
+    assert check(tmp_path, path)[1]["status"] == "PASS"
+
+    # a file without spans (an older sampler's) is judged on the run's elapsed time
+    def no_span(d: dict) -> None:
+        main_late(d)
+        del d["rtgate"]["threads"][0]["span_s"]
+
+    path = _variant(good_run, tmp_path, "no-span", no_span, with_environment=False)
+    rc, v = check(tmp_path, path)
+    assert rc == 1 and v["status"] == "ERROR" and "overrun: the run took" in v["reason"]
 
     # just inside the allowance (0.5 s or 10 periods): still judged on its figures
     def slightly_late(d: dict) -> None:
         d.pop("rtgate_run")
         t = d["rtgate"]["threads"][0]
-        d["rtgate"]["elapsed_s"] = (t["cycles"] + t["missed_periods"]) / 1000 + 0.4
+        t["span_s"] = (t["cycles"] + t["missed_periods"]) / 1000 + 0.4
 
     path = _variant(good_run, tmp_path, "slightly", slightly_late, with_environment=False)
+    assert check(tmp_path, path)[1]["status"] == "PASS"
+
+    # relative sleeps (-r) stretch every period: their span has nothing to be accounted against
+    def relative(d: dict) -> None:
+        late(d)
+        d["rtgate"]["relative"] = True
+
+    path = _variant(good_run, tmp_path, "relative", relative, with_environment=False)
     assert check(tmp_path, path)[1]["status"] == "PASS"
 
 

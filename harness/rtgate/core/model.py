@@ -311,6 +311,9 @@ class ThreadResult:
     policy: str | None = None
     interval_us: int | None = None
     missed: int | None = None  # None: the format cannot tell
+    # rtgate-sampler: seconds from the start of the thread's first period to its end, which its sampled
+    # and missed periods must account for (core/validity.py overrun); None: the format does not say
+    span_s: float | None = None
     histogram: Histogram | None = None
     block_maxima: BlockMaxima | None = None
     label: str | None = None  # thread group name from the threshold file

@@ -19,6 +19,7 @@ from rtgate.errors import ResultsError
 
 # cyclictest and rtgate-sampler keep latencies and counts in 64-bit integers.
 MAX_VALUE = 2**63 - 1
+MAX_SPAN_S = MAX_VALUE / 1e9  # a thread's span in seconds, from 64-bit nanoseconds
 
 # How a format prints the average, and so how far the true average may lie from it:
 # (below, above) the printed value. Truncating formats print floor(avg); the live T: screen reads a
@@ -127,6 +128,8 @@ def _check_fields(pos: int, t: ThreadResult, fail: Callable[[int, str, str], Res
             raise fail(pos, name, f"must be a whole, non-negative latency, not {latency!r}")
     if t.avg is not None and not (is_number(t.avg) and 0 <= t.avg <= MAX_VALUE):
         raise fail(pos, "avg", f"must be a finite, non-negative latency, not {t.avg!r}")
+    if t.span_s is not None and not (is_number(t.span_s) and 0 <= t.span_s <= MAX_SPAN_S):
+        raise fail(pos, "span_s", f"must be a finite, non-negative number of seconds, not {t.span_s!r}")
 
 
 def _check_avg(

@@ -61,9 +61,19 @@ def digest(run: RunResult) -> dict[str, Any]:
 
 
 def overrun(run: RunResult) -> str | None:
-    """Time the run took that none of its periods accounts for (sampled or missed): a stall the
-    threads could not see, e.g. a CPU held by another task before they first ran."""
-    if run.format != "rtgate-json" or run.elapsed_s is None or not run.threads:
+    """Time within a thread's own schedule that its periods (sampled or missed) do not account for: a
+    stall the thread could not count, e.g. a CPU held by another task until a stop request. Each
+    thread's span runs from its first period to its end (sampler/main.c check_overrun): the main
+    thread's own delays before a first period or after a last do not count. Files from samplers that
+    do not write spans are judged on the run's elapsed time. Relative sleeps (-r) stretch every
+    period by its latency, so their length has nothing to be accounted against."""
+    if run.format != "rtgate-json" or not run.threads:
+        return None
+    if run.measured_setup is not None and run.measured_setup.relative:
+        return None
+    if all(t.span_s is not None for t in run.threads):
+        return _thread_overrun(run)
+    if run.elapsed_s is None:
         return None
     spans, longest = [], 0
     for t in run.threads:
@@ -73,11 +83,34 @@ def overrun(run: RunResult) -> str | None:
         longest = max(longest, t.interval_us)
     accounted = max(spans)
     unaccounted = run.elapsed_s - accounted
-    if unaccounted <= max(OVERRUN_MIN_S, OVERRUN_PERIODS * longest / 1e6):
+    if unaccounted <= _allowance(longest):
         return None
     return (
         f"overrun: the run took {run.elapsed_s:.3f} s but its sampled and missed periods account for "
         f"{accounted:.3f} s; {unaccounted:.3f} s went unmeasured (a stall before the threads first ran?)"
+    )
+
+
+def _allowance(interval_us: int) -> float:
+    return max(OVERRUN_MIN_S, OVERRUN_PERIODS * interval_us / 1e6)
+
+
+def _thread_overrun(run: RunResult) -> str | None:
+    worst: tuple[float, int, float, float] | None = None
+    for t in run.threads:
+        if not t.interval_us or t.span_s is None:
+            return None
+        accounted = (t.cycles + (t.missed or 0)) * t.interval_us / 1e6
+        unaccounted = t.span_s - accounted
+        if unaccounted > _allowance(t.interval_us) and (worst is None or unaccounted > worst[0]):
+            worst = (unaccounted, t.index, t.span_s, accounted)
+    if worst is None:
+        return None
+    unaccounted, index, span, accounted = worst
+    return (
+        f"overrun: thread {index} ran {span:.3f} s but its sampled and missed periods account for "
+        f"{accounted:.3f} s; {unaccounted:.3f} s went unmeasured (the thread was held where it could not "
+        "count what it lost)"
     )
 
 

@@ -327,6 +327,7 @@ def _check_rtgate_thread(path: Path, t: dict[str, Any], where: str) -> None:
     for name in ("cpu", "priority", "interval_us", "sum", "overflows"):
         _expect(path, t, name, where, (int,), "a whole number")
     _expect(path, t, "avg", where, _NUM, "a number")
+    _expect(path, t, "span_s", where, _NUM, "a number")
     _expect(path, t, "policy", where, (str,), "a string")
     _check_sum_and_avg(path, t, where)
     _expect(path, t, "block_maxima", where, (dict,), "an object")
@@ -641,6 +642,7 @@ def _parse_rtgate(path: Path, doc: dict[str, Any]) -> RunResult:
                 policy=t.get("policy"),
                 interval_us=t.get("interval_us"),
                 missed=_need(t, "missed_periods", path, where, int),
+                span_s=t.get("span_s"),
                 histogram=hist,
                 block_maxima=blocks,
             )
