@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from machine_lock import machine_to_itself
+
 # Each busy window starts at a random point of its period: a window at a fixed phase against the
 # sampler's wake-up grid (5 ms against 1 ms) delays the same wake-up offsets all run long, so one
 # run's max fell anywhere from 1 to 2 ms at 2 ms busy, and a 200 us window hit no wake-up at all
@@ -37,7 +39,13 @@ while os.getppid() == parent:  # never outlive the test that started it
 
 @contextmanager
 def injected_latency(cpu: int, busy_us: float, period_ms: float) -> Iterator[None]:
-    """Steal the CPU for busy_us every period_ms at SCHED_FIFO 99 while the block runs."""
+    """Steal the CPU for busy_us every period_ms at SCHED_FIFO 99 while the block runs, with the machine to
+    itself (machine_lock.py)."""
+    with machine_to_itself("injected latency"):
+        yield from _injected_latency(cpu, busy_us, period_ms)
+
+
+def _injected_latency(cpu: int, busy_us: float, period_ms: float) -> Iterator[None]:
     p = subprocess.Popen(
         [sys.executable, "-c", SPIN, str(cpu), str(busy_us), str(period_ms)], stdout=subprocess.PIPE, text=True
     )

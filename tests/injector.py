@@ -19,6 +19,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from machine_lock import machine_to_itself
+
 
 def main(argv: list[str]) -> int:
     cpu, prio, busy_us, every_ms, seconds = int(argv[0]), int(argv[1]), int(argv[2]), int(argv[3]), float(argv[4])
@@ -57,8 +59,17 @@ def main(argv: list[str]) -> int:
 
 
 @contextlib.contextmanager
-def inject(cpu: int, priority: int, busy_us: int, every_ms: int, seconds: float, log: Path) -> Iterator[Path]:
-    """Run the injector for at most `seconds` (+5 s hard bound); the log is complete after the block."""
+def inject(
+    cpu: int, priority: int, busy_us: int, every_ms: int, seconds: float, log: Path, exclusive: bool = True
+) -> Iterator[Path]:
+    """Run the injector for at most `seconds` (+5 s hard bound); the log is complete after the block. The block
+    has the machine to itself (machine_lock.py) unless `exclusive` is False: where the caller already holds the
+    machine's measurement lock in this process, e.g. inside a pytest plugin window."""
+    with machine_to_itself("injector") if exclusive else contextlib.nullcontext():
+        yield from _inject(cpu, priority, busy_us, every_ms, seconds, log)
+
+
+def _inject(cpu: int, priority: int, busy_us: int, every_ms: int, seconds: float, log: Path) -> Iterator[Path]:
     proc = subprocess.Popen(
         [
             "timeout",

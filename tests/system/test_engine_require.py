@@ -22,11 +22,11 @@ from typing import Any, TypeVar
 import pytest
 
 from conftest import IS_ROOT, proc_stat
+from machine_lock import machine_to_itself
 from reference_environment import capture
 from reference_machine import parse_cpulist
 from reference_rt_tasks import competitors, scan
 from rtgate.core import validity
-from rtgate.measure.lock import measurement_lock
 from rtgate.parsers import load_results
 from test_sampler import public_sampler  # noqa: F401 (a fixture, declared once)
 
@@ -192,7 +192,7 @@ def test_a_competitor_before_the_run_measures_nothing(
     console "<LAVA_" and control characters cannot come through."""
     out = tmp_path / "m.json"
     name = "<LAVA_SIGNAL_TESTCASE"
-    with measurement_lock("engine-require"):
+    with machine_to_itself("engine-require"):
         pid = fifo_task(name)
         r = run(sampler, *base(out), "--measurement=m", "--require=no_competing_rt")
     assert r.returncode == 1, r.stdout + r.stderr
@@ -222,7 +222,7 @@ def test_a_competitor_is_recorded_when_it_does_not_matter(
 ) -> None:
     """Without no_competing_rt the run is measured and valid, and the record still lists the task."""
     out = tmp_path / "m.json"
-    with measurement_lock("engine-require"):
+    with machine_to_itself("engine-require"):
         pid = fifo_task()
         r = run(sampler, *base(out), "--measurement=m")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -242,7 +242,7 @@ def test_a_competitor_that_starts_mid_run_makes_the_run_invalid(
     pids: list[int] = []
 
     def measure() -> tuple[tuple[int, str, str], set[int]]:
-        with measurement_lock("engine-require"):
+        with machine_to_itself("engine-require"):
             proc = subprocess.Popen(
                 [sampler, *base(out, 4), "--measurement=m", "--require=no_competing_rt"],
                 stdout=subprocess.PIPE,

@@ -27,8 +27,8 @@ import pytest
 
 from conftest import IS_ROOT, ROOT, proc_stat
 from junit_views import jenkins_view
+from machine_lock import machine_to_itself
 from reference_rt_tasks import competitors, scan
-from rtgate.measure.lock import measurement_lock
 from test_lava import LAVA_SHELL, run_script
 
 pytestmark = pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the load goes on another CPU than the sampler's")
@@ -384,7 +384,7 @@ def rt_task() -> Iterator[Callable[[int], int]]:
 
 def test_a_competing_rt_task_makes_every_gate_error(board: Path, sampler: str, rt_task: Callable[[int], int]) -> None:
     """FIFO 50 on the measured CPU, at or above the sampler's 40: it could preempt the sampler."""
-    with measurement_lock("board-rt"):  # no other agent's sampler (a FIFO task on cpu 0) meanwhile
+    with machine_to_itself("board-rt"):  # no other agent's sampler (a FIFO task on cpu 0) meanwhile
         pid = rt_task(50)
         out, got, env = run_board(board, "alone", sampler)
     assert got == {"max-all": "fail", "p50-all": "fail"}, out
@@ -406,7 +406,7 @@ def test_an_rt_task_below_the_samplers_priority_does_not_compete(
     pid = rt_task(30)
 
     def measure() -> tuple[tuple[str, dict[str, str], dict], set[int]]:
-        with measurement_lock("board-rt"):
+        with machine_to_itself("board-rt"):
             out, got, env = run_board(board, "alone", sampler)
         return (out, got, env), board_rt_pids(env) - {pid}
 
@@ -426,7 +426,7 @@ def test_an_rt_task_that_starts_while_measuring_makes_every_gate_error(
     def measure() -> tuple[tuple[str, dict[str, str], dict, int], set[int]]:
         found: dict[str, tuple[str, dict[str, str], dict]] = {}
         (board / "out" / "alone.json").unlink(missing_ok=True)
-        with measurement_lock("board-rt"):
+        with machine_to_itself("board-rt"):
             runner = threading.Thread(target=lambda: found.update(run=run_board(board, "alone", sampler)))
             runner.start()
             # The sampler writes its first checkpoint once its threads measure: after its first scan.
@@ -491,7 +491,7 @@ def test_the_board_and_rtgate_run_give_the_same_verdicts(
     ours = {rt_task(fifo)} if fifo is not None else set()
 
     def measure() -> tuple[tuple[str, dict[str, str]], set[int]]:
-        with measurement_lock("board-same"):
+        with machine_to_itself("board-same"):
             out, _, env = run_board(board, measurement, sampler)
         here, seen = run_statuses(board, measurement)
         return (out, here), (board_rt_pids(env) | seen) - ours

@@ -3,10 +3,12 @@
 CPU, started before `rtgate run`, killed by PID while it measures. The run must not PASS: either the
 sampler shows the stall as latency and missed periods (max gate FAIL), or `rtgate run` sees time
 that no period accounts for (overrun: ERROR); and the verdict names the hog as the likely cause.
-Also: a competing RT task seen by `rtgate doctor` and made to matter by `require: no_competing_rt`."""
+Also: a competing RT task seen by `rtgate doctor` and made to matter by `require: no_competing_rt`; and the
+opposite, the sampler's main thread held up (not a measuring one), which is no stall of the measurement."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import subprocess
@@ -16,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IS_ROOT, sampler_child_of
-from rtgate.measure.lock import measurement_lock
+from conftest import IS_ROOT, processes
+from machine_lock import machine_to_itself
 
 needs_root = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
 pytestmark = needs_root
@@ -46,12 +48,6 @@ def stop_hog(hog: subprocess.Popen[bytes]) -> None:
     hog.wait(timeout=30)
 
 
-def alone(tmp_path: Path) -> dict[str, str]:
-    """The environment of an `rtgate run` inside the test's own hold on the machine's measurement lock (a FIFO 99
-    hog must not land in another worker's measurement, nor another's sampler in this one): its lock is private."""
-    return {**os.environ, "RTGATE_LOCK_FILE": str(tmp_path / "inner.lock")}
-
-
 def rtgate(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], list[dict]]:
     r = subprocess.run(
         [sys.executable, "-m", "rtgate", *args, "--json", "v.json"],
@@ -68,7 +64,7 @@ def rtgate(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str]
 def test_a_stall_present_at_start_is_never_a_pass(tmp_path: Path) -> None:
     spec = tmp_path / "t.yaml"
     spec.write_text(SPEC.format(seconds=4, require=""))
-    with measurement_lock("stall"):
+    with machine_to_itself("stall"):
         _stall_at_start(tmp_path, spec)
 
 
@@ -82,11 +78,10 @@ def _stall_at_start(tmp_path: Path, spec: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=alone(tmp_path),
         )
         deadline = time.monotonic() + 60
-        # The sampler itself has started (rtgate first reads the plan and runs the preflight; the lock is private).
-        while not sampler_child_of(run.pid):
+        # The sampler itself has started (rtgate first reads the plan and runs the preflight).
+        while not _sampler_of(run.pid):
             assert time.monotonic() < deadline and run.poll() is None
             time.sleep(0.02)
         time.sleep(2.0)  # the hog holds CPU 1 from before the sampler started until now
@@ -126,7 +121,7 @@ def _stall_at_start(tmp_path: Path, spec: Path) -> None:
 def test_a_hog_that_comes_and_goes_mid_run_is_named(tmp_path: Path) -> None:
     spec = tmp_path / "t.yaml"
     spec.write_text(SPEC.format(seconds=5, require=""))
-    with measurement_lock("stall"):
+    with machine_to_itself("stall"):
         _hog_mid_run(tmp_path, spec)
 
 
@@ -137,7 +132,6 @@ def _hog_mid_run(tmp_path: Path, spec: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=alone(tmp_path),
     )
     hog = None
     try:
@@ -160,6 +154,84 @@ def _hog_mid_run(tmp_path: Path, spec: Path) -> None:
     record = json.loads((tmp_path / "rtgate-results" / "m.json").read_text())["rtgate_run"]
     assert any(t["pid"] == hog.pid for t in record["rt_tasks"]["during"])  # seen while measuring
     assert f"pid {hog.pid}, FIFO 99, cpu 1" in v["reason"]
+
+
+def _sampler_of(pid: int, measuring: bool = False) -> int | None:
+    """The rtgate-sampler child of `pid`; with `measuring`, only once its measuring threads exist."""
+    for child, name, fields in processes():
+        if name == "rtgate-sampler" and int(fields[1]) == pid:
+            try:
+                if not measuring or len(os.listdir(f"/proc/{child}/task")) > 1:
+                    return child
+            except OSError:
+                continue
+    return None
+
+
+PTRACE_SEIZE, PTRACE_INTERRUPT, PTRACE_DETACH, WALL = 0x4206, 0x4207, 17, 0x40000000
+
+
+def hold_thread(tid: int, seconds: float) -> None:
+    """Stop one thread, and only that one (ptrace stops the task it is given, not its process), for `seconds`."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+    if libc.ptrace(PTRACE_SEIZE, tid, None, None) or libc.ptrace(PTRACE_INTERRUPT, tid, None, None):
+        raise OSError(ctypes.get_errno(), f"ptrace {tid}")
+    try:
+        os.waitpid(tid, WALL)  # its trap stop
+        time.sleep(seconds)
+    finally:
+        libc.ptrace(PTRACE_DETACH, tid, None, None)
+
+
+HELD = """\
+platform: held
+measurements:
+  m:
+    sampler: {interval_us: 1000, duration: 3s, priority: 80, threads: [{name: a, cpus: [0]}]}
+    gates:
+      - {name: max, kind: max, limit_us: 500000}
+"""
+
+
+def test_a_held_up_main_thread_is_no_stall_of_the_measurement(tmp_path: Path) -> None:
+    """Known answer: the sampler's main thread (on cpu 1, off the measured cpu 0) is stopped from 0.5 s into the
+    3 s measurement until 1.5 s after its end; the measuring thread runs on. The run takes about 1.5 s longer than
+    its periods, all of it the main thread's: PASS, valid. The run's elapsed time alone (what a file without
+    span_s is judged on) would call it an overrun, so the known answer has teeth."""
+    (tmp_path / "t.yaml").write_text(HELD)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "rtgate", "run", "t.yaml", "--json", "v.json"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 180  # a run may first wait for another's measurement
+        while (sampler := _sampler_of(run.pid, measuring=True)) is None:
+            assert time.monotonic() < deadline and run.poll() is None
+            time.sleep(0.02)
+        time.sleep(0.5)
+        hold_thread(sampler, 4.0)
+        out, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    results = tmp_path / "rtgate-results" / "m.json"
+    doc = json.loads(results.read_text())
+    thread = doc["rtgate"]["threads"][0]
+    assert doc["rtgate"]["elapsed_s"] - thread["span_s"] >= 1.2, doc["rtgate"]  # main was held past the end
+    assert thread["span_s"] - (thread["cycles"] + thread["missed_periods"]) / 1000 < 0.1, thread
+    v = json.loads((tmp_path / "v.json").read_text())["verdicts"][0]
+    assert run.returncode == 0 and v["status"] == "PASS", (v, out, err)
+    assert doc["rtgate_run"]["valid"] is True and doc["rtgate_run"]["invalid"] == []
+    # the same figures without the thread's span: judged on elapsed time, they are an overrun
+    del thread["span_s"]
+    doc.pop("rtgate_run")
+    (tmp_path / "no-span.json").write_text(json.dumps(doc))
+    r, again = rtgate(tmp_path, "check", "t.yaml", "no-span.json")
+    assert r.returncode == 1 and again[0]["status"] == "ERROR" and "overrun: the run took" in again[0]["reason"]
 
 
 def test_doctor_and_require_see_a_competing_rt_task(tmp_path: Path) -> None:
