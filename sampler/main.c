@@ -1276,6 +1276,10 @@ int main(int argc, char **argv)
 		uint64_t longest = s.p.interval_us + s.p.distance_us * (uint64_t)(s.p.num_threads - 1);
 		double expected = s.p.duration_s ? (double)s.p.duration_s : (double)s.p.loops * (double)longest / 1e6;
 
+		/* a load outlives every instant the engine lets rtla run: its start under emulation takes tens of s */
+		if (s.p.timerlat.given)
+			expected += TIMERLAT_GRACE_S + TIMERLAT_KILL_WAIT_S;
+
 		loads = xcalloc(1, sizeof(*loads));
 		if (loads_plan(loads, &s.p, &cpus, err, sizeof(err))) { /* checked with the options already */
 			fprintf(stderr, "rtgate-sampler: %s (see --help)\n", err);

@@ -54,22 +54,41 @@ LAVA_SERVER_FILES = (
     "test_lava_server.py",
     "test_tutorial.py",
 )
-# Work units started first, longest first, so that no worker is left with a long one at the end (figures: a serial
+# The files that make real-time trouble on the host on purpose (an injector, a FIFO busy loop, a competing FIFO
+# task) or whose known answer needs a CPU free of it, as one unit: one worker runs them one after the other, so
+# no two overlap. Each holds the machine's measurement lock while it makes trouble (tests/machine_lock.py), which
+# keeps every `rtgate run` of the other worker out too.
+RT_TROUBLE_FILES = (
+    "test_bisect_live.py",
+    "test_cyclictest_known_answers.py",
+    "test_engine_require.py",
+    "test_history_live.py",
+    "test_lava_board.py",
+    "test_pytest_plugin.py",
+    "test_sampler_footprint.py",
+    "test_stall.py",
+)
+# Work units started first, longest first, so that no worker is left with a long one at the end (figures: a busy
 # run's --durations, seconds per unit); every other file keeps the collection order.
-FIRST_UNITS = ("lava-server", "test_timerlat_qemu.py", "test_fuego.py", "test_signals.py", "test_lava_board.py")
+FIRST_UNITS = ("lava-server", "rt-trouble", "test_timerlat_qemu.py", "test_fuego.py", "test_signals.py")
 
 
 def work_unit(nodeid: str) -> str:
-    """A test's pytest-xdist work unit: its file (module fixtures, a booted guest or a built tree, are made once), or
-    "lava-server" for the files that share the LAVA instance."""
+    """A test's pytest-xdist work unit: its file (module fixtures, a booted guest or a built tree, are made once),
+    "lava-server" for the files that share the LAVA instance, or "rt-trouble" (RT_TROUBLE_FILES)."""
     name = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
-    return "lava-server" if name in LAVA_SERVER_FILES else name
+    if name in LAVA_SERVER_FILES:
+        return "lava-server"
+    return "rt-trouble" if name in RT_TROUBLE_FILES else name
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if "lava_server" in getattr(item, "fixturenames", ()) and work_unit(item.nodeid) != "lava-server":
             raise pytest.UsageError(f"{item.nodeid} uses lava_server: add its file to conftest's LAVA_SERVER_FILES")
+        injects = any(hasattr(getattr(item, "module", None), name) for name in ("inject", "injected_latency"))
+        if injects and work_unit(item.nodeid) != "rt-trouble":
+            raise pytest.UsageError(f"{item.nodeid} injects latency: add its file to conftest's RT_TROUBLE_FILES")
     rank = {unit: i for i, unit in enumerate(FIRST_UNITS)}
     items.sort(key=lambda item: rank.get(work_unit(item.nodeid), len(rank)))  # stable: file order kept within
 

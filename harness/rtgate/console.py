@@ -44,8 +44,11 @@ def main() -> int:
         os.write(2, b"rtgate: interrupted\n")
         return 130
     finally:
-        if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
-            _signal.signal(_signal.SIGINT, _signal.SIG_IGN)  # done: a Ctrl-C now cannot interrupt the exit
+        try:
+            if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+                _signal.signal(_signal.SIGINT, _signal.SIG_IGN)  # done: a Ctrl-C now cannot interrupt the exit
+        except KeyboardInterrupt:  # it came as the command was done: the command's result stands
+            _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
         # Every output is written and closed: the interpreter's exit need not search the ~300 modules'
         # objects for reference cycles (~20 ms of CPU, measured, after every command and every run).
         gc.freeze()

@@ -11,7 +11,7 @@ seconds=${1:-60}
 build=${2:-build-fuzz}
 mkdir -p "$build"
 printf '#define RTGATE_VERSION "fuzz"\n' > "$build/version.h"
-lib="options.c numparse.c gate.c mathfns.c histogram.c result.c maxima.c load.c out_json.c outfile.c require.c rtscan.c record.c sysinfo.c timerlat.c toolpath.c"
+lib="options.c numparse.c gate.c mathfns.c histogram.c measure.c result.c maxima.c load.c out_json.c outfile.c require.c rtscan.c record.c sysinfo.c timerlat.c toolpath.c"
 targets="options gate load sysinfo"
 
 fuzz() { # build and run one target; its output in $build/fuzz_$1.out, libFuzzer's in fuzz_$1.log

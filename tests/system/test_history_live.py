@@ -13,6 +13,7 @@ import pytest
 
 from conftest import IS_ROOT, RT_OPTS
 from history_live import injected_latency, measured_cpu, sampler_run
+from machine_lock import machine_to_itself
 from rtgate.history.store import HistoryDB
 
 needs_root = pytest.mark.skipif(not IS_ROOT, reason="needs root for SCHED_FIFO")
@@ -98,36 +99,38 @@ def test_an_injected_latency_is_found_in_interleaved_pairs(tmp_path: Path, sampl
     but not asserted: a stall of the shared host beyond 2 ms in one baseline run turns its pair
     (CI: p=0.0615 on max at 10 pairs). At alpha 0.005 the second baseline raises a false alarm at
     most 0.5 % of the time whatever the host does, as long as its state is shared within a triple."""
-    cpu = measured_cpu()
-    rng = random.Random()
-    for i in range(10):
-        roles = ["base", "base2", "candidate"]
-        rng.shuffle(roles)
-        for role in roles:
-            out = tmp_path / f"{role}-{i}.json"
-            if role == "candidate":
-                with injected_latency(cpu, 2000, 5):
+    # the host's state is shared within a triple: no other measurement meanwhile
+    with machine_to_itself("interleaved pairs"):
+        cpu = measured_cpu()
+        rng = random.Random()
+        for i in range(10):
+            roles = ["base", "base2", "candidate"]
+            rng.shuffle(roles)
+            for role in roles:
+                out = tmp_path / f"{role}-{i}.json"
+                if role == "candidate":
+                    with injected_latency(cpu, 2000, 5):
+                        sampler_run(sampler, out, 2, cpu)
+                else:
                     sampler_run(sampler, out, 2, cpu)
-            else:
-                sampler_run(sampler, out, 2, cpu)
-            r = rtgate(
-                "history",
-                "add",
-                "--db",
-                "h.db",
-                "--platform",
-                "live",
-                "--kernel-release",
-                role,
-                "--force-label",
-                "--pair-id",
-                f"t{i}",
-                "--tag",
-                "interleaved",
-                str(out),
-                cwd=tmp_path,
-            )
-            assert r.returncode == 0, r.stderr
+                r = rtgate(
+                    "history",
+                    "add",
+                    "--db",
+                    "h.db",
+                    "--platform",
+                    "live",
+                    "--kernel-release",
+                    role,
+                    "--force-label",
+                    "--pair-id",
+                    f"t{i}",
+                    "--tag",
+                    "interleaved",
+                    str(out),
+                    cwd=tmp_path,
+                )
+                assert r.returncode == 0, r.stderr
     args = ("history", "compare", "--db", "h.db", "--platform", "live", "--base", "base", "--paired")
     args += ("--alpha", "0.005", "--metric", "max", "--metric", "p99.9", "--metric", "above_500")
     r = rtgate(*args, "--new", "candidate", cwd=tmp_path)

@@ -374,6 +374,31 @@ def test_ctrl_c_while_rtgate_starts_is_one_line() -> None:
     assert (r.returncode, r.stderr) == (130, "rtgate: interrupted\n")
 
 
+def test_ctrl_c_as_the_command_returns_keeps_its_result() -> None:
+    """A Ctrl-C in the instant after the command returned (its guard is gone; console.py has not yet ignored
+    SIGINT for the exit): the command's own result and status, no traceback. Known answer: the SIGINT is made to
+    arrive there, at console.py's first look at the handler after the command."""
+    code = (
+        "import signal, sys\nfrom unittest import mock\nfrom rtgate import console\n"
+        "real, calls = console._signal.getsignal, []\n"
+        "def getsignal(n):\n"
+        "    calls.append(n)\n"
+        "    if len(calls) == 1:\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real(n)\n"
+        "def command(**kw):\n"
+        "    print('done')\n"
+        "    return 3\n"
+        "with mock.patch.object(console, 'cli_main', command), "
+        "mock.patch.object(console._signal, 'getsignal', getsignal):\n"
+        "    rc = console.main()\n"
+        "assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN\n"
+        "sys.exit(rc)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout, r.stderr) == (3, "done\n", "")
+
+
 PACKAGE = Path(rtgate.__file__).parent
 GUARD_LINE = next(
     n for n, line in enumerate((PACKAGE / "console.py").read_text().splitlines(), 1) if "_signal.signal(" in line

@@ -36,10 +36,20 @@ def _node(text: str) -> str:
 def run_digest(run: RunResult, *context: str) -> str:
     """A digest of the results (every figure, the start time and recorded machine, not the file's path) and of
     `context` (build, threshold files, measurement): the identity of one judged run."""
-    fields = dataclasses.asdict(run)
+    fields = _known(dataclasses.asdict(run))
     fields.pop("source", None)
     text = json.dumps([fields, *context], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _known(value: Any) -> Any:
+    """Without the fields a format does not say (None): a field the model gains later leaves the digest of
+    the same results as it was."""
+    if isinstance(value, dict):
+        return {k: _known(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list) and value and isinstance(value[0], dict):  # threads; not a histogram's numbers
+        return [_known(v) for v in value]
+    return value
 
 
 def start_time(run: RunResult) -> str | None:
