@@ -65,6 +65,7 @@ RT_TROUBLE_FILES = (
     "test_history_live.py",
     "test_lava_board.py",
     "test_pytest_plugin.py",
+    "test_sampler.py",
     "test_sampler_footprint.py",
     "test_stall.py",
 )

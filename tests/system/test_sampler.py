@@ -17,6 +17,7 @@ import pytest
 
 from conftest import IS_ROOT, RT_OPTS, load_json, run_tool
 from history_live import measured_cpu
+from machine_lock import machine_to_itself
 
 T_LINE = re.compile(r"^T:\s*(\d+) \(\s*\d+\) P:\s*\d+ I:\d+ C:\s*(\d+) Min:\s*\d+ Act:\s*\d+ Avg:\s*\d+ Max:\s*\d+$")
 
@@ -312,17 +313,18 @@ def _hog(cpu: int) -> subprocess.Popen[bytes]:
 
 
 def _run_under_hog(argv: list[str], cpu: int) -> tuple[subprocess.CompletedProcess[str], float]:
-    hog = _hog(cpu)
-    try:
-        time.sleep(0.2)  # the hog holds the CPU before the measurement starts
-        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        started = time.monotonic()
-        time.sleep(HOG_SECONDS)
-    finally:
-        hog.kill()  # by PID: the exact process we started
-        hog.wait(timeout=10)
-    held = time.monotonic() - started
-    out, err = p.communicate(timeout=60)
+    with machine_to_itself("sampler under a hog"):  # no other measurement sees the hog, nor adds to the stall
+        hog = _hog(cpu)
+        try:
+            time.sleep(0.2)  # the hog holds the CPU before the measurement starts
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            started = time.monotonic()
+            time.sleep(HOG_SECONDS)
+        finally:
+            hog.kill()  # by PID: the exact process we started
+            hog.wait(timeout=10)
+        held = time.monotonic() - started
+        out, err = p.communicate(timeout=60)
     return subprocess.CompletedProcess(argv, p.returncode, out, err), held
 
 
