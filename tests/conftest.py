@@ -182,9 +182,17 @@ def junit_figures(path: Path) -> dict[str, dict[str, str]]:
     return out
 
 
-def sampler_child_of(pid: int) -> bool:
-    """An rtgate-sampler runs as a child of process `pid` (rtgate may wait for the measurement lock first)."""
-    return any(name == "rtgate-sampler" and int(fields[1]) == pid for _, name, fields in processes())
+def sampler_child_of(pid: int, measuring: bool = False) -> int | None:
+    """The pid of the rtgate-sampler that runs as a child of process `pid` (rtgate may wait for the measurement
+    lock first), or None; with `measuring`, only once its measuring threads exist."""
+    for child, name, fields in processes():
+        if name == "rtgate-sampler" and int(fields[1]) == pid:
+            try:
+                if not measuring or len(os.listdir(f"/proc/{child}/task")) > 1:
+                    return child
+            except OSError:
+                continue
+    return None
 
 
 @pytest.fixture(scope="session")

@@ -548,12 +548,9 @@ def test_the_board_carries_out_load_and_require(tmp_path: Path, measurement: str
     spec.write_text(BOARD_SPEC.format(marker=marker))
     # competing: a SCHED_FIFO 50 task on the measured CPU, above the sampler's 40 (killed by its pid), while the
     # test has the machine to itself (no other measurement sees the task)
-    with machine_to_itself("fuego-competing") if measurement == "competing" else contextlib.nullcontext():
-        rival = (
-            subprocess.Popen(["chrt", "-f", "50", "taskset", "-c", "0", "sleep", "300"])
-            if measurement == "competing"
-            else None
-        )
+    competing = measurement == "competing"
+    with machine_to_itself("fuego-competing") if competing else contextlib.nullcontext():
+        rival = subprocess.Popen(["chrt", "-f", "50", "taskset", "-c", "0", "sleep", "300"]) if competing else None
         try:
             status, logdir, out = fuego_run(
                 tmp_path, {"BENCHMARK_RTGATE_THRESHOLDS": str(spec), "BENCHMARK_RTGATE_MEASUREMENT": measurement}, spec

@@ -23,6 +23,12 @@ def rtgate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True, text=True, cwd=cwd)
 
 
+def history_add(cwd: Path, platform: str, release: str, results: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """`rtgate history add` of one results file to h.db in `cwd`, labelled as given."""
+    args = ("--db", "h.db", "--platform", platform, "--kernel-release", release, "--force-label", *extra)
+    return rtgate("history", "add", *args, str(results), cwd=cwd)
+
+
 @pytest.mark.parametrize(
     "threads,cpus,names",
     [
@@ -45,19 +51,7 @@ def test_threads_sharing_a_cpu_are_stored(
         )
         assert r.returncode == 0, r.stderr
         for _ in range(5):  # 5 against 5: an exact test can reach alpha even split over 5 threads
-            r = rtgate(
-                "history",
-                "add",
-                "--db",
-                "h.db",
-                "--platform",
-                Path(tool).name,
-                "--kernel-release",
-                "k",
-                "--force-label",
-                str(out),
-                cwd=tmp_path,
-            )
+            r = history_add(tmp_path, Path(tool).name, "k", out)
             assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
         with HistoryDB(tmp_path / "h.db") as db:
             stored = db.threads(Path(tool).name, "default", "k")
@@ -113,23 +107,7 @@ def test_an_injected_latency_is_found_in_interleaved_pairs(tmp_path: Path, sampl
                         sampler_run(sampler, out, 2, cpu)
                 else:
                     sampler_run(sampler, out, 2, cpu)
-                r = rtgate(
-                    "history",
-                    "add",
-                    "--db",
-                    "h.db",
-                    "--platform",
-                    "live",
-                    "--kernel-release",
-                    role,
-                    "--force-label",
-                    "--pair-id",
-                    f"t{i}",
-                    "--tag",
-                    "interleaved",
-                    str(out),
-                    cwd=tmp_path,
-                )
+                r = history_add(tmp_path, "live", role, out, "--pair-id", f"t{i}", "--tag", "interleaved")
                 assert r.returncode == 0, r.stderr
     args = ("history", "compare", "--db", "h.db", "--platform", "live", "--base", "base", "--paired")
     args += ("--alpha", "0.005", "--metric", "max", "--metric", "p99.9", "--metric", "above_500")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IS_ROOT, processes
+from conftest import IS_ROOT, sampler_child_of
 from machine_lock import machine_to_itself
 
 needs_root = pytest.mark.skipif(not IS_ROOT or (os.cpu_count() or 1) < 2, reason="needs root and two CPUs")
@@ -81,7 +81,7 @@ def _stall_at_start(tmp_path: Path, spec: Path) -> None:
         )
         deadline = time.monotonic() + 60
         # The sampler itself has started (rtgate first reads the plan and runs the preflight).
-        while not _sampler_of(run.pid):
+        while not sampler_child_of(run.pid):
             assert time.monotonic() < deadline and run.poll() is None
             time.sleep(0.02)
         time.sleep(2.0)  # the hog holds CPU 1 from before the sampler started until now
@@ -156,18 +156,6 @@ def _hog_mid_run(tmp_path: Path, spec: Path) -> None:
     assert f"pid {hog.pid}, FIFO 99, cpu 1" in v["reason"]
 
 
-def _sampler_of(pid: int, measuring: bool = False) -> int | None:
-    """The rtgate-sampler child of `pid`; with `measuring`, only once its measuring threads exist."""
-    for child, name, fields in processes():
-        if name == "rtgate-sampler" and int(fields[1]) == pid:
-            try:
-                if not measuring or len(os.listdir(f"/proc/{child}/task")) > 1:
-                    return child
-            except OSError:
-                continue
-    return None
-
-
 PTRACE_SEIZE, PTRACE_INTERRUPT, PTRACE_DETACH, WALL = 0x4206, 0x4207, 17, 0x40000000
 
 
@@ -209,7 +197,7 @@ def test_a_held_up_main_thread_is_no_stall_of_the_measurement(tmp_path: Path) ->
     )
     try:
         deadline = time.monotonic() + 180  # a run may first wait for another's measurement
-        while (sampler := _sampler_of(run.pid, measuring=True)) is None:
+        while (sampler := sampler_child_of(run.pid, measuring=True)) is None:
             assert time.monotonic() < deadline and run.poll() is None
             time.sleep(0.02)
         time.sleep(0.5)
