@@ -80,8 +80,10 @@ def _stall_at_start(tmp_path: Path, spec: Path) -> None:
             text=True,
         )
         deadline = time.monotonic() + 60
-        # The sampler itself has started (rtgate first reads the plan and runs the preflight).
-        while not sampler_child_of(run.pid):
+        # The sampler's measuring thread exists, so its start instant (at most a few ms before the thread) has
+        # passed: from here the hog holds CPU 1 for 2 s of the measurement, however late a busy machine let the
+        # sampler's main thread get there after its exec.
+        while not sampler_child_of(run.pid, measuring=True):
             assert time.monotonic() < deadline and run.poll() is None
             time.sleep(0.02)
         time.sleep(2.0)  # the hog holds CPU 1 from before the sampler started until now
