@@ -231,13 +231,18 @@ def _placement(argv: list[str], json_path: Path) -> tuple[list[str], list[tuple[
     allowed: list[str] = []
     try:
         deadline = time.monotonic() + 10
+        # Watched for the whole run, the fullest view kept: on a busy machine the first look can come
+        # between one thread's creation and the next's.
         while time.monotonic() < deadline and p.poll() is None:
             time.sleep(0.2)
-            tasks = [t for t in Path(f"/proc/{p.pid}/task").iterdir() if t.name != str(p.pid)]
-            status = [(t / "status").read_text() for t in sorted(tasks, key=lambda t: int(t.name))]
-            allowed = [re.search(r"Cpus_allowed_list:\s*(\S+)", s).group(1) for s in status]  # type: ignore[union-attr]
-            if allowed:
-                break
+            try:
+                tasks = [t for t in Path(f"/proc/{p.pid}/task").iterdir() if t.name != str(p.pid)]
+                status = [(t / "status").read_text() for t in sorted(tasks, key=lambda t: int(t.name))]
+            except OSError:  # the run ended while being read
+                continue
+            seen = [re.search(r"Cpus_allowed_list:\s*(\S+)", s).group(1) for s in status]  # type: ignore[union-attr]
+            if len(seen) > len(allowed):
+                allowed = seen
         _out, err = p.communicate(timeout=30)
     finally:
         if p.poll() is None:
