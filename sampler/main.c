@@ -236,6 +236,7 @@ static void prepare_threads(struct sampler *s)
 static void install_signals(void)
 {
 	struct sigaction sa;
+	sigset_t ours;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -246,6 +247,14 @@ static void install_signals(void)
 	sigaction(SIGUSR1, &sa, NULL);
 	sa.sa_handler = on_wake;
 	sigaction(WAKE_SIGNAL, &sa, NULL);
+	/* blocked by the parent (a runner, a shell in a trap), a stop would stay pending for ever */
+	sigemptyset(&ours);
+	sigaddset(&ours, SIGINT);
+	sigaddset(&ours, SIGTERM);
+	sigaddset(&ours, SIGHUP);
+	sigaddset(&ours, SIGUSR1);
+	sigaddset(&ours, WAKE_SIGNAL);
+	sigprocmask(SIG_UNBLOCK, &ours, NULL);
 }
 
 /* Locked with -m, so small; never below what this libc needs (128 KiB on aarch64). */
@@ -376,6 +385,23 @@ static void release_snapshot(struct run_result *r)
 		result_release(&r->t[i]);
 }
 
+/*
+ * When the last measurement thread stopped, by its own clock, on CLOCK_MONOTONIC: "late" is the
+ * threads' lateness, not the main thread's wind-down (SCHED_OTHER, slow to wake on a busy machine).
+ */
+static int64_t last_thread_end_mono(struct sampler *s)
+{
+	int64_t last = 0;
+
+	for (int i = 0; i < s->p.num_threads; i++) {
+		int64_t e = (int64_t)ctr_read(&s->ts[i].end_ns, &s->ts[i].wseq);
+
+		if (s->ts[i].started && e > last)
+			last = e;
+	}
+	return last ? s->start_mono_ns + (last - s->ctl.start_ns) : s->end_mono_ns;
+}
+
 /* complete: threads are joined, results are read in place; else a checkpoint's copies (0 or -1). */
 static int snapshot(struct sampler *s, struct run_result *r, int complete)
 {
@@ -400,7 +426,7 @@ static int snapshot(struct sampler *s, struct run_result *r, int complete)
 	r->end_rt_ns = now_ns(CLOCK_REALTIME);
 	{
 		int64_t end = s->end_mono_ns ? s->end_mono_ns : now_ns(CLOCK_MONOTONIC);
-		int64_t late = s->expected_end_mono_ns ? end - s->expected_end_mono_ns : 0;
+		int64_t late = s->expected_end_mono_ns ? last_thread_end_mono(s) - s->expected_end_mono_ns : 0;
 
 		r->elapsed_s = end > s->start_mono_ns ? (double)(end - s->start_mono_ns) / 1e9 : 0.0;
 		r->overrun_s = complete && late > 0 ? (double)late / 1e9 : 0.0;
@@ -1223,6 +1249,9 @@ int main(int argc, char **argv)
 	char err[512];
 	int rc;
 
+	/* Handlers first of all: a stop signal from here on ends the run cleanly (it only sets a flag),
+	 * and one the parent left blocked and pending is taken here. */
+	install_signals();
 	sys_cpu_info(&cpus);
 	options_set_warning_stream(stderr);
 	/* A board's plan and parameters become command-line words first: one grammar, one parser. */
@@ -1246,8 +1275,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rtgate-sampler: --sysroot: only with --check-only or --dump-system (see --help)\n");
 		return 2;
 	}
-	/* Handlers first: a stop signal from here on ends the run cleanly (it only sets a flag). */
-	install_signals();
 	if (s.p.dump_system)
 		return dump_system(s.p.sysroot[0] ? s.p.sysroot : "/");
 	if (s.p.check_only)

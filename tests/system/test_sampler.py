@@ -177,6 +177,22 @@ def test_mlock_failure_is_named(public_sampler: str) -> None:
     assert "CAP_IPC_LOCK" in r.stderr and "RLIMIT_MEMLOCK" in r.stderr
 
 
+def _handles(pid: int, sig: int) -> bool:
+    """Whether process `pid` has its own handler for `sig` (SigCgt in /proc: one bit per signal)."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as f:
+        caught = next(int(line.split()[1], 16) for line in f if line.startswith("SigCgt:"))
+    return bool(caught >> (sig - 1) & 1)
+
+
+def _wait_for_handler(p: subprocess.Popen[str], sig: int) -> None:
+    """Until the exec'd sampler catches `sig`: before that no program can, and a busy machine may take
+    a long time to run a process's first instruction after exec."""
+    deadline = time.monotonic() + 30
+    while not _handles(p.pid, sig):
+        assert p.poll() is None and time.monotonic() < deadline, "the sampler never caught the signal"
+        time.sleep(0.001)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_signal_at_a_random_moment_leaves_complete_json(sampler: str, tmp_path: Path, sig: int) -> None:
     rng = random.Random(sig)
@@ -200,6 +216,7 @@ def test_signal_at_a_random_moment_leaves_complete_json(sampler: str, tmp_path: 
             stderr=subprocess.PIPE,
             text=True,
         )
+        _wait_for_handler(p, sig)  # the moment is the sampler's: from its first instruction on
         time.sleep(rng.uniform(0.0, 0.6))
         p.send_signal(sig)
         _stdout, stderr = p.communicate(timeout=30)
@@ -216,6 +233,31 @@ def test_signal_at_a_random_moment_leaves_complete_json(sampler: str, tmp_path: 
                 assert t["min"] is None and t["avg"] is None
         assert (tmp_path / "h.txt").read_text().startswith("# Histogram")
         assert not list(tmp_path.glob("*.tmp.*"))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_stop_pending_at_exec_ends_the_run_at_once(sampler: str, tmp_path: Path, sig: int) -> None:
+    """A stop the parent sent while it blocked it (a runner in a trap, a shell's critical section) is
+    pending when the sampler starts: taken at once, not left blocked for the whole run."""
+
+    def block_and_send() -> None:  # in the child, before exec: the pending signal survives exec
+        signal.pthread_sigmask(signal.SIG_BLOCK, {sig})
+        os.kill(os.getpid(), sig)
+
+    out = tmp_path / "r.json"
+    started = time.monotonic()
+    r = subprocess.run(
+        [sampler, *RT_OPTS, "-t", "1", "-i", "1000", "-D", "60", "-q", f"--json={out}"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        preexec_fn=block_and_send,
+    )
+    assert r.returncode == 0, r.stderr
+    assert time.monotonic() - started < 30  # not the 60 s the run was asked for
+    rg = load_json(out)["rtgate"]
+    assert rg["complete"] is True and rg["stop_reason"] == "signal", rg
+    assert rg["signal"] == signal.Signals(sig).name
 
 
 def test_sigkill_leaves_the_last_checkpoint(sampler: str, tmp_path: Path) -> None:
@@ -402,6 +444,41 @@ def test_stall_before_the_start_is_measured(sampler: str, cyclictest: str, hog_c
     # The two runs held their hogs for different times on a busy machine: compare the share of each stall seen.
     ct_share = load_json(ct_json)["thread"]["0"]["max"] / (held_ct * 1e6)
     assert t["max"] / stall_us >= ct_share - 0.2, (t["max"], stall_us, ct_share)
+
+
+@pytest.mark.slow
+def test_a_thread_held_past_its_end_is_a_late_end(sampler: str, hog_cpu: int, tmp_path: Path) -> None:
+    """Known answer: a FIFO 99 hog takes the measured CPU 1 s into a 3 s run and holds it until 4.5 s; the
+    thread's last period comes at least 1.5 s late, and the run says it ended that late."""
+    out = tmp_path / "r.json"
+    argv = [sampler, "-p", "80", "-m", "-t", "1", "-a", str(hog_cpu), "-i", "1000", "-D", "3", "-q", f"--json={out}"]
+    with machine_to_itself("sampler under a hog"):
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while len(os.listdir(f"/proc/{p.pid}/task")) < 2:  # the measuring thread: 2 ms after the start instant
+                assert p.poll() is None and time.monotonic() < deadline, p.stderr
+                time.sleep(0.001)
+            seen = time.monotonic()
+            time.sleep(1.0)
+            hog = _hog(hog_cpu)
+            try:
+                time.sleep(3.5)
+            finally:
+                held_until = time.monotonic()
+                hog.kill()
+                hog.wait(timeout=10)
+            _out, err = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+    assert p.returncode == 0, err
+    rg = load_json(out)["rtgate"]
+    # the scheduled end is at most `seen` + 3 s; the thread could not run before the hog was killed
+    assert rg["overrun_s"] >= held_until - seen - 3.0 - 0.01, (rg["overrun_s"], held_until - seen)
+    assert rg["overrun_s"] <= held_until - seen - 3.0 + 0.5, (rg["overrun_s"], held_until - seen)
+    assert rg["ended_late"] is True
+    assert f"the run ended {rg['overrun_s']:.3f} s after its scheduled end" in err
 
 
 def test_loops_end_the_run_when_the_first_thread_is_through(sampler: str, tmp_path: Path) -> None:
