@@ -173,6 +173,9 @@ def main(argv: list[str] | None = None, started: Callable[[], None] | None = Non
         args.whole_process = whole_process
         return int(args.handler(args))
     except RtgateError as e:
+        if _interrupted(e):  # an error a Ctrl-C caused (a read it cut short) is the Ctrl-C
+            print("rtgate: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
         print(f"rtgate: error: {_one_line(str(e))}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:

@@ -255,10 +255,12 @@ def open_input(path: str | Path, error: type[RtgateError] = RtgateError, what: s
                 f"cannot read: it is {_kind(mode)}; rtgate reads {what} only from a regular file", path=str(path)
             )
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+    # Outside the try: from fdopen on the file object owns fd, and closes it itself when fdopen fails
+    # (a Ctrl-C inside it); a second close could close a descriptor opened since under the same number.
+    return os.fdopen(fd, "rb")
 
 
 def _is_socket(path: str | Path) -> bool:

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 import pytest
@@ -105,8 +106,10 @@ def test_mlockall_run_does_not_map_libm_until_the_gates(sampler: str) -> None:
 
 @pytest.mark.parametrize("threads", ["2", "16"])
 def test_peak_rss_not_above_cyclictest(sampler: str, cyclictest: str, threads: str) -> None:
-    """Unlocked: every buffer is untouched until a run uses it, as cyclictest's. Two alternating
-    pairs; the smaller of each program's figures (RSS varies by ~100 KiB). Every page of the
+    """Unlocked: every buffer is untouched until a run uses it, as cyclictest's. Five alternating
+    pairs; the median of each program's figures: one run of either varies by ~200 KiB (-t 2 on a busy
+    runner: ours 1920-2124, cyclictest 2084-2288), so the smaller of two pairs, used before, failed
+    one run in three there (2116 against 2064). Every page of the
     histogram that a run's spread of latencies touches (512 us of 1-us buckets per page) is the
     histogram's price, which cyclictest without -h does not pay: so the threads run where late
     samples are few, at FIFO 80 (as root) on a CPU no other real-time task holds. Unpinned, on a
@@ -116,10 +119,10 @@ def test_peak_rss_not_above_cyclictest(sampler: str, cyclictest: str, threads: s
     with machine_to_itself("peak rss"):  # no other measurement's FIFO threads on that CPU meanwhile
         where = ["-p", "80", "-a", str(measured_cpu())] if IS_ROOT else []
         opts = ["-t", threads, *where, "-i", "1000", "-l", "1000", "-q"]
-        for _ in range(2):
+        for _ in range(5):
             ours.append(_peak_rss_kib([sampler, *opts]))
             theirs.append(_peak_rss_kib([cyclictest, *opts]))
-    assert min(ours) <= min(theirs), f"rtgate-sampler {ours} KiB, cyclictest {theirs} KiB"
+    assert median(ours) <= median(theirs), f"rtgate-sampler {ours} KiB, cyclictest {theirs} KiB"
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="-m needs root here")

@@ -137,6 +137,30 @@ def test_a_ctrl_c_wrapped_in_another_exception_is_an_interruption(monkeypatch: p
     assert "internal error" in rtgate("validate", "x.yaml").stderr  # a bug stays one
 
 
+def test_an_error_a_ctrl_c_caused_is_an_interruption(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C that cuts a read short can surface as the read's own error; with the KeyboardInterrupt
+    among its causes it is the Ctrl-C (exit 130), not 'cannot read' (exit 2)."""
+    from rtgate.core import checker
+    from rtgate.errors import ThresholdsError
+
+    def bad_read(path: object) -> None:
+        raise ThresholdsError("cannot read: Bad file descriptor", path=str(path))
+
+    def cut_short(path: object, *args: object) -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            bad_read(path)
+
+    (tmp_path / "t.yaml").write_text("platform: x\n")
+    monkeypatch.setattr(checker, "open_input", cut_short)
+    r = rtgate("validate", str(tmp_path / "t.yaml"))
+    assert (r.returncode, r.stderr) == (130, "rtgate: interrupted\n")
+    monkeypatch.setattr(checker, "open_input", lambda path, *args: bad_read(path))
+    r = rtgate("validate", str(tmp_path / "t.yaml"))  # the same error, no Ctrl-C: still the error
+    assert (r.returncode, r.stderr.split(": ")[-2:]) == (2, ["cannot read", "Bad file descriptor\n"]), r.stderr
+
+
 @pytest.mark.parametrize(
     "argv, command, named",
     [

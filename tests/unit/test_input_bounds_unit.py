@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from rtgate import safe_io
 from rtgate.errors import ResultsError, RtgateError
 from rtgate.parsers import common
 from rtgate.safe_io import Folder, check_output_dir, read_input
@@ -40,6 +41,25 @@ def test_read_input_never_reads_past_its_limit(tmp_path: Path) -> None:
     assert read_input(path, 4097) == b"x" * 4097
     with pytest.raises(RtgateError, match=r"f: larger than 4096 bytes: more than rtgate reads as input"):
         read_input(path, 4096)
+
+
+def test_a_ctrl_c_inside_fdopen_closes_the_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C inside os.fdopen: io.open has closed the descriptor it was given; closing it again
+    replaced the Ctrl-C with 'Bad file descriptor' (exit 2 on a busy runner), and could close a file
+    opened since under the same number. The Ctrl-C comes out as itself."""
+    path = tmp_path / "f"
+    path.write_bytes(b"x")
+
+    def interrupted(fd: int, mode: str) -> None:
+        try:
+            raise KeyboardInterrupt
+        finally:
+            os.close(fd)  # what io.open does with a descriptor when it fails after taking it
+
+    monkeypatch.setattr(safe_io.os, "fdopen", interrupted)
+    with pytest.raises(KeyboardInterrupt) as e:
+        read_input(path, 10)
+    assert e.value.__context__ is None, repr(e.value.__context__)
 
 
 def test_a_device_is_refused_as_input() -> None:
